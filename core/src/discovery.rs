@@ -1,0 +1,180 @@
+//! Discovery documents, built once from the registry: the legacy documents
+//! (/api, /apis, /api/v1, /apis/<g>, /apis/<g>/<v>) and aggregated discovery
+//! v2 (`apidiscovery.k8s.io/v2` APIGroupDiscoveryList), which kubectl asks for first.
+
+use serde_json::{json, Value};
+
+use crate::registry::{Registry, ResourceDef};
+
+pub const AGGREGATED_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+fn group_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
+fn api_resource(r: &ResourceDef) -> Value {
+    let mut v = json!({
+        "name": r.resource,
+        "singularName": r.singular,
+        "namespaced": r.namespaced,
+        "kind": r.kind,
+        "verbs": r.verbs,
+    });
+    if !r.short_names.is_empty() {
+        v["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        v["categories"] = json!(r.categories);
+    }
+    v["storageVersionHash"] = json!(r.storage_version_hash());
+    v
+}
+
+fn discovery_resource(r: &ResourceDef) -> Value {
+    let mut v = json!({
+        "resource": r.resource,
+        "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+        "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": r.singular,
+        "verbs": r.verbs,
+    });
+    if !r.short_names.is_empty() {
+        v["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        v["categories"] = json!(r.categories);
+    }
+    v
+}
+
+/// Serialized discovery documents; nothing is computed per request.
+pub struct Discovery {
+    pub api_versions: Value,
+    pub api_group_list: Value,
+    groups: Vec<(String, Value)>,
+    resource_lists: Vec<(String, String, Value)>,
+    pub aggregated_core: Value,
+    pub aggregated_groups: Value,
+}
+
+impl Discovery {
+    pub fn new(registry: &Registry) -> Self {
+        let groups_info = registry.groups();
+        let mut groups = Vec::new();
+        let mut named = Vec::new();
+        let mut resource_lists = Vec::new();
+        let mut aggregated_core = Vec::new();
+        let mut aggregated_groups = Vec::new();
+        for g in &groups_info {
+            let versions: Vec<Value> = g
+                .versions
+                .iter()
+                .map(|v| json!({"groupVersion": group_version(&g.name, v), "version": v}))
+                .collect();
+            let mut discovery_versions = Vec::new();
+            for v in &g.versions {
+                let resources = registry.resources_in(&g.name, v);
+                resource_lists.push((
+                    g.name.clone(),
+                    v.clone(),
+                    json!({
+                        "kind": "APIResourceList",
+                        "apiVersion": "v1",
+                        "groupVersion": group_version(&g.name, v),
+                        "resources": resources.iter().map(|r| api_resource(r)).collect::<Vec<_>>(),
+                    }),
+                ));
+                discovery_versions.push(json!({
+                    "version": v,
+                    "resources": resources.iter().map(|r| discovery_resource(r)).collect::<Vec<_>>(),
+                    "freshness": "Current",
+                }));
+            }
+            let mut metadata = json!({"creationTimestamp": null});
+            if !g.name.is_empty() {
+                metadata["name"] = json!(g.name);
+            }
+            let item = json!({"metadata": metadata, "versions": discovery_versions});
+            if g.name.is_empty() {
+                aggregated_core.push(item);
+                continue;
+            }
+            aggregated_groups.push(item);
+            let group = json!({
+                "name": g.name,
+                "versions": versions,
+                "preferredVersion": versions[0],
+            });
+            let mut document = json!({"kind": "APIGroup", "apiVersion": "v1"});
+            if let (Some(doc), Some(fields)) = (document.as_object_mut(), group.as_object()) {
+                doc.extend(fields.clone());
+            }
+            groups.push((g.name.clone(), document));
+            named.push(group);
+        }
+        let list = |items: Vec<Value>| json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items});
+        Self {
+            api_versions: json!({
+                "kind": "APIVersions",
+                "versions": ["v1"],
+                "serverAddressByClientCIDRs": [],
+            }),
+            api_group_list: json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": named}),
+            groups,
+            resource_lists,
+            aggregated_core: list(aggregated_core),
+            aggregated_groups: list(aggregated_groups),
+        }
+    }
+
+    /// `/apis/<group>`.
+    pub fn group(&self, group: &str) -> Option<&Value> {
+        self.groups.iter().find(|(g, _)| g == group).map(|(_, v)| v)
+    }
+
+    /// `/api/v1` or `/apis/<group>/<version>`.
+    pub fn resource_list(&self, group: &str, version: &str) -> Option<&Value> {
+        self.resource_lists
+            .iter()
+            .find(|(g, v, _)| g == group && v == version)
+            .map(|(_, _, doc)| doc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_cover_core_and_apps() {
+        let d = Discovery::new(&Registry::builtin());
+        let core = d.resource_list("", "v1").unwrap();
+        let pods = core["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "pods")
+            .unwrap();
+        assert_eq!(pods["shortNames"][0], "po");
+        assert_eq!(pods["categories"][0], "all");
+        assert_eq!(
+            d.group("apps").unwrap()["preferredVersion"]["groupVersion"],
+            "apps/v1"
+        );
+        assert_eq!(d.aggregated_groups["items"][0]["metadata"]["name"], "apps");
+        assert_eq!(
+            d.aggregated_core["items"][0]["versions"][0]["version"],
+            "v1"
+        );
+        assert!(d.api_group_list["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|g| g["name"] != ""));
+    }
+}

@@ -1,0 +1,426 @@
+//! The core's one error type. Every failure a client can see is an [`ApiError`];
+//! it maps once to a `metav1.Status` (REST) and once to a `tonic::Status` (gRPC),
+//! with upstream's reasons, codes and message forms.
+
+use serde_json::{json, Value};
+
+/// `metav1.StatusReason`, with the HTTP code each one travels with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusReason {
+    BadRequest,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    AlreadyExists,
+    Conflict,
+    Gone,
+    Expired,
+    Invalid,
+    MethodNotAllowed,
+    NotAcceptable,
+    RequestEntityTooLarge,
+    UnsupportedMediaType,
+    TooManyRequests,
+    InternalError,
+    ServiceUnavailable,
+    Timeout,
+}
+
+impl StatusReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BadRequest => "BadRequest",
+            Self::Unauthorized => "Unauthorized",
+            Self::Forbidden => "Forbidden",
+            Self::NotFound => "NotFound",
+            Self::AlreadyExists => "AlreadyExists",
+            Self::Conflict => "Conflict",
+            Self::Gone => "Gone",
+            Self::Expired => "Expired",
+            Self::Invalid => "Invalid",
+            Self::MethodNotAllowed => "MethodNotAllowed",
+            Self::NotAcceptable => "NotAcceptable",
+            Self::RequestEntityTooLarge => "RequestEntityTooLarge",
+            Self::UnsupportedMediaType => "UnsupportedMediaType",
+            Self::TooManyRequests => "TooManyRequests",
+            Self::InternalError => "InternalError",
+            Self::ServiceUnavailable => "ServiceUnavailable",
+            Self::Timeout => "Timeout",
+        }
+    }
+
+    pub fn http_code(self) -> u16 {
+        match self {
+            Self::BadRequest => 400,
+            Self::Unauthorized => 401,
+            Self::Forbidden => 403,
+            Self::NotFound => 404,
+            Self::MethodNotAllowed => 405,
+            Self::NotAcceptable => 406,
+            Self::AlreadyExists | Self::Conflict => 409,
+            Self::Gone | Self::Expired => 410,
+            Self::RequestEntityTooLarge => 413,
+            Self::UnsupportedMediaType => 415,
+            Self::Invalid => 422,
+            Self::TooManyRequests => 429,
+            Self::InternalError => 500,
+            Self::ServiceUnavailable => 503,
+            Self::Timeout => 504,
+        }
+    }
+
+    fn grpc_code(self) -> tonic::Code {
+        use tonic::Code;
+        match self {
+            Self::BadRequest | Self::Invalid => Code::InvalidArgument,
+            Self::Unauthorized => Code::Unauthenticated,
+            Self::Forbidden => Code::PermissionDenied,
+            Self::NotFound => Code::NotFound,
+            Self::AlreadyExists => Code::AlreadyExists,
+            Self::Conflict => Code::Aborted,
+            Self::Gone | Self::Expired => Code::OutOfRange,
+            Self::MethodNotAllowed | Self::NotAcceptable | Self::UnsupportedMediaType => {
+                Code::Unimplemented
+            }
+            Self::RequestEntityTooLarge | Self::TooManyRequests => Code::ResourceExhausted,
+            Self::InternalError => Code::Internal,
+            Self::ServiceUnavailable => Code::Unavailable,
+            Self::Timeout => Code::DeadlineExceeded,
+        }
+    }
+}
+
+/// One field-level problem, as `metav1.StatusCause` (and upstream's field.Error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// "FieldValueInvalid", "FieldValueRequired", "FieldValueNotSupported", ...
+    pub reason: &'static str,
+    /// The full message without the field path, e.g. `Invalid value: "A": ...`.
+    pub message: String,
+    /// JSON path of the field, e.g. `metadata.name`.
+    pub field: String,
+}
+
+impl FieldError {
+    pub fn invalid(field: impl Into<String>, value: &str, detail: &str) -> Self {
+        Self {
+            reason: "FieldValueInvalid",
+            message: format!("Invalid value: {}: {detail}", quote_go(value)),
+            field: field.into(),
+        }
+    }
+
+    pub fn required(field: impl Into<String>, detail: &str) -> Self {
+        let message = if detail.is_empty() {
+            "Required value".to_string()
+        } else {
+            format!("Required value: {detail}")
+        };
+        Self {
+            reason: "FieldValueRequired",
+            message,
+            field: field.into(),
+        }
+    }
+
+    pub fn forbidden(field: impl Into<String>, detail: &str) -> Self {
+        Self {
+            reason: "FieldValueForbidden",
+            message: format!("Forbidden: {detail}"),
+            field: field.into(),
+        }
+    }
+
+    pub fn too_long(field: impl Into<String>, value: &str, max: usize) -> Self {
+        Self {
+            reason: "FieldValueTooLong",
+            message: format!(
+                "Too long: may not be more than {max} bytes ({})",
+                quote_go(value)
+            ),
+            field: field.into(),
+        }
+    }
+
+    /// `field: message`, as upstream's field.Error.Error().
+    pub fn render(&self) -> String {
+        format!("{}: {}", self.field, self.message)
+    }
+}
+
+/// Go's %q for a plain string, which is how upstream quotes invalid values.
+fn quote_go(value: &str) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| format!("\"{value}\""))
+}
+
+/// `metav1.StatusDetails`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatusDetails {
+    pub name: String,
+    pub group: String,
+    pub kind: String,
+    pub causes: Vec<FieldError>,
+    pub retry_after_seconds: Option<i64>,
+}
+
+/// A failed API call, carrying everything needed to build a `metav1.Status`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub reason: StatusReason,
+    pub message: String,
+    /// Boxed: errors travel through every Result in the pipeline, so they stay small.
+    pub details: Option<Box<StatusDetails>>,
+}
+
+/// `group` + `resource`, printed as upstream's `schema.GroupResource.String()`
+/// ("configmaps", "deployments.apps").
+pub fn qualified(resource: &str, group: &str) -> String {
+    if group.is_empty() {
+        resource.to_string()
+    } else {
+        format!("{resource}.{group}")
+    }
+}
+
+impl ApiError {
+    pub fn new(reason: StatusReason, message: impl Into<String>) -> Self {
+        Self {
+            reason,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    fn with_details(mut self, name: &str, group: &str, kind: &str) -> Self {
+        self.details = Some(Box::new(StatusDetails {
+            name: name.to_string(),
+            group: group.to_string(),
+            kind: kind.to_string(),
+            ..Default::default()
+        }));
+        self
+    }
+
+    pub fn not_found(group: &str, resource: &str, name: &str) -> Self {
+        Self::new(
+            StatusReason::NotFound,
+            format!("{} \"{name}\" not found", qualified(resource, group)),
+        )
+        .with_details(name, group, resource)
+    }
+
+    pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
+        Self::new(
+            StatusReason::AlreadyExists,
+            format!("{} \"{name}\" already exists", qualified(resource, group)),
+        )
+        .with_details(name, group, resource)
+    }
+
+    pub fn conflict(group: &str, resource: &str, name: &str, why: &str) -> Self {
+        Self::new(
+            StatusReason::Conflict,
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                qualified(resource, group)
+            ),
+        )
+        .with_details(name, group, resource)
+    }
+
+    /// The optimistic-concurrency failure every client retries on.
+    pub fn stale_object(group: &str, resource: &str, name: &str) -> Self {
+        Self::conflict(
+            group,
+            resource,
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
+    }
+
+    /// 422 with causes; `kind` and `group` name the kind as upstream's
+    /// `schema.GroupKind.String()` does ("Deployment.apps").
+    pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<FieldError>) -> Self {
+        let rendered: Vec<String> = causes.iter().map(FieldError::render).collect();
+        let summary = match rendered.len() {
+            1 => rendered[0].clone(),
+            _ => format!("[{}]", rendered.join(", ")),
+        };
+        let mut err = Self::new(
+            StatusReason::Invalid,
+            format!(
+                "{} \"{name}\" is invalid: {summary}",
+                qualified(kind, group)
+            ),
+        )
+        .with_details(name, group, kind);
+        if let Some(details) = err.details.as_mut() {
+            details.causes = causes;
+        }
+        err
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusReason::BadRequest, message)
+    }
+
+    pub fn method_not_supported(group: &str, resource: &str, verb: &str) -> Self {
+        Self::new(
+            StatusReason::MethodNotAllowed,
+            format!(
+                "{verb} is not supported on resources of kind \"{}\"",
+                qualified(resource, group)
+            ),
+        )
+        .with_details("", group, resource)
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusReason::Forbidden, message)
+    }
+
+    pub fn unauthorized() -> Self {
+        Self::new(StatusReason::Unauthorized, "Unauthorized")
+    }
+
+    /// A resourceVersion the store no longer holds (watch or continue token).
+    pub fn expired(message: impl Into<String>) -> Self {
+        Self::new(StatusReason::Expired, message)
+    }
+
+    pub fn too_large(limit: usize) -> Self {
+        Self::new(
+            StatusReason::RequestEntityTooLarge,
+            format!("Request entity too large: limit is {limit}"),
+        )
+    }
+
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        Self::new(
+            StatusReason::InternalError,
+            format!("Internal error occurred: {cause}"),
+        )
+    }
+
+    pub fn code(&self) -> u16 {
+        self.reason.http_code()
+    }
+
+    /// The `metav1.Status` object for this error.
+    pub fn to_status(&self) -> Value {
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason.as_str(),
+            "code": self.code(),
+        });
+        if let Some(details) = &self.details {
+            let mut d = serde_json::Map::new();
+            if !details.name.is_empty() {
+                d.insert("name".into(), details.name.clone().into());
+            }
+            if !details.group.is_empty() {
+                d.insert("group".into(), details.group.clone().into());
+            }
+            if !details.kind.is_empty() {
+                d.insert("kind".into(), details.kind.clone().into());
+            }
+            if !details.causes.is_empty() {
+                let causes: Vec<Value> = details
+                    .causes
+                    .iter()
+                    .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                    .collect();
+                d.insert("causes".into(), causes.into());
+            }
+            if let Some(retry) = details.retry_after_seconds {
+                d.insert("retryAfterSeconds".into(), retry.into());
+            }
+            status["details"] = Value::Object(d);
+        }
+        status
+    }
+
+    /// The gRPC status: the code that matches the reason, the same message,
+    /// and the full `metav1.Status` JSON in the details for clients that want it.
+    pub fn to_grpc(&self) -> tonic::Status {
+        let body = serde_json::to_vec(&self.to_status()).unwrap_or_default();
+        tonic::Status::with_details(
+            self.reason.grpc_code(),
+            self.message.clone(),
+            bytes_from(body),
+        )
+    }
+}
+
+fn bytes_from(v: Vec<u8>) -> tonic::codegen::Bytes {
+    tonic::codegen::Bytes::from(v)
+}
+
+impl From<ApiError> for tonic::Status {
+    fn from(err: ApiError) -> Self {
+        err.to_grpc()
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_matches_upstream_form() {
+        let s = ApiError::not_found("apps", "deployments", "web").to_status();
+        assert_eq!(s["message"], "deployments.apps \"web\" not found");
+        assert_eq!(s["reason"], "NotFound");
+        assert_eq!(s["code"], 404);
+        assert_eq!(s["details"]["kind"], "deployments");
+        assert_eq!(s["details"]["group"], "apps");
+    }
+
+    #[test]
+    fn invalid_lists_causes_with_field_paths() {
+        let err = ApiError::invalid(
+            "",
+            "ConfigMap",
+            "Bad",
+            vec![FieldError::invalid(
+                "metadata.name",
+                "Bad",
+                "must be lowercase",
+            )],
+        );
+        let s = err.to_status();
+        assert_eq!(s["code"], 422);
+        assert_eq!(
+            s["message"],
+            "ConfigMap \"Bad\" is invalid: metadata.name: Invalid value: \"Bad\": must be lowercase"
+        );
+        assert_eq!(s["details"]["causes"][0]["field"], "metadata.name");
+        assert_eq!(s["details"]["causes"][0]["reason"], "FieldValueInvalid");
+    }
+
+    #[test]
+    fn conflict_carries_the_retry_message() {
+        let s = ApiError::stale_object("", "configmaps", "x").to_status();
+        assert_eq!(s["code"], 409);
+        assert_eq!(s["message"], "Operation cannot be fulfilled on configmaps \"x\": the object has been modified; please apply your changes to the latest version and try again");
+    }
+
+    #[test]
+    fn grpc_codes_follow_reasons() {
+        assert_eq!(
+            ApiError::not_found("", "pods", "p").to_grpc().code(),
+            tonic::Code::NotFound
+        );
+        assert_eq!(
+            ApiError::stale_object("", "pods", "p").to_grpc().code(),
+            tonic::Code::Aborted
+        );
+    }
+}

@@ -1,0 +1,481 @@
+//! The gRPC side: thin adapters from capstan.v1 messages to the same
+//! [`ApiCore`] methods the REST facade calls. Objects cross as
+//! google.protobuf.Struct so any protobuf JSON printer shows them readably.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use capstan_proto::v1 as pb;
+use futures::StreamExt;
+use prost_types::value::Kind;
+use serde_json::Value;
+use tonic::{Request, Response, Status};
+
+use crate::auth::UserInfo;
+use crate::discovery::Discovery;
+use crate::error::ApiError;
+use crate::object;
+use crate::registry::ResourceDef;
+use crate::service::{self, ApiCore, FieldValidation, PatchType};
+use crate::watch::WatchOptions;
+
+pub fn json_to_prost(value: &Value) -> prost_types::Value {
+    let kind = match value {
+        Value::Null => Kind::NullValue(0),
+        Value::Bool(b) => Kind::BoolValue(*b),
+        Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or_default()),
+        Value::String(s) => Kind::StringValue(s.clone()),
+        Value::Array(items) => Kind::ListValue(prost_types::ListValue {
+            values: items.iter().map(json_to_prost).collect(),
+        }),
+        Value::Object(map) => Kind::StructValue(json_to_struct(map)),
+    };
+    prost_types::Value { kind: Some(kind) }
+}
+
+fn json_to_struct(map: &serde_json::Map<String, Value>) -> prost_types::Struct {
+    prost_types::Struct {
+        fields: map
+            .iter()
+            .map(|(k, v)| (k.clone(), json_to_prost(v)))
+            .collect::<BTreeMap<_, _>>(),
+    }
+}
+
+/// Protobuf numbers are doubles; integral ones go back to JSON integers so
+/// `replicas: 3` does not become `3.0`.
+pub fn prost_to_json(value: &prost_types::Value) -> Value {
+    match &value.kind {
+        None | Some(Kind::NullValue(_)) => Value::Null,
+        Some(Kind::BoolValue(b)) => Value::Bool(*b),
+        Some(Kind::NumberValue(n)) => {
+            if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
+                Value::from(*n as i64)
+            } else {
+                serde_json::Number::from_f64(*n)
+                    .map(Value::Number)
+                    .unwrap_or(Value::Null)
+            }
+        }
+        Some(Kind::StringValue(s)) => Value::String(s.clone()),
+        Some(Kind::ListValue(list)) => {
+            Value::Array(list.values.iter().map(prost_to_json).collect())
+        }
+        Some(Kind::StructValue(s)) => struct_to_json(s),
+    }
+}
+
+pub fn struct_to_json(s: &prost_types::Struct) -> Value {
+    Value::Object(
+        s.fields
+            .iter()
+            .map(|(k, v)| (k.clone(), prost_to_json(v)))
+            .collect(),
+    )
+}
+
+fn string_map(v: Option<&Value>) -> HashMap<String, String> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The typed envelope of an object: metadata without parsing the body.
+pub fn to_pb_object(obj: &Value) -> pb::Object {
+    let meta = object::meta(obj);
+    let s = |f: &str| object::meta_str(obj, f).to_string();
+    pb::Object {
+        api_version: obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        kind: obj
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        metadata: Some(pb::ObjectMeta {
+            name: s("name"),
+            namespace: s("namespace"),
+            uid: s("uid"),
+            resource_version: s("resourceVersion"),
+            generation: meta
+                .and_then(|m| m.get("generation"))
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+            creation_timestamp: s("creationTimestamp"),
+            deletion_timestamp: s("deletionTimestamp"),
+            labels: string_map(meta.and_then(|m| m.get("labels"))),
+            annotations: string_map(meta.and_then(|m| m.get("annotations"))),
+            generate_name: s("generateName"),
+        }),
+        body: obj.as_object().map(json_to_struct),
+    }
+}
+
+fn user_of<T>(req: &Request<T>) -> UserInfo {
+    req.extensions()
+        .get::<UserInfo>()
+        .cloned()
+        .unwrap_or_else(UserInfo::anonymous)
+}
+
+fn ns(namespace: &str) -> Option<&str> {
+    (!namespace.is_empty()).then_some(namespace)
+}
+
+pub struct ResourcesService {
+    core: Arc<ApiCore>,
+}
+
+impl ResourcesService {
+    pub fn new(core: Arc<ApiCore>) -> Self {
+        Self { core }
+    }
+
+    fn resolve(&self, gvr: Option<&pb::GroupVersionResource>) -> Result<Arc<ResourceDef>, Status> {
+        let gvr = gvr.ok_or_else(|| {
+            Status::invalid_argument("resource (group, version, resource) is required")
+        })?;
+        Ok(self.core.resolve(&gvr.group, &gvr.version, &gvr.resource)?)
+    }
+}
+
+fn write_options(opts: Option<&pb::WriteOptions>) -> Result<service::WriteOptions, ApiError> {
+    let Some(o) = opts else {
+        return Ok(service::WriteOptions::default());
+    };
+    Ok(service::WriteOptions {
+        dry_run: dry_run(&o.dry_run)?,
+        field_manager: o.field_manager.clone(),
+        field_validation: FieldValidation::parse(&o.field_validation)?,
+    })
+}
+
+fn dry_run(values: &[String]) -> Result<bool, ApiError> {
+    match values {
+        [] => Ok(false),
+        [all] if all == "All" => Ok(true),
+        other => Err(ApiError::bad_request(format!(
+            "dryRun: Unsupported value: {other:?}: supported values: \"All\""
+        ))),
+    }
+}
+
+fn delete_options(opts: Option<&pb::DeleteOptions>) -> Result<service::DeleteOptions, ApiError> {
+    let Some(o) = opts else {
+        return Ok(service::DeleteOptions::default());
+    };
+    let pre = o.preconditions.as_ref();
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    Ok(service::DeleteOptions {
+        grace_period_seconds: o.grace_period_seconds,
+        precondition_uid: pre.and_then(|p| non_empty(&p.uid)),
+        precondition_resource_version: pre.and_then(|p| non_empty(&p.resource_version)),
+        propagation_policy: non_empty(&o.propagation_policy),
+        dry_run: dry_run(&o.dry_run)?,
+    })
+}
+
+fn list_response(def: &ResourceDef, list: service::ObjectList) -> pb::ListResponse {
+    pb::ListResponse {
+        api_version: def.api_version(),
+        kind: def.list_kind(),
+        resource_version: list.resource_version,
+        continue_token: list.continue_token.unwrap_or_default(),
+        remaining_item_count: list.remaining_item_count,
+        items: list.items.iter().map(to_pb_object).collect(),
+    }
+}
+
+type WatchResponseStream = futures::stream::BoxStream<'static, Result<pb::WatchEvent, Status>>;
+
+#[tonic::async_trait]
+impl pb::resources_server::Resources for ResourcesService {
+    async fn get(&self, req: Request<pb::GetRequest>) -> Result<Response<pb::Object>, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let obj = self
+            .core
+            .get(&user, &def, ns(&r.namespace), &r.name)
+            .await?;
+        Ok(Response::new(to_pb_object(&obj)))
+    }
+
+    async fn list(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<Response<pb::ListResponse>, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let opts = service::ListOptions {
+            label_selector: r.label_selector,
+            field_selector: r.field_selector,
+            limit: r.limit,
+            continue_token: r.continue_token,
+            resource_version: r.resource_version,
+            resource_version_match: r.resource_version_match,
+        };
+        let list = self.core.list(&user, &def, ns(&r.namespace), &opts).await?;
+        Ok(Response::new(list_response(&def, list)))
+    }
+
+    async fn create(
+        &self,
+        req: Request<pb::CreateRequest>,
+    ) -> Result<Response<pb::Object>, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let body = r
+            .object
+            .as_ref()
+            .map(struct_to_json)
+            .ok_or_else(|| Status::invalid_argument("object is required"))?;
+        let opts = write_options(r.options.as_ref())?;
+        let out = self
+            .core
+            .create(&user, &def, ns(&r.namespace), body, &opts)
+            .await?;
+        Ok(Response::new(to_pb_object(&out.object)))
+    }
+
+    async fn update(
+        &self,
+        req: Request<pb::UpdateRequest>,
+    ) -> Result<Response<pb::Object>, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let body = r
+            .object
+            .as_ref()
+            .map(struct_to_json)
+            .ok_or_else(|| Status::invalid_argument("object is required"))?;
+        let opts = write_options(r.options.as_ref())?;
+        let out = self
+            .core
+            .update(&user, &def, ns(&r.namespace), &r.name, body, &opts)
+            .await?;
+        Ok(Response::new(to_pb_object(&out.object)))
+    }
+
+    async fn patch(&self, req: Request<pb::PatchRequest>) -> Result<Response<pb::Object>, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let patch_type = match pb::PatchType::try_from(r.r#type) {
+            Ok(pb::PatchType::JsonPatch) => PatchType::Json,
+            Ok(pb::PatchType::MergePatch) => PatchType::Merge,
+            Ok(pb::PatchType::StrategicMergePatch) => PatchType::StrategicMerge,
+            Ok(pb::PatchType::ApplyPatch) => PatchType::Apply,
+            _ => return Err(Status::invalid_argument("patch type is required")),
+        };
+        let body = r
+            .patch
+            .as_ref()
+            .map(prost_to_json)
+            .ok_or_else(|| Status::invalid_argument("patch is required"))?;
+        let opts = write_options(r.options.as_ref())?;
+        let out = self
+            .core
+            .patch(
+                &user,
+                &def,
+                ns(&r.namespace),
+                &r.name,
+                patch_type,
+                &body,
+                &opts,
+            )
+            .await?;
+        Ok(Response::new(to_pb_object(&out.object)))
+    }
+
+    async fn delete(
+        &self,
+        req: Request<pb::DeleteRequest>,
+    ) -> Result<Response<pb::Object>, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let opts = delete_options(r.options.as_ref())?;
+        let out = self
+            .core
+            .delete(&user, &def, ns(&r.namespace), &r.name, &opts)
+            .await?;
+        Ok(Response::new(to_pb_object(&out.object)))
+    }
+
+    async fn delete_collection(
+        &self,
+        req: Request<pb::DeleteCollectionRequest>,
+    ) -> Result<Response<pb::ListResponse>, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let opts = delete_options(r.options.as_ref())?;
+        let list_opts = service::ListOptions {
+            label_selector: r.label_selector,
+            field_selector: r.field_selector,
+            ..Default::default()
+        };
+        let list = self
+            .core
+            .delete_collection(&user, &def, ns(&r.namespace), &list_opts, &opts)
+            .await?;
+        Ok(Response::new(list_response(&def, list)))
+    }
+
+    type WatchStream = WatchResponseStream;
+
+    async fn watch(
+        &self,
+        req: Request<pb::WatchRequest>,
+    ) -> Result<Response<Self::WatchStream>, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let opts = WatchOptions {
+            label_selector: r.label_selector,
+            field_selector: r.field_selector,
+            resource_version: r.resource_version,
+            allow_bookmarks: r.allow_watch_bookmarks,
+            timeout: (r.timeout_seconds > 0).then(|| Duration::from_secs(r.timeout_seconds as u64)),
+            send_initial_events: r.send_initial_events.then_some(true),
+        };
+        let events = self
+            .core
+            .watch(&user, &def, ns(&r.namespace), None, &opts)
+            .await?;
+        let out = events.map(|ev| {
+            Ok(pb::WatchEvent {
+                r#type: ev.event_type.as_str().to_string(),
+                object: Some(to_pb_object(&ev.object)),
+            })
+        });
+        Ok(Response::new(out.boxed()))
+    }
+}
+
+pub struct DiscoveryService {
+    core: Arc<ApiCore>,
+    discovery: Arc<Discovery>,
+}
+
+impl DiscoveryService {
+    pub fn new(core: Arc<ApiCore>, discovery: Arc<Discovery>) -> Self {
+        Self { core, discovery }
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tonic::async_trait]
+impl pb::discovery_server::Discovery for DiscoveryService {
+    async fn server_groups(
+        &self,
+        req: Request<pb::ServerGroupsRequest>,
+    ) -> Result<Response<pb::ServerGroupsResponse>, Status> {
+        crate::auth::authorize_path(&user_of(&req), "get", "/apis")?;
+        let groups = self
+            .core
+            .registry
+            .groups()
+            .into_iter()
+            .map(|g| {
+                let versions: Vec<pb::GroupVersion> = g
+                    .versions
+                    .iter()
+                    .map(|v| pb::GroupVersion {
+                        group_version: if g.name.is_empty() {
+                            v.clone()
+                        } else {
+                            format!("{}/{v}", g.name)
+                        },
+                        version: v.clone(),
+                    })
+                    .collect();
+                pb::ApiGroup {
+                    name: g.name,
+                    preferred_version: versions.first().cloned(),
+                    versions,
+                }
+            })
+            .collect();
+        Ok(Response::new(pb::ServerGroupsResponse { groups }))
+    }
+
+    async fn server_resources(
+        &self,
+        req: Request<pb::ServerResourcesRequest>,
+    ) -> Result<Response<pb::ServerResourcesResponse>, Status> {
+        crate::auth::authorize_path(&user_of(&req), "get", "/apis")?;
+        let r = req.into_inner();
+        let doc = self
+            .discovery
+            .resource_list(&r.group, &r.version)
+            .ok_or_else(|| {
+                Status::not_found(format!(
+                    "group version {:?}/{:?} is not served",
+                    r.group, r.version
+                ))
+            })?;
+        let resources = doc["resources"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|res| pb::ApiResource {
+                        name: res["name"].as_str().unwrap_or_default().to_string(),
+                        singular_name: res["singularName"].as_str().unwrap_or_default().to_string(),
+                        namespaced: res["namespaced"].as_bool().unwrap_or_default(),
+                        group: r.group.clone(),
+                        version: r.version.clone(),
+                        kind: res["kind"].as_str().unwrap_or_default().to_string(),
+                        verbs: strings(&res["verbs"]),
+                        short_names: strings(&res["shortNames"]),
+                        categories: strings(&res["categories"]),
+                        storage_version_hash: res["storageVersionHash"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Response::new(pb::ServerResourcesResponse {
+            group_version: doc["groupVersion"].as_str().unwrap_or_default().to_string(),
+            resources,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn struct_round_trip_keeps_integers() {
+        let obj = json!({"spec": {"replicas": 3, "ratio": 0.5, "tags": ["a", null, true]}});
+        let s = json_to_struct(obj.as_object().unwrap());
+        assert_eq!(struct_to_json(&s), obj);
+    }
+}

@@ -1,0 +1,22 @@
+//! Capstan's core: the object model, the resource registry and per-kind
+//! strategies, storage backends, watch, authorization, and the gRPC services.
+//! Both front ends (REST facade, gRPC) call [`service::ApiCore`].
+
+pub mod auth;
+pub mod discovery;
+pub mod error;
+pub mod grpc;
+pub mod object;
+pub mod openapi;
+pub mod patch;
+pub mod printers;
+pub mod registry;
+pub mod selectors;
+pub mod service;
+pub mod storage;
+pub mod strategy;
+pub mod validation;
+pub mod watch;
+
+pub use error::{ApiError, ApiResult};
+pub use service::ApiCore;

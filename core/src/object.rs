@@ -1,0 +1,80 @@
+//! Small accessors for the unstructured object model (`serde_json::Value`
+//! with Kubernetes metadata).
+
+use rand::Rng;
+use serde_json::{Map, Value};
+
+pub fn meta(object: &Value) -> Option<&Map<String, Value>> {
+    object.get("metadata").and_then(Value::as_object)
+}
+
+/// `metadata`, created if missing or not an object.
+pub fn meta_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
+    let obj = object.as_object_mut()?;
+    let meta = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    meta.as_object_mut()
+}
+
+pub fn meta_str<'a>(object: &'a Value, field: &str) -> &'a str {
+    meta(object)
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+pub fn set_meta(object: &mut Value, field: &str, value: Value) {
+    if let Some(m) = meta_mut(object) {
+        m.insert(field.to_string(), value);
+    }
+}
+
+pub fn remove_meta(object: &mut Value, field: &str) {
+    if let Some(m) = meta_mut(object) {
+        m.remove(field);
+    }
+}
+
+pub fn name(object: &Value) -> &str {
+    meta_str(object, "name")
+}
+
+pub fn namespace(object: &Value) -> &str {
+    meta_str(object, "namespace")
+}
+
+pub fn resource_version(object: &Value) -> &str {
+    meta_str(object, "resourceVersion")
+}
+
+/// RFC 3339 with second precision, as metav1.Time serializes.
+pub fn now_timestamp() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Upstream's generateName suffix: five characters from an alphabet without
+/// vowels or look-alikes.
+pub fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut rng = rand::rng();
+    (0..5)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
+}
+
+pub fn finalizers(object: &Value) -> Vec<String> {
+    meta(object)
+        .and_then(|m| m.get("finalizers"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}

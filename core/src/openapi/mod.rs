@@ -1,0 +1,432 @@
+//! OpenAPI documents for the served kinds, and unknown-field detection.
+//!
+//! kubectl reads these documents to decide how to talk to the server:
+//!
+//! * `GET /openapi/v3` lists one document per group-version with a content
+//!   hash in its URL; `kubectl apply` looks in the group-version document for
+//!   a PATCH operation of the object's GVK that takes `fieldValidation`, and
+//!   if it finds one leaves unknown-field checks to the server (see
+//!   [`unknown_fields`]).
+//! * `kubectl explain` finds the kind through the operations'
+//!   `x-kubernetes-group-version-kind` and walks `components.schemas`.
+//! * client-side `kubectl apply` computes strategic merge patches from the
+//!   `x-kubernetes-patch-strategy` / `x-kubernetes-patch-merge-key` extensions
+//!   on fields, from v3 first and `/openapi/v2` (Swagger 2.0) after.
+//!
+//! Schemas come from k8s-openapi's schemars output, which already uses
+//! upstream's definition names (`io.k8s.api.apps.v1.Deployment`). Everything
+//! is generated and serialized once in [`OpenApiDocuments::build`]; serving a
+//! document hands out the cached bytes.
+
+mod convert;
+mod definitions;
+mod paths;
+mod unknown;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha512};
+
+use convert::{convert_definition, Flavor, Gvk};
+use paths::{group_version_path, referenced_definitions, resource_paths, PathItem};
+
+pub use unknown::unknown_fields;
+
+/// The version the documents' `info` block names: the Kubernetes API release
+/// whose schemas (k8s-openapi feature `v1_33`) they publish.
+pub const API_RELEASE: &str = "v1.33.0";
+
+/// What the registry tells OpenAPI about one served resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenApiResource {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// Plural, e.g. "deployments".
+    pub resource: String,
+    pub namespaced: bool,
+    /// Any of get list watch create update patch delete deletecollection;
+    /// others are ignored.
+    pub verbs: Vec<String>,
+    /// Upstream definition name, e.g. "io.k8s.api.apps.v1.Deployment". A name
+    /// k8s-openapi does not know (a custom resource) is published as an
+    /// object that preserves unknown fields.
+    pub definition: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenApiError {
+    #[error("resource {resource:?} of {group_version:?}: {reason}")]
+    InvalidResource {
+        group_version: String,
+        resource: String,
+        reason: &'static str,
+    },
+    #[error("resource {resource:?} of {group_version:?} is listed twice")]
+    DuplicateResource {
+        group_version: String,
+        resource: String,
+    },
+    #[error("definition {0:?} is referenced but has no schema")]
+    MissingDefinition(String),
+    #[error("serializing an OpenAPI document: {0}")]
+    Serialize(#[from] serde_json::Error),
+}
+
+/// The serialized documents, built once from the served resources.
+#[derive(Debug, Clone)]
+pub struct OpenApiDocuments {
+    v2: Arc<[u8]>,
+    v3_index: Arc<[u8]>,
+    v3: BTreeMap<String, GroupVersionDocument>,
+}
+
+#[derive(Debug, Clone)]
+struct GroupVersionDocument {
+    json: Arc<[u8]>,
+    hash: String,
+}
+
+impl OpenApiDocuments {
+    pub fn build(resources: &[OpenApiResource]) -> Result<Self, OpenApiError> {
+        let builtin = definitions::builtin();
+        let mut resources: Vec<&OpenApiResource> = resources.iter().collect();
+        resources.sort_by(|a, b| {
+            (&a.group, &a.version, &a.resource).cmp(&(&b.group, &b.version, &b.resource))
+        });
+
+        // Schemas k8s-openapi does not have: list kinds and unknown kinds.
+        let mut synthesized: BTreeMap<String, Value> = BTreeMap::new();
+        let mut gvks: BTreeMap<String, Vec<Gvk>> = BTreeMap::new();
+        let mut group_versions: BTreeMap<String, GroupVersionParts> = BTreeMap::new();
+        let mut seen = HashSet::new();
+
+        for resource in resources {
+            let group_version = group_version_path(&resource.group, &resource.version);
+            validate(resource, &group_version)?;
+            if !seen.insert((group_version.clone(), resource.resource.clone())) {
+                return Err(OpenApiError::DuplicateResource {
+                    group_version,
+                    resource: resource.resource.clone(),
+                });
+            }
+            if !builtin.contains_key(&resource.definition) {
+                synthesized
+                    .entry(resource.definition.clone())
+                    .or_insert_with(|| definitions::opaque_kind_schema(&resource.kind));
+            }
+            add_gvk(
+                &mut gvks,
+                &resource.definition,
+                Gvk {
+                    group: resource.group.clone(),
+                    version: resource.version.clone(),
+                    kind: resource.kind.clone(),
+                },
+            );
+
+            let list_definition =
+                definitions::list_definition_name(&resource.definition, &resource.kind);
+            let parts = group_versions.entry(group_version).or_default();
+            parts.roots.insert(resource.definition.clone());
+            if resource.verbs.iter().any(|v| v == "list") {
+                if !builtin.contains_key(&list_definition) {
+                    synthesized
+                        .entry(list_definition.clone())
+                        .or_insert_with(|| {
+                            definitions::list_schema(&resource.kind, &resource.definition)
+                        });
+                }
+                add_gvk(
+                    &mut gvks,
+                    &list_definition,
+                    Gvk {
+                        group: resource.group.clone(),
+                        version: resource.version.clone(),
+                        kind: format!("{}List", resource.kind),
+                    },
+                );
+            }
+            let items = resource_paths(resource, &list_definition);
+            parts
+                .roots
+                .extend(referenced_definitions(&items).map(str::to_owned));
+            parts.paths.extend(items);
+        }
+
+        let lookup = |name: &str| synthesized.get(name).or_else(|| builtin.get(name));
+        let mut converted = ConvertedDefinitions::default();
+        let mut v3 = BTreeMap::new();
+        let mut all_roots = BTreeSet::new();
+        for (group_version, parts) in &group_versions {
+            let mut roots = parts.roots.clone();
+            roots.extend(definitions::OPERATION_DEFINITIONS.map(str::to_owned));
+            let names = closure(&roots, &lookup)?;
+            let schemas = converted.get(&names, Flavor::V3, &lookup, &gvks)?;
+            let json = serde_json::to_vec(&V3Document {
+                openapi: "3.0.0",
+                info: INFO,
+                paths: render_paths(parts.paths.iter(), Flavor::V3),
+                components: Components { schemas },
+            })?;
+            let hash = sha512_upper_hex(&json);
+            v3.insert(
+                group_version.clone(),
+                GroupVersionDocument {
+                    json: json.into(),
+                    hash,
+                },
+            );
+            all_roots.extend(roots);
+        }
+        all_roots.extend(definitions::OPERATION_DEFINITIONS.map(str::to_owned));
+
+        let names = closure(&all_roots, &lookup)?;
+        let v2 = serde_json::to_vec(&V2Document {
+            swagger: "2.0",
+            info: INFO,
+            paths: render_paths(
+                group_versions.values().flat_map(|p| p.paths.iter()),
+                Flavor::V2,
+            ),
+            definitions: converted.get(&names, Flavor::V2, &lookup, &gvks)?,
+        })?;
+
+        let index = V3Index {
+            paths: v3
+                .iter()
+                .map(|(path, doc)| {
+                    (
+                        path.as_str(),
+                        IndexEntry {
+                            server_relative_url: format!("/openapi/v3/{path}?hash={}", doc.hash),
+                        },
+                    )
+                })
+                .collect(),
+        };
+        let v3_index = serde_json::to_vec(&index)?;
+
+        Ok(OpenApiDocuments {
+            v2: v2.into(),
+            v3_index: v3_index.into(),
+            v3,
+        })
+    }
+
+    /// Swagger 2.0 JSON with every served path and the definitions they use.
+    pub fn v2(&self) -> &[u8] {
+        &self.v2
+    }
+
+    /// The same bytes as [`Self::v2`], shareable without copying.
+    pub fn v2_shared(&self) -> Arc<[u8]> {
+        Arc::clone(&self.v2)
+    }
+
+    /// `{"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}}}`.
+    pub fn v3_index(&self) -> &[u8] {
+        &self.v3_index
+    }
+
+    /// The same bytes as [`Self::v3_index`], shareable without copying.
+    pub fn v3_index_shared(&self) -> Arc<[u8]> {
+        Arc::clone(&self.v3_index)
+    }
+
+    /// The OpenAPI 3.0 document of one group-version; `path` is `api/v1` or
+    /// `apis/apps/v1` (a leading `/` is tolerated).
+    pub fn v3_group_version(&self, path: &str) -> Option<&[u8]> {
+        self.v3.get(path.trim_start_matches('/')).map(|d| &*d.json)
+    }
+
+    /// The same bytes as [`Self::v3_group_version`], shareable without copying.
+    pub fn v3_group_version_shared(&self, path: &str) -> Option<Arc<[u8]>> {
+        self.v3
+            .get(path.trim_start_matches('/'))
+            .map(|d| Arc::clone(&d.json))
+    }
+
+    /// Upstream's hash of a group-version document: SHA-512 of its JSON bytes
+    /// in upper-case hex. The index's URLs carry it and kube-apiserver
+    /// redirects a request with a stale `hash` to the current one.
+    pub fn v3_hash(&self, path: &str) -> Option<&str> {
+        self.v3
+            .get(path.trim_start_matches('/'))
+            .map(|d| d.hash.as_str())
+    }
+
+    /// The group-version paths with a v3 document, sorted.
+    pub fn v3_group_versions(&self) -> impl Iterator<Item = &str> {
+        self.v3.keys().map(String::as_str)
+    }
+}
+
+#[derive(Default)]
+struct GroupVersionParts {
+    roots: BTreeSet<String>,
+    paths: Vec<PathItem>,
+}
+
+fn validate(resource: &OpenApiResource, group_version: &str) -> Result<(), OpenApiError> {
+    let invalid = |reason| OpenApiError::InvalidResource {
+        group_version: group_version.to_owned(),
+        resource: resource.resource.clone(),
+        reason,
+    };
+    let segment_ok = |s: &str| !s.is_empty() && !s.contains(['/', '?', '#', '{', '}']);
+    if !segment_ok(&resource.version) {
+        return Err(invalid("version must be a non-empty path segment"));
+    }
+    if !resource.group.is_empty() && !segment_ok(&resource.group) {
+        return Err(invalid("group must be a path segment"));
+    }
+    if !segment_ok(&resource.resource) {
+        return Err(invalid("resource must be a non-empty path segment"));
+    }
+    if resource.kind.is_empty() {
+        return Err(invalid("kind is empty"));
+    }
+    if resource.definition.is_empty() {
+        return Err(invalid("definition is empty"));
+    }
+    Ok(())
+}
+
+fn add_gvk(gvks: &mut BTreeMap<String, Vec<Gvk>>, definition: &str, gvk: Gvk) {
+    let list = gvks.entry(definition.to_owned()).or_default();
+    if !list.contains(&gvk) {
+        list.push(gvk);
+        list.sort();
+    }
+}
+
+/// `roots` and every definition they reach through `$ref`s.
+fn closure<'a>(
+    roots: &BTreeSet<String>,
+    lookup: &impl Fn(&str) -> Option<&'a Value>,
+) -> Result<BTreeSet<String>, OpenApiError> {
+    let mut names = BTreeSet::new();
+    let mut pending: Vec<String> = roots.iter().cloned().collect();
+    let mut refs = Vec::new();
+    while let Some(name) = pending.pop() {
+        if names.contains(&name) {
+            continue;
+        }
+        let schema = lookup(&name).ok_or_else(|| OpenApiError::MissingDefinition(name.clone()))?;
+        refs.clear();
+        definitions::direct_refs(schema, &mut refs);
+        pending.extend(refs.drain(..).filter(|r| !names.contains(r)));
+        names.insert(name);
+    }
+    Ok(names)
+}
+
+/// Definitions converted once per flavour: group-version documents share most
+/// of theirs (ObjectMeta, PodSpec, ...).
+#[derive(Default)]
+struct ConvertedDefinitions {
+    v2: BTreeMap<String, Value>,
+    v3: BTreeMap<String, Value>,
+}
+
+impl ConvertedDefinitions {
+    fn get<'s, 'a>(
+        &'s mut self,
+        names: &BTreeSet<String>,
+        flavor: Flavor,
+        lookup: &impl Fn(&str) -> Option<&'a Value>,
+        gvks: &BTreeMap<String, Vec<Gvk>>,
+    ) -> Result<BTreeMap<&'s str, &'s Value>, OpenApiError> {
+        let cache = match flavor {
+            Flavor::V2 => &mut self.v2,
+            Flavor::V3 => &mut self.v3,
+        };
+        for name in names {
+            if cache.contains_key(name) {
+                continue;
+            }
+            let raw = lookup(name).ok_or_else(|| OpenApiError::MissingDefinition(name.clone()))?;
+            let kinds = gvks.get(name).map_or(&[][..], Vec::as_slice);
+            cache.insert(name.clone(), convert_definition(name, raw, flavor, kinds));
+        }
+        let cache = &*cache;
+        Ok(names
+            .iter()
+            .filter_map(|name| cache.get_key_value(name))
+            .map(|(name, schema)| (name.as_str(), schema))
+            .collect())
+    }
+}
+
+fn render_paths<'a>(
+    items: impl Iterator<Item = &'a PathItem>,
+    flavor: Flavor,
+) -> Map<String, Value> {
+    let mut sorted: Vec<&PathItem> = items.collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    sorted
+        .into_iter()
+        .map(|item| (item.path.clone(), item.render(flavor)))
+        .collect()
+}
+
+fn sha512_upper_hex(bytes: &[u8]) -> String {
+    let digest = Sha512::digest(bytes);
+    let mut hex = String::with_capacity(digest.len() * 2);
+    for byte in digest {
+        // Writing into a String cannot fail.
+        let _ = write!(hex, "{byte:02X}");
+    }
+    hex
+}
+
+#[derive(Serialize, Clone, Copy)]
+struct Info {
+    title: &'static str,
+    version: &'static str,
+}
+
+const INFO: Info = Info {
+    title: "Kubernetes",
+    version: API_RELEASE,
+};
+
+#[derive(Serialize)]
+struct V2Document<'a> {
+    swagger: &'static str,
+    info: Info,
+    paths: Map<String, Value>,
+    definitions: BTreeMap<&'a str, &'a Value>,
+}
+
+#[derive(Serialize)]
+struct V3Document<'a> {
+    openapi: &'static str,
+    info: Info,
+    paths: Map<String, Value>,
+    components: Components<'a>,
+}
+
+#[derive(Serialize)]
+struct Components<'a> {
+    schemas: BTreeMap<&'a str, &'a Value>,
+}
+
+#[derive(Serialize)]
+struct V3Index<'a> {
+    paths: BTreeMap<&'a str, IndexEntry>,
+}
+
+#[derive(Serialize)]
+struct IndexEntry {
+    #[serde(rename = "serverRelativeURL")]
+    server_relative_url: String,
+}

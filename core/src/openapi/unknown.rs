@@ -1,0 +1,137 @@
+//! Unknown-field detection against the built-in schemas, reporting paths the
+//! way kube-apiserver's strict JSON decoding does.
+
+use serde_json::{Map, Value};
+
+use super::definitions::{self, Definitions, RAW_REF_PREFIX};
+
+/// Upstream's decoder stops collecting strict errors at 100; a client that
+/// sends more typos than that learns nothing from a longer list.
+const MAX_REPORTED: usize = 100;
+
+/// Guards the recursion against hand-built values nested deeper than any
+/// parsed request can be (serde_json's parser stops at 128 levels).
+const MAX_DEPTH: usize = 512;
+
+/// Unknown fields in `object` (Kubernetes JSON of kind `definition`), as JSON
+/// field paths the way upstream's strict decoding reports them: struct fields
+/// and map keys joined with `.`, list elements as `[index]`
+/// (`spec.replica`, `spec.template.spec.containers[0].imagee`).
+///
+/// A definition without a built-in schema (a custom resource) yields no
+/// findings: its schema lives elsewhere.
+pub fn unknown_fields(definition: &str, object: &Value) -> Vec<String> {
+    let definitions = definitions::builtin();
+    let Some(schema) = definitions.get(definition) else {
+        return Vec::new();
+    };
+    let mut walker = Walker {
+        definitions,
+        path: String::new(),
+        found: Vec::new(),
+    };
+    walker.walk(schema, object, 0);
+    walker.found
+}
+
+struct Walker<'a> {
+    definitions: &'a Definitions,
+    path: String,
+    found: Vec<String>,
+}
+
+impl<'a> Walker<'a> {
+    fn walk(&mut self, schema: &'a Value, value: &Value, depth: usize) {
+        if depth > MAX_DEPTH || self.found.len() >= MAX_REPORTED {
+            return;
+        }
+        let Some(schema) = self.resolve(schema) else {
+            return;
+        };
+        if is_opaque(schema) {
+            return;
+        }
+        match value {
+            Value::Object(fields) => self.walk_object(schema, fields, depth),
+            Value::Array(elements) => {
+                let Some(items) = schema.get("items").filter(|i| i.is_object()) else {
+                    return;
+                };
+                for (index, element) in elements.iter().enumerate() {
+                    let mark = self.path.len();
+                    self.path.push('[');
+                    self.path.push_str(&index.to_string());
+                    self.path.push(']');
+                    self.walk(items, element, depth + 1);
+                    self.path.truncate(mark);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn walk_object(
+        &mut self,
+        schema: &'a Map<String, Value>,
+        fields: &Map<String, Value>,
+        depth: usize,
+    ) {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+        // An object schema with neither is free-form (FieldsV1, RawExtension,
+        // apiextensions JSON): Go decodes it without knowing its fields.
+        if properties.is_none() && additional.is_none() {
+            return;
+        }
+        for (key, field) in fields {
+            let mark = self.path.len();
+            if !self.path.is_empty() {
+                self.path.push('.');
+            }
+            self.path.push_str(key);
+            match (properties.and_then(|p| p.get(key)), additional) {
+                (Some(field_schema), _) | (None, Some(field_schema)) => {
+                    self.walk(field_schema, field, depth + 1);
+                }
+                (None, None) => {
+                    if self.found.len() < MAX_REPORTED {
+                        self.found.push(self.path.clone());
+                    }
+                }
+            }
+            self.path.truncate(mark);
+        }
+    }
+
+    /// Follows `$ref`s (and single-entry `allOf` wrappers) to the schema that
+    /// describes the value.
+    fn resolve(&self, mut schema: &'a Value) -> Option<&'a Map<String, Value>> {
+        // Bounded so a definition that refers to itself cannot loop forever.
+        for _ in 0..32 {
+            let map = schema.as_object()?;
+            if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+                schema = self
+                    .definitions
+                    .get(reference.strip_prefix(RAW_REF_PREFIX)?)?;
+                continue;
+            }
+            match map.get("allOf").and_then(Value::as_array) {
+                Some(all) if all.len() == 1 && map.get("properties").is_none() => {
+                    schema = &all[0];
+                }
+                _ => return Some(map),
+            }
+        }
+        None
+    }
+}
+
+/// Schemas whose values Go decodes with a custom unmarshaller or keeps
+/// verbatim, so no field inside them can be unknown.
+fn is_opaque(schema: &Map<String, Value>) -> bool {
+    let flag = |name: &str| schema.get(name).and_then(Value::as_bool).unwrap_or(false);
+    flag("x-kubernetes-preserve-unknown-fields")
+        || flag("x-kubernetes-int-or-string")
+        || schema.contains_key("oneOf")
+        || schema.contains_key("anyOf")
+}

@@ -1,0 +1,311 @@
+//! Label and field selectors, parsed once per request and matched per object.
+//! Syntax and errors follow k8s.io/apimachinery/pkg/labels and pkg/fields.
+
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::validation;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Requirement {
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+}
+
+/// A parsed label selector; the empty selector matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    requirements: Vec<Requirement>,
+}
+
+struct Lexer<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+impl Lexer<'_> {
+    fn skip_ws(&mut self) {
+        while self.pos < self.s.len() && self.s[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_ws();
+        self.s.get(self.pos).copied()
+    }
+    fn eat(&mut self, token: &str) -> bool {
+        self.skip_ws();
+        if self.s[self.pos..].starts_with(token.as_bytes()) {
+            self.pos += token.len();
+            true
+        } else {
+            false
+        }
+    }
+    /// A key or value: everything up to a delimiter.
+    fn word(&mut self) -> String {
+        self.skip_ws();
+        let start = self.pos;
+        while self.pos < self.s.len() {
+            let c = self.s[self.pos];
+            if c.is_ascii_whitespace() || matches!(c, b',' | b'=' | b'!' | b'(' | b')') {
+                break;
+            }
+            self.pos += 1;
+        }
+        String::from_utf8_lossy(&self.s[start..self.pos]).into_owned()
+    }
+}
+
+fn invalid_selector(selector: &str, why: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "unable to parse requirement: {why} (in {selector:?})"
+    ))
+}
+
+fn check_key(selector: &str, key: &str) -> Result<(), ApiError> {
+    let problems = validation::qualified_name_problems(key);
+    if let Some(p) = problems.first() {
+        return Err(invalid_selector(
+            selector,
+            &format!("invalid label key \"{key}\": {p}"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_value(selector: &str, value: &str) -> Result<(), ApiError> {
+    let problems = validation::label_value_problems(value);
+    if let Some(p) = problems.first() {
+        return Err(invalid_selector(
+            selector,
+            &format!("invalid label value: \"{value}\": at key: {p}"),
+        ));
+    }
+    Ok(())
+}
+
+impl LabelSelector {
+    pub fn parse(selector: &str) -> Result<Self, ApiError> {
+        let mut lx = Lexer {
+            s: selector.as_bytes(),
+            pos: 0,
+        };
+        let mut requirements = Vec::new();
+        if lx.peek().is_none() {
+            return Ok(Self::default());
+        }
+        loop {
+            let req = if lx.eat("!") {
+                let key = lx.word();
+                check_key(selector, &key)?;
+                Requirement::DoesNotExist(key)
+            } else {
+                let key = lx.word();
+                if key.is_empty() {
+                    return Err(invalid_selector(selector, "found '', expected: identifier"));
+                }
+                check_key(selector, &key)?;
+                if lx.eat("==") || lx.eat("=") {
+                    let v = lx.word();
+                    check_value(selector, &v)?;
+                    Requirement::Equals(key, v)
+                } else if lx.eat("!=") {
+                    let v = lx.word();
+                    check_value(selector, &v)?;
+                    Requirement::NotEquals(key, v)
+                } else {
+                    let save = lx.pos;
+                    let op = lx.word();
+                    match op.as_str() {
+                        "in" | "notin" => {
+                            if !lx.eat("(") {
+                                return Err(invalid_selector(selector, "found '', expected: '('"));
+                            }
+                            let mut values = Vec::new();
+                            loop {
+                                if lx.eat(")") {
+                                    break;
+                                }
+                                let v = lx.word();
+                                check_value(selector, &v)?;
+                                values.push(v);
+                                if lx.eat(")") {
+                                    break;
+                                }
+                                if !lx.eat(",") {
+                                    return Err(invalid_selector(selector, "expected ',' or ')'"));
+                                }
+                            }
+                            if values.is_empty() {
+                                return Err(invalid_selector(
+                                    selector,
+                                    "for 'in', 'notin' operators, values set can't be empty",
+                                ));
+                            }
+                            if op == "in" {
+                                Requirement::In(key, values)
+                            } else {
+                                Requirement::NotIn(key, values)
+                            }
+                        }
+                        "" => {
+                            lx.pos = save;
+                            Requirement::Exists(key)
+                        }
+                        other => {
+                            return Err(invalid_selector(
+                                selector,
+                                &format!("found '{other}', expected: in, notin, =, ==, !=, gt, lt"),
+                            ))
+                        }
+                    }
+                }
+            };
+            requirements.push(req);
+            match lx.peek() {
+                None => break,
+                Some(b',') => {
+                    lx.pos += 1;
+                }
+                Some(c) => {
+                    return Err(invalid_selector(
+                        selector,
+                        &format!("found '{}', expected: ',' or 'end of string'", c as char),
+                    ))
+                }
+            }
+        }
+        Ok(Self { requirements })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
+    /// Matches against `metadata.labels` of a Kubernetes object.
+    pub fn matches(&self, object: &Value) -> bool {
+        let labels = object.pointer("/metadata/labels");
+        let get = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+        self.requirements.iter().all(|r| match r {
+            Requirement::Equals(k, v) => get(k) == Some(v.as_str()),
+            Requirement::NotEquals(k, v) => get(k) != Some(v.as_str()),
+            Requirement::In(k, vs) => get(k).is_some_and(|x| vs.iter().any(|v| v == x)),
+            Requirement::NotIn(k, vs) => get(k).is_none_or(|x| !vs.iter().any(|v| v == x)),
+            Requirement::Exists(k) => get(k).is_some(),
+            Requirement::DoesNotExist(k) => get(k).is_none(),
+        })
+    }
+}
+
+/// A parsed field selector: `field=value`, `field==value`, `field!=value`, comma-separated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldSelector {
+    terms: Vec<(String, bool, String)>,
+}
+
+impl FieldSelector {
+    /// Parses and checks every field against the kind's selectable fields
+    /// (upstream answers 400 for any other field).
+    pub fn parse(selector: &str, selectable: &[&str]) -> Result<Self, ApiError> {
+        let mut terms = Vec::new();
+        for part in selector.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
+                (f, false, v)
+            } else if let Some((f, v)) = part.split_once("==") {
+                (f, true, v)
+            } else if let Some((f, v)) = part.split_once('=') {
+                (f, true, v)
+            } else {
+                return Err(ApiError::bad_request(format!(
+                    "invalid selector: '{part}'; can't understand '{part}'"
+                )));
+            };
+            let field = field.trim();
+            if !selectable.contains(&field) {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {field}"
+                )));
+            }
+            terms.push((field.to_string(), equal, value.trim().to_string()));
+        }
+        Ok(Self { terms })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// Matches by reading each field's dotted path from the object.
+    pub fn matches(&self, object: &Value) -> bool {
+        self.terms.iter().all(|(field, equal, value)| {
+            let pointer = format!("/{}", field.replace('.', "/"));
+            let actual = match object.pointer(&pointer) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            (actual == *value) == *equal
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(labels: Value) -> Value {
+        json!({"metadata": {"name": "a", "namespace": "d", "labels": labels}})
+    }
+
+    #[test]
+    fn label_selector_operators() {
+        let o = obj(json!({"app": "web", "tier": "front"}));
+        for (sel, want) in [
+            ("", true),
+            ("app=web", true),
+            ("app==web", true),
+            ("app!=web", false),
+            ("app in (web, api)", true),
+            ("app notin (web)", false),
+            ("tier", true),
+            ("!tier", false),
+            ("!missing", true),
+            ("app=web,tier=back", false),
+            ("missing notin (x)", true),
+        ] {
+            assert_eq!(
+                LabelSelector::parse(sel).unwrap().matches(&o),
+                want,
+                "{sel}"
+            );
+        }
+    }
+
+    #[test]
+    fn label_selector_rejects_garbage() {
+        assert!(LabelSelector::parse("app=web=x").is_err());
+        assert!(LabelSelector::parse("app in web").is_err());
+        assert!(LabelSelector::parse("bad key=1").is_err());
+    }
+
+    #[test]
+    fn field_selector_checks_supported_fields() {
+        let fs = FieldSelector::parse("metadata.name=a", &["metadata.name", "metadata.namespace"])
+            .unwrap();
+        assert!(fs.matches(&obj(json!({}))));
+        let fs = FieldSelector::parse(
+            "metadata.namespace!=d",
+            &["metadata.name", "metadata.namespace"],
+        )
+        .unwrap();
+        assert!(!fs.matches(&obj(json!({}))));
+        let err = FieldSelector::parse("spec.foo=1", &["metadata.name"]).unwrap_err();
+        assert_eq!(err.code(), 400);
+    }
+}

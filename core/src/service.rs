@@ -1,0 +1,1036 @@
+//! The core service: one implementation of every verb, called in-process by
+//! the REST facade and by the gRPC adapter. Each method runs the same stages:
+//! authorization → registry lookup → prepare (metadata, strategy defaulting)
+//! → validation → storage (create / compare-and-swap update / delete).
+
+use std::sync::Arc;
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use crate::auth::{authorize_resource, ResourceAttributes, UserInfo};
+use crate::error::{ApiError, ApiResult};
+use crate::object;
+use crate::patch;
+use crate::registry::{Registry, ResourceDef};
+use crate::selectors::{FieldSelector, LabelSelector};
+use crate::storage::{KeyValue, ListParams, Storage, StorageError};
+use crate::validation;
+
+/// Namespaces that exist on every cluster, as kube-apiserver's bootstrap creates them.
+pub const SYSTEM_NAMESPACES: &[&str] =
+    &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// Attempts of a server-side read-modify-write before giving up on conflicts.
+const MAX_CONFLICT_RETRIES: usize = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    /// Unknown fields are dropped silently.
+    Ignore,
+    /// Unknown fields are dropped and reported as warnings.
+    #[default]
+    Warn,
+    /// Unknown fields fail the request.
+    Strict,
+}
+
+impl FieldValidation {
+    pub fn parse(value: &str) -> ApiResult<Self> {
+        match value {
+            "" | "Warn" => Ok(Self::Warn),
+            "Ignore" => Ok(Self::Ignore),
+            "Strict" => Ok(Self::Strict),
+            other => Err(ApiError::bad_request(format!(
+                "fieldValidation must be one of Ignore, Warn or Strict, got {other:?}"
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    pub dry_run: bool,
+    pub field_manager: String,
+    pub field_validation: FieldValidation,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    pub label_selector: String,
+    pub field_selector: String,
+    pub limit: i64,
+    pub continue_token: String,
+    pub resource_version: String,
+    pub resource_version_match: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    pub grace_period_seconds: Option<i64>,
+    pub precondition_uid: Option<String>,
+    pub precondition_resource_version: Option<String>,
+    pub propagation_policy: Option<String>,
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    Json,
+    Merge,
+    StrategicMerge,
+    Apply,
+}
+
+/// A write's result: the object as stored and any warnings for the client.
+#[derive(Debug, Clone)]
+pub struct WriteResult {
+    pub object: Value,
+    pub warnings: Vec<String>,
+    /// True when the write created the object (REST answers 201).
+    pub created: bool,
+}
+
+/// One page of a list.
+#[derive(Debug, Clone)]
+pub struct ObjectList {
+    pub items: Vec<Value>,
+    pub resource_version: String,
+    pub continue_token: Option<String>,
+    pub remaining_item_count: Option<i64>,
+}
+
+pub struct ApiCore {
+    pub registry: Arc<Registry>,
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) prefix: String,
+}
+
+/// Fields every kind can be selected by; kinds may add their own.
+pub(crate) fn selectable_fields(def: &ResourceDef) -> Vec<&'static str> {
+    let mut fields = vec!["metadata.name"];
+    if def.namespaced {
+        fields.push("metadata.namespace");
+    }
+    fields.extend(def.selectable_fields.iter().copied());
+    fields
+}
+
+pub(crate) fn storage_error(def: &ResourceDef, name: &str, err: StorageError) -> ApiError {
+    match err {
+        StorageError::NotFound(_) => ApiError::not_found(def.group, def.resource, name),
+        StorageError::AlreadyExists(_) => ApiError::already_exists(def.group, def.resource, name),
+        StorageError::Conflict { .. } => ApiError::stale_object(def.group, def.resource, name),
+        StorageError::Compacted { .. } => {
+            ApiError::expired("The resourceVersion for the provided list is too old.")
+        }
+        StorageError::FutureRevision { requested, current } => ApiError::new(
+            crate::error::StatusReason::Timeout,
+            format!("Too large resource version: {requested}, current: {current}"),
+        ),
+        StorageError::Backend(msg) => ApiError::internal(msg),
+    }
+}
+
+/// Decodes a stored value and stamps it with its revision.
+pub(crate) fn decode(kv: &KeyValue) -> ApiResult<Value> {
+    let mut obj: Value = serde_json::from_slice(&kv.value)
+        .map_err(|e| ApiError::internal(format!("stored object {} is not JSON: {e}", kv.key)))?;
+    object::set_meta(
+        &mut obj,
+        "resourceVersion",
+        Value::String(kv.mod_revision.to_string()),
+    );
+    Ok(obj)
+}
+
+/// Encodes for storage; the revision is the store's, never part of the value.
+fn encode(object: &Value) -> ApiResult<Vec<u8>> {
+    let mut stored = object.clone();
+    object::remove_meta(&mut stored, "resourceVersion");
+    serde_json::to_vec(&stored).map_err(ApiError::internal)
+}
+
+fn parse_revision(rv: &str) -> ApiResult<i64> {
+    rv.parse::<i64>()
+        .ok()
+        .filter(|v| *v >= 0)
+        .ok_or_else(|| ApiError::bad_request(format!("invalid resource version {rv:?}")))
+}
+
+/// A continue token: the revision of the first page and the last key
+/// returned, base64 JSON as upstream shapes it.
+fn encode_continue(revision: i64, last_key: &str) -> String {
+    let token = json!({"v": "meta.k8s.io/v1", "rv": revision, "start": format!("{last_key}\u{0}")});
+    base64::engine::general_purpose::URL_SAFE.encode(token.to_string())
+}
+
+fn decode_continue(token: &str) -> ApiResult<(i64, String)> {
+    let invalid = |why: &str| ApiError::bad_request(format!("continue key is not valid: {why}"));
+    let raw = base64::engine::general_purpose::URL_SAFE
+        .decode(token)
+        .map_err(|_| invalid("incorrect encoded start resourceVersion (version meta.k8s.io/v1)"))?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|_| invalid("not JSON"))?;
+    if v.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
+        return Err(invalid("server does not recognize this encoded key"));
+    }
+    let rv = v
+        .get("rv")
+        .and_then(Value::as_i64)
+        .filter(|r| *r > 0)
+        .ok_or_else(|| invalid("incorrect encoded start resourceVersion"))?;
+    let start = v
+        .get("start")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("missing start"))?;
+    let start = start.strip_suffix('\u{0}').unwrap_or(start);
+    if start.contains("..") || start.starts_with('/') {
+        return Err(invalid("path traversal attempt"));
+    }
+    Ok((rv, start.to_string()))
+}
+
+const EXPIRED_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+impl ApiCore {
+    pub fn new(
+        registry: Arc<Registry>,
+        storage: Arc<dyn Storage>,
+        prefix: impl Into<String>,
+    ) -> Self {
+        Self {
+            registry,
+            storage,
+            prefix: prefix.into(),
+        }
+    }
+
+    /// The resource behind a group/version/resource, or upstream's 404.
+    pub fn resolve(
+        &self,
+        group: &str,
+        version: &str,
+        resource: &str,
+    ) -> ApiResult<Arc<ResourceDef>> {
+        self.registry
+            .lookup(group, version, resource)
+            .ok_or_else(|| {
+                ApiError::new(
+                    crate::error::StatusReason::NotFound,
+                    "the server could not find the requested resource",
+                )
+            })
+    }
+
+    /// Creates the namespaces every cluster has; safe to run on every replica.
+    pub async fn bootstrap(&self) -> ApiResult<()> {
+        let def = self.resolve("", "v1", "namespaces")?;
+        for ns in SYSTEM_NAMESPACES {
+            let key = def.key(&self.prefix, None, ns);
+            if self
+                .storage
+                .get(&key)
+                .await
+                .map_err(ApiError::internal)?
+                .is_some()
+            {
+                continue;
+            }
+            let mut obj =
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            self.fill_new_metadata(&def, &mut obj);
+            def.strategy.prepare_for_create(&mut obj);
+            match self.storage.create(&key, encode(&obj)?).await {
+                Ok(_) | Err(StorageError::AlreadyExists(_)) => {}
+                Err(e) => return Err(ApiError::internal(e)),
+            }
+        }
+        Ok(())
+    }
+
+    fn key(&self, def: &ResourceDef, namespace: Option<&str>, name: &str) -> String {
+        def.key(&self.prefix, namespace, name)
+    }
+
+    fn authorize(
+        &self,
+        user: &UserInfo,
+        verb: &str,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: Option<&str>,
+    ) -> ApiResult<()> {
+        authorize_resource(
+            user,
+            &ResourceAttributes {
+                verb,
+                group: def.group,
+                resource: def.resource,
+                namespace: if def.namespaced { namespace } else { None },
+                name,
+            },
+        )?;
+        if !def.supports(verb) {
+            return Err(ApiError::method_not_supported(
+                def.group,
+                def.resource,
+                verb,
+            ));
+        }
+        Ok(())
+    }
+
+    /// The namespace argument as the resource's scope sees it.
+    fn scope<'a>(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&'a str>,
+    ) -> ApiResult<Option<&'a str>> {
+        if !def.namespaced {
+            return Ok(None);
+        }
+        Ok(namespace.filter(|ns| !ns.is_empty()))
+    }
+
+    fn require_namespace<'a>(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&'a str>,
+    ) -> ApiResult<Option<&'a str>> {
+        match self.scope(def, namespace)? {
+            None if def.namespaced => Err(ApiError::bad_request(
+                "the server could not find the requested resource: a namespace is required",
+            )),
+            other => Ok(other),
+        }
+    }
+
+    async fn get_stored(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> ApiResult<(KeyValue, Value)> {
+        let kv = self
+            .storage
+            .get(&self.key(def, namespace, name))
+            .await
+            .map_err(|e| storage_error(def, name, e))?
+            .ok_or_else(|| ApiError::not_found(def.group, def.resource, name))?;
+        let obj = decode(&kv)?;
+        Ok((kv, obj))
+    }
+
+    pub async fn get(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> ApiResult<Value> {
+        let namespace = self.require_namespace(def, namespace)?;
+        self.authorize(user, "get", def, namespace, Some(name))?;
+        Ok(self.get_stored(def, namespace, name).await?.1)
+    }
+
+    pub async fn list(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> ApiResult<ObjectList> {
+        let namespace = self.scope(def, namespace)?;
+        self.authorize(user, "list", def, namespace, None)?;
+        let labels = LabelSelector::parse(&opts.label_selector)?;
+        let fields = FieldSelector::parse(&opts.field_selector, &selectable_fields(def))?;
+        let prefix = def.key_prefix(&self.prefix, namespace);
+        let mut params = ListParams::default();
+        if !opts.continue_token.is_empty() {
+            let (rv, start) = decode_continue(&opts.continue_token)?;
+            params.revision = Some(rv);
+            params.start_after = Some(format!("{prefix}{start}"));
+        } else {
+            match (opts.resource_version.as_str(), opts.resource_version_match.as_str()) {
+                ("", "") | ("0", "") | ("0", "NotOlderThan") => {}
+                ("", m) => {
+                    return Err(ApiError::bad_request(format!(
+                        "resourceVersionMatch is forbidden unless resourceVersion is provided (got {m:?})"
+                    )))
+                }
+                (rv, "Exact") => params.revision = Some(parse_revision(rv)?),
+                (rv, "" | "NotOlderThan") => {
+                    // Not older than rv: the current state is, unless rv is in the future.
+                    let wanted = parse_revision(rv)?;
+                    let current = self.storage.current_revision().await.map_err(ApiError::internal)?;
+                    if wanted > current {
+                        return Err(storage_error(def, "", StorageError::FutureRevision { requested: wanted, current }));
+                    }
+                }
+                (_, m) => {
+                    return Err(ApiError::bad_request(format!(
+                        "resourceVersionMatch must be one of Exact, NotOlderThan, got {m:?}"
+                    )))
+                }
+            }
+        }
+        // Selectors filter after the read, so a page may come back short;
+        // keep reading until the page is full or the range ends, as upstream does.
+        let limit = usize::try_from(opts.limit.max(0)).unwrap_or(0);
+        let mut items = Vec::new();
+        let mut revision = None;
+        let mut last_key: Option<String> = None;
+        let mut remaining: u64;
+        loop {
+            let page = self
+                .storage
+                .list(
+                    &prefix,
+                    ListParams {
+                        revision: revision.or(params.revision),
+                        start_after: last_key.clone().or(params.start_after.clone()),
+                        limit: if limit == 0 { 0 } else { limit - items.len() },
+                    },
+                )
+                .await
+                .map_err(|e| match e {
+                    StorageError::Compacted { .. } if !opts.continue_token.is_empty() => {
+                        ApiError::expired(EXPIRED_CONTINUE)
+                    }
+                    other => storage_error(def, "", other),
+                })?;
+            revision = Some(page.revision);
+            remaining = page.remaining;
+            let filtered = labels.is_empty() && fields.is_empty();
+            for kv in &page.items {
+                last_key = Some(kv.key.clone());
+                let obj = decode(kv)?;
+                if filtered || (labels.matches(&obj) && fields.matches(&obj)) {
+                    items.push(obj);
+                }
+            }
+            if limit == 0 || items.len() >= limit || remaining == 0 || page.items.is_empty() {
+                break;
+            }
+        }
+        let revision = revision.unwrap_or_default();
+        let (continue_token, remaining_item_count) = match (&last_key, remaining) {
+            (Some(last), r) if limit > 0 && r > 0 => {
+                let relative = last.strip_prefix(&prefix).unwrap_or(last);
+                let count = (labels.is_empty() && fields.is_empty()).then_some(r as i64);
+                (Some(encode_continue(revision, relative)), count)
+            }
+            _ => (None, None),
+        };
+        Ok(ObjectList {
+            items,
+            resource_version: revision.to_string(),
+            continue_token,
+            remaining_item_count,
+        })
+    }
+
+    /// Checks apiVersion/kind of a request body against the endpoint and fills them in.
+    fn check_type(&self, def: &ResourceDef, object: &mut Value) -> ApiResult<()> {
+        let Some(obj) = object.as_object_mut() else {
+            return Err(ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {}): expected a JSON object",
+                def.kind
+            )));
+        };
+        let api_version = def.api_version();
+        let body_version = obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let body_kind = obj
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        if !body_version.is_empty() && body_version != api_version {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({body_version}) does not match the expected API version ({api_version})"
+            )));
+        }
+        if !body_kind.is_empty() && body_kind != def.kind {
+            let version = body_version.rsplit('/').next().unwrap_or("").to_string();
+            return Err(ApiError::bad_request(format!(
+                "{body_kind} in version \"{version}\" cannot be handled as a {}: the kind in the request body does not match the resource",
+                def.kind
+            )));
+        }
+        obj.insert("apiVersion".into(), Value::String(api_version));
+        obj.insert("kind".into(), Value::String(def.kind.to_string()));
+        // Keep apiVersion and kind first, as upstream serializes them.
+        let mut ordered = serde_json::Map::new();
+        for k in ["apiVersion", "kind"] {
+            if let Some(v) = obj.remove(k) {
+                ordered.insert(k.to_string(), v);
+            }
+        }
+        ordered.append(obj);
+        *obj = ordered;
+        Ok(())
+    }
+
+    /// The namespace in the body must agree with the URL; it defaults to it.
+    fn check_namespace(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        object: &mut Value,
+    ) -> ApiResult<()> {
+        if !def.namespaced {
+            object::remove_meta(object, "namespace");
+            return Ok(());
+        }
+        let url_ns = namespace.unwrap_or("");
+        let body_ns = object::namespace(object).to_string();
+        if !body_ns.is_empty() && body_ns != url_ns {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        object::set_meta(object, "namespace", Value::String(url_ns.to_string()));
+        Ok(())
+    }
+
+    fn fill_new_metadata(&self, def: &ResourceDef, object: &mut Value) {
+        object::set_meta(
+            object,
+            "uid",
+            Value::String(uuid::Uuid::new_v4().to_string()),
+        );
+        object::set_meta(
+            object,
+            "creationTimestamp",
+            Value::String(object::now_timestamp()),
+        );
+        for server_owned in [
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ] {
+            object::remove_meta(object, server_owned);
+        }
+        if def.strategy.tracks_generation() {
+            object::set_meta(object, "generation", json!(1));
+        } else {
+            object::remove_meta(object, "generation");
+        }
+    }
+
+    fn validate(&self, def: &ResourceDef, object: &Value, name: &str) -> ApiResult<()> {
+        let mut errs = validation::object_meta(object, def.strategy.name_rule(), def.namespaced);
+        errs.extend(def.strategy.validate(object));
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid(def.group, def.kind, name, errs))
+        }
+    }
+
+    /// Unknown fields, handled per the request's fieldValidation.
+    fn check_fields(
+        &self,
+        def: &ResourceDef,
+        object: &Value,
+        mode: FieldValidation,
+    ) -> ApiResult<Vec<String>> {
+        if mode == FieldValidation::Ignore {
+            return Ok(Vec::new());
+        }
+        let unknown: Vec<String> = crate::openapi::unknown_fields(def.definition, object)
+            .into_iter()
+            .map(|f| format!("unknown field \"{f}\""))
+            .collect();
+        match mode {
+            FieldValidation::Strict if !unknown.is_empty() => Err(ApiError::bad_request(format!(
+                "strict decoding error: {}",
+                unknown.join(", ")
+            ))),
+            _ => Ok(unknown),
+        }
+    }
+
+    async fn ensure_namespace_accepts(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+    ) -> ApiResult<()> {
+        let Some(ns) = namespace.filter(|_| def.namespaced) else {
+            return Ok(());
+        };
+        let ns_def = self.resolve("", "v1", "namespaces")?;
+        let (_, ns_obj) = self.get_stored(&ns_def, None, ns).await?;
+        if ns_obj.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
+            return Err(ApiError::forbidden(format!(
+                "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
+                crate::error::qualified(def.resource, def.group),
+                ""
+            )));
+        }
+        Ok(())
+    }
+
+    pub async fn create(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        mut object: Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<WriteResult> {
+        let namespace = self.require_namespace(def, namespace)?;
+        self.authorize(user, "create", def, namespace, None)?;
+        self.check_type(def, &mut object)?;
+        self.check_namespace(def, namespace, &mut object)?;
+        let warnings = self.check_fields(def, &object, opts.field_validation)?;
+        if !object::resource_version(&object).is_empty() {
+            return Err(ApiError::bad_request(
+                "resourceVersion should not be set on objects to be created",
+            ));
+        }
+        let generate_name = object::meta_str(&object, "generateName").to_string();
+        self.fill_new_metadata(def, &mut object);
+        def.strategy.prepare_for_create(&mut object);
+        let generated = object::name(&object).is_empty() && !generate_name.is_empty();
+        // A generated name that collides is retried with a fresh suffix.
+        for attempt in 0.. {
+            if generated {
+                object::set_meta(
+                    &mut object,
+                    "name",
+                    Value::String(format!("{generate_name}{}", object::random_suffix())),
+                );
+            }
+            let name = object::name(&object).to_string();
+            self.validate(def, &object, &name)?;
+            self.ensure_namespace_accepts(def, namespace).await?;
+            if opts.dry_run {
+                return Ok(WriteResult {
+                    object,
+                    warnings,
+                    created: true,
+                });
+            }
+            let key = self.key(def, namespace, &name);
+            match self.storage.create(&key, encode(&object)?).await {
+                Ok(kv) => {
+                    object::set_meta(
+                        &mut object,
+                        "resourceVersion",
+                        Value::String(kv.mod_revision.to_string()),
+                    );
+                    return Ok(WriteResult {
+                        object,
+                        warnings,
+                        created: true,
+                    });
+                }
+                Err(StorageError::AlreadyExists(_))
+                    if generated && attempt < MAX_CONFLICT_RETRIES =>
+                {
+                    continue
+                }
+                Err(e) => return Err(storage_error(def, &name, e)),
+            }
+        }
+        unreachable!("the retry loop returns")
+    }
+
+    /// Brings a replacement for `old` in line with it: server-owned metadata
+    /// carried over, generation bumped on spec changes, strategy applied.
+    fn prepare_update(&self, def: &ResourceDef, object: &mut Value, old: &Value) {
+        for carried in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ] {
+            match object::meta(old).and_then(|m| m.get(carried)).cloned() {
+                Some(v) => object::set_meta(object, carried, v),
+                None => object::remove_meta(object, carried),
+            }
+        }
+        object::remove_meta(object, "selfLink");
+        def.strategy.prepare_for_update(object, old);
+        if def.strategy.tracks_generation() && object.get("spec") != old.get("spec") {
+            let generation = object::meta(old)
+                .and_then(|m| m.get("generation"))
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            object::set_meta(object, "generation", json!(generation + 1));
+        }
+    }
+
+    /// Stores `object` over `current` with compare-and-swap; a no-op update
+    /// keeps the stored object (and its resourceVersion) untouched.
+    async fn write_update(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        current: &KeyValue,
+        mut object: Value,
+        dry_run: bool,
+    ) -> Result<Value, StorageErrorOrApi> {
+        let bytes = encode(&object)?;
+        if *bytes == *current.value {
+            return Ok(decode(current)?);
+        }
+        if dry_run {
+            return Ok(object);
+        }
+        let key = self.key(def, namespace, name);
+        // Deleting the last finalizer of an object being deleted finishes the delete.
+        let finished = object::meta(&object).is_some_and(|m| m.contains_key("deletionTimestamp"))
+            && object::finalizers(&object).is_empty()
+            && def.strategy.finalizers_done(&object);
+        if finished {
+            let kv = self
+                .storage
+                .delete(&key, Some(current.mod_revision))
+                .await
+                .map_err(StorageErrorOrApi::Storage)?;
+            object::set_meta(
+                &mut object,
+                "resourceVersion",
+                Value::String(kv.mod_revision.to_string()),
+            );
+            return Ok(object);
+        }
+        let kv = self
+            .storage
+            .update(&key, bytes, current.mod_revision)
+            .await
+            .map_err(StorageErrorOrApi::Storage)?;
+        object::set_meta(
+            &mut object,
+            "resourceVersion",
+            Value::String(kv.mod_revision.to_string()),
+        );
+        Ok(object)
+    }
+
+    pub async fn update(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        mut object: Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<WriteResult> {
+        let namespace = self.require_namespace(def, namespace)?;
+        self.authorize(user, "update", def, namespace, Some(name))?;
+        self.check_type(def, &mut object)?;
+        let body_name = object::name(&object).to_string();
+        if body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        self.check_namespace(def, namespace, &mut object)?;
+        let warnings = self.check_fields(def, &object, opts.field_validation)?;
+        let precondition = object::resource_version(&object).to_string();
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let (current, old) = self.get_stored(def, namespace, name).await?;
+            if !precondition.is_empty() && precondition != current.mod_revision.to_string() {
+                return Err(ApiError::stale_object(def.group, def.resource, name));
+            }
+            let mut candidate = object.clone();
+            self.prepare_update(def, &mut candidate, &old);
+            object::remove_meta(&mut candidate, "resourceVersion");
+            self.validate(def, &candidate, name)?;
+            match self
+                .write_update(def, namespace, name, &current, candidate, opts.dry_run)
+                .await
+            {
+                Ok(object) => {
+                    return Ok(WriteResult {
+                        object,
+                        warnings,
+                        created: false,
+                    })
+                }
+                Err(StorageErrorOrApi::Storage(StorageError::Conflict { .. }))
+                    if precondition.is_empty() =>
+                {
+                    continue
+                }
+                Err(StorageErrorOrApi::Storage(e)) => return Err(storage_error(def, name, e)),
+                Err(StorageErrorOrApi::Api(e)) => return Err(e),
+            }
+        }
+        Err(ApiError::stale_object(def.group, def.resource, name))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub async fn patch(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        patch_type: PatchType,
+        patch_body: &Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<WriteResult> {
+        let namespace = self.require_namespace(def, namespace)?;
+        self.authorize(user, "patch", def, namespace, Some(name))?;
+        if patch_type == PatchType::Apply {
+            return Err(ApiError::new(
+                crate::error::StatusReason::UnsupportedMediaType,
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (server-side apply is not available yet)",
+            ));
+        }
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let (current, old) = self.get_stored(def, namespace, name).await?;
+            let mut patched = patch::apply(patch_type, &old, patch_body, def.definition)?;
+            self.check_type(def, &mut patched)?;
+            if object::name(&patched) != name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({}) does not match the name on the URL ({name})",
+                    object::name(&patched)
+                )));
+            }
+            self.check_namespace(def, namespace, &mut patched)?;
+            let warnings = self.check_fields(def, &patched, opts.field_validation)?;
+            // A resourceVersion the patch itself sets is a precondition; otherwise
+            // the server's read-modify-write retries on conflict.
+            let precondition = object::resource_version(&patched).to_string();
+            let explicit = precondition != current.mod_revision.to_string();
+            if explicit {
+                return Err(ApiError::stale_object(def.group, def.resource, name));
+            }
+            self.prepare_update(def, &mut patched, &old);
+            object::remove_meta(&mut patched, "resourceVersion");
+            self.validate(def, &patched, name)?;
+            match self
+                .write_update(def, namespace, name, &current, patched, opts.dry_run)
+                .await
+            {
+                Ok(object) => {
+                    return Ok(WriteResult {
+                        object,
+                        warnings,
+                        created: false,
+                    })
+                }
+                Err(StorageErrorOrApi::Storage(StorageError::Conflict { .. })) => continue,
+                Err(StorageErrorOrApi::Storage(e)) => return Err(storage_error(def, name, e)),
+                Err(StorageErrorOrApi::Api(e)) => return Err(e),
+            }
+        }
+        Err(ApiError::stale_object(def.group, def.resource, name))
+    }
+
+    pub async fn delete(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<WriteResult> {
+        let namespace = self.require_namespace(def, namespace)?;
+        self.authorize(user, "delete", def, namespace, Some(name))?;
+        self.delete_authorized(def, namespace, name, opts).await
+    }
+
+    async fn delete_authorized(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<WriteResult> {
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let (current, mut obj) = self.get_stored(def, namespace, name).await?;
+            if let Some(uid) = &opts.precondition_uid {
+                let actual = object::meta_str(&obj, "uid");
+                if uid != actual {
+                    return Err(ApiError::conflict(def.group, def.resource, name, &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
+                    )));
+                }
+            }
+            if let Some(rv) = &opts.precondition_resource_version {
+                let actual = current.mod_revision.to_string();
+                if *rv != actual {
+                    return Err(ApiError::conflict(def.group, def.resource, name, &format!(
+                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
+                    )));
+                }
+            }
+            // Objects with finalizers are only marked; whoever owns the last
+            // finalizer finishes the delete by removing it.
+            let pending =
+                !object::finalizers(&obj).is_empty() || !def.strategy.finalizers_done(&obj);
+            if pending {
+                if object::meta(&obj).is_some_and(|m| m.contains_key("deletionTimestamp")) {
+                    return Ok(WriteResult {
+                        object: obj,
+                        warnings: Vec::new(),
+                        created: false,
+                    });
+                }
+                let mut marked = obj.clone();
+                object::set_meta(
+                    &mut marked,
+                    "deletionTimestamp",
+                    Value::String(object::now_timestamp()),
+                );
+                object::set_meta(&mut marked, "deletionGracePeriodSeconds", json!(0));
+                def.strategy.prepare_for_delete(&mut marked);
+                object::remove_meta(&mut marked, "resourceVersion");
+                if opts.dry_run {
+                    return Ok(WriteResult {
+                        object: marked,
+                        warnings: Vec::new(),
+                        created: false,
+                    });
+                }
+                let key = self.key(def, namespace, name);
+                match self
+                    .storage
+                    .update(&key, encode(&marked)?, current.mod_revision)
+                    .await
+                {
+                    Ok(kv) => {
+                        object::set_meta(
+                            &mut marked,
+                            "resourceVersion",
+                            Value::String(kv.mod_revision.to_string()),
+                        );
+                        return Ok(WriteResult {
+                            object: marked,
+                            warnings: Vec::new(),
+                            created: false,
+                        });
+                    }
+                    Err(StorageError::Conflict { .. }) => continue,
+                    Err(e) => return Err(storage_error(def, name, e)),
+                }
+            }
+            if opts.dry_run {
+                return Ok(WriteResult {
+                    object: obj,
+                    warnings: Vec::new(),
+                    created: false,
+                });
+            }
+            let key = self.key(def, namespace, name);
+            match self.storage.delete(&key, Some(current.mod_revision)).await {
+                Ok(kv) => {
+                    object::set_meta(
+                        &mut obj,
+                        "resourceVersion",
+                        Value::String(kv.mod_revision.to_string()),
+                    );
+                    return Ok(WriteResult {
+                        object: obj,
+                        warnings: Vec::new(),
+                        created: false,
+                    });
+                }
+                Err(StorageError::Conflict { .. }) => continue,
+                Err(StorageError::NotFound(_)) => {
+                    return Err(ApiError::not_found(def.group, def.resource, name))
+                }
+                Err(e) => return Err(storage_error(def, name, e)),
+            }
+        }
+        Err(ApiError::stale_object(def.group, def.resource, name))
+    }
+
+    pub async fn delete_collection(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        list: &ListOptions,
+        opts: &DeleteOptions,
+    ) -> ApiResult<ObjectList> {
+        let namespace = self.scope(def, namespace)?;
+        self.authorize(user, "deletecollection", def, namespace, None)?;
+        let listed = self.list_authorized(def, namespace, list).await?;
+        let mut deleted = Vec::new();
+        for item in listed.items {
+            let ns = object::namespace(&item).to_string();
+            let ns = (!ns.is_empty()).then_some(ns.as_str());
+            match self
+                .delete_authorized(def, ns, object::name(&item), opts)
+                .await
+            {
+                Ok(done) => deleted.push(done.object),
+                // Someone else deleted it meanwhile: the goal is met.
+                Err(e) if e.code() == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(ObjectList {
+            items: deleted,
+            resource_version: listed.resource_version,
+            continue_token: None,
+            remaining_item_count: None,
+        })
+    }
+
+    /// A list on behalf of an already authorized caller (internal use).
+    pub(crate) async fn list_authorized(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> ApiResult<ObjectList> {
+        let system = UserInfo::authenticated(
+            "system:apiserver",
+            vec![crate::auth::MASTERS_GROUP.to_string()],
+        );
+        self.list(&system, def, namespace, opts).await
+    }
+}
+
+/// A write's failure: a storage outcome the caller may retry on, or a final API error.
+enum StorageErrorOrApi {
+    Storage(StorageError),
+    Api(ApiError),
+}
+
+impl From<ApiError> for StorageErrorOrApi {
+    fn from(e: ApiError) -> Self {
+        Self::Api(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let token = encode_continue(42, "default/web");
+        assert_eq!(
+            decode_continue(&token).unwrap(),
+            (42, "default/web".to_string())
+        );
+        assert_eq!(decode_continue("!!!").unwrap_err().code(), 400);
+        let traversal = base64::engine::general_purpose::URL_SAFE
+            .encode(json!({"v": "meta.k8s.io/v1", "rv": 1, "start": "../x"}).to_string());
+        assert_eq!(decode_continue(&traversal).unwrap_err().code(), 400);
+    }
+
+    #[test]
+    fn field_validation_values() {
+        assert_eq!(
+            FieldValidation::parse("Strict").unwrap(),
+            FieldValidation::Strict
+        );
+        assert!(FieldValidation::parse("strict").is_err());
+    }
+}

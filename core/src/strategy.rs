@@ -1,0 +1,248 @@
+//! Per-kind behaviour. The pipeline calls a kind's [`Strategy`] at fixed
+//! points (prepare, validate) and otherwise treats every kind the same.
+
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+
+use crate::error::FieldError;
+use crate::validation;
+
+/// Which name format a kind accepts, as upstream's ValidateNameFunc choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// RFC 1123 subdomain (most kinds).
+    Subdomain,
+    /// RFC 1123 label (namespaces).
+    Label,
+    /// RFC 1035 label (services: must start with a letter).
+    Dns1035Label,
+}
+
+pub trait Strategy: Send + Sync {
+    fn name_rule(&self) -> NameRule {
+        NameRule::Subdomain
+    }
+
+    /// Whether `metadata.generation` counts spec changes.
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    /// Clears or fills server-owned fields of a new object.
+    fn prepare_for_create(&self, _object: &mut Value) {}
+
+    /// Carries server-owned fields over from the stored object.
+    fn prepare_for_update(&self, _object: &mut Value, _old: &Value) {}
+
+    /// Kind-specific validation of the whole object (metadata is validated by the pipeline).
+    fn validate(&self, _object: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// Whether kind-specific finalizers (beyond `metadata.finalizers`) are
+    /// done, so a delete may remove the object.
+    fn finalizers_done(&self, _object: &Value) -> bool {
+        true
+    }
+
+    /// Marks an object whose delete has to wait for finalizers.
+    fn prepare_for_delete(&self, _object: &mut Value) {}
+}
+
+/// Behaviour shared by kinds that need nothing beyond their name rule.
+pub struct GenericStrategy {
+    pub name_rule: NameRule,
+    pub tracks_generation: bool,
+}
+
+impl Strategy for GenericStrategy {
+    fn name_rule(&self) -> NameRule {
+        self.name_rule
+    }
+
+    fn tracks_generation(&self) -> bool {
+        self.tracks_generation
+    }
+}
+
+/// Namespaces start Active with the "kubernetes" finalizer, as upstream's
+/// namespace strategy sets them.
+pub struct NamespaceStrategy;
+
+impl Strategy for NamespaceStrategy {
+    fn name_rule(&self) -> NameRule {
+        NameRule::Label
+    }
+
+    fn prepare_for_create(&self, object: &mut Value) {
+        let Some(obj) = object.as_object_mut() else {
+            return;
+        };
+        obj.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
+        obj.insert("status".into(), json!({"phase": "Active"}));
+        // The namespace's own name is a label every namespace carries upstream.
+        let name = obj
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let (Some(name), Some(meta)) =
+            (name, obj.get_mut("metadata").and_then(Value::as_object_mut))
+        {
+            let labels = meta
+                .entry("labels")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Some(labels) = labels.as_object_mut() {
+                labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
+            }
+        }
+    }
+
+    fn finalizers_done(&self, object: &Value) -> bool {
+        object
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(|f| f.is_empty())
+    }
+
+    fn prepare_for_delete(&self, object: &mut Value) {
+        if let Some(obj) = object.as_object_mut() {
+            obj.insert("status".into(), json!({"phase": "Terminating"}));
+        }
+    }
+
+    fn prepare_for_update(&self, object: &mut Value, old: &Value) {
+        // spec.finalizers and status belong to the finalize and status subresources.
+        if let Some(obj) = object.as_object_mut() {
+            for field in ["spec", "status"] {
+                match old.get(field) {
+                    Some(v) => obj.insert(field.into(), v.clone()),
+                    None => obj.remove(field),
+                };
+            }
+        }
+        let name = old
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if let (Some(name), Some(meta)) = (
+            name,
+            object.get_mut("metadata").and_then(Value::as_object_mut),
+        ) {
+            let labels = meta
+                .entry("labels")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Some(labels) = labels.as_object_mut() {
+                labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
+            }
+        }
+    }
+}
+
+/// Secrets: `stringData` is write-only and folds into base64 `data`; `type`
+/// defaults to Opaque; `data` values must be base64 and keys valid.
+pub struct SecretStrategy;
+
+impl SecretStrategy {
+    fn normalize(object: &mut Value) {
+        let Some(obj) = object.as_object_mut() else {
+            return;
+        };
+        if let Some(Value::Object(string_data)) = obj.remove("stringData") {
+            let data = obj
+                .entry("data")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !data.is_object() {
+                *data = Value::Object(Map::new());
+            }
+            if let Some(data) = data.as_object_mut() {
+                for (k, v) in string_data {
+                    let text = v.as_str().unwrap_or_default().to_string();
+                    data.insert(
+                        k,
+                        Value::String(base64::engine::general_purpose::STANDARD.encode(text)),
+                    );
+                }
+            }
+        }
+        if obj
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
+            obj.insert("type".into(), Value::String("Opaque".into()));
+        }
+    }
+}
+
+impl Strategy for SecretStrategy {
+    fn prepare_for_create(&self, object: &mut Value) {
+        Self::normalize(object);
+    }
+
+    fn prepare_for_update(&self, object: &mut Value, _old: &Value) {
+        Self::normalize(object);
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        if let Some(data) = object.get("data") {
+            match data.as_object() {
+                Some(map) => {
+                    for (key, value) in map {
+                        let field = format!("data[{key}]");
+                        errs.extend(validation::config_map_key(&field, key));
+                        let valid = value
+                            .as_str()
+                            .map(|s| base64::engine::general_purpose::STANDARD.decode(s).is_ok())
+                            .unwrap_or(value.is_null());
+                        if !valid {
+                            errs.push(FieldError::invalid(
+                                field,
+                                "<secret contents redacted>",
+                                "must be a base64-encoded string",
+                            ));
+                        }
+                    }
+                }
+                None if data.is_null() => {}
+                None => errs.push(FieldError::invalid("data", "", "must be a map")),
+            }
+        }
+        errs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_string_data_folds_into_data() {
+        let mut s = json!({"stringData": {"user": "admin"}});
+        SecretStrategy.prepare_for_create(&mut s);
+        assert_eq!(s["data"]["user"], "YWRtaW4=");
+        assert_eq!(s["type"], "Opaque");
+        assert!(s.get("stringData").is_none());
+    }
+
+    #[test]
+    fn secret_data_must_be_base64() {
+        let errs = SecretStrategy.validate(&json!({"data": {"k": "not base64!"}}));
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "data[k]");
+    }
+
+    #[test]
+    fn namespace_starts_active_with_finalizer() {
+        let mut ns = json!({"metadata": {"name": "demo"}});
+        NamespaceStrategy.prepare_for_create(&mut ns);
+        assert_eq!(ns["status"]["phase"], "Active");
+        assert_eq!(ns["spec"]["finalizers"][0], "kubernetes");
+        assert_eq!(
+            ns["metadata"]["labels"]["kubernetes.io/metadata.name"],
+            "demo"
+        );
+    }
+}

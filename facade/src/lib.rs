@@ -1,0 +1,672 @@
+//! The REST facade: Kubernetes paths, verbs, query options and content
+//! negotiation translated into calls on the core's [`ApiCore`] — the same
+//! methods the gRPC services call — and errors rendered as `metav1.Status`.
+
+pub mod negotiation;
+pub mod request_info;
+pub mod table;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use capstan_core::auth::{authorize_path, UserInfo};
+use capstan_core::discovery::{Discovery, AGGREGATED_CONTENT_TYPE};
+use capstan_core::error::{ApiError, StatusReason};
+use capstan_core::registry::ResourceDef;
+use capstan_core::service::{
+    self, ApiCore, FieldValidation, ListOptions, ObjectList, WriteOptions, WriteResult,
+};
+use capstan_core::watch::{EventType, WatchOptions};
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use negotiation::{BodyFormat, IncludeObject, Output, MAX_REQUEST_BODY_BYTES};
+use request_info::{ApiPath, ResourcePath};
+
+/// Everything the facade serves from; built once at start-up.
+pub struct FacadeState {
+    pub core: Arc<ApiCore>,
+    pub discovery: Arc<Discovery>,
+    pub openapi: Option<Arc<capstan_core::openapi::OpenApiDocuments>>,
+    pub version: Value,
+    /// False until start-up finished and again once shutdown began.
+    pub ready: Arc<AtomicBool>,
+}
+
+pub fn router(state: Arc<FacadeState>) -> Router {
+    Router::new().fallback(dispatch).with_state(state)
+}
+
+/// A `metav1.Status` failure response.
+pub fn error_response(err: &ApiError) -> Response {
+    let code = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_response(code, &err.to_status(), "application/json")
+}
+
+fn json_response(code: StatusCode, value: &Value, content_type: &str) -> Response {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let mut resp = (code, body).into_response();
+    if let Ok(ct) = HeaderValue::from_str(content_type) {
+        resp.headers_mut().insert(header::CONTENT_TYPE, ct);
+    }
+    resp
+}
+
+fn encode(code: StatusCode, output: Output, value: &Value, warnings: &[String]) -> Response {
+    let mut resp = match output {
+        Output::Yaml => match serde_yaml::to_string(value) {
+            Ok(text) => {
+                let mut r = (code, text).into_response();
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/yaml"),
+                );
+                r
+            }
+            Err(e) => return error_response(&ApiError::internal(e)),
+        },
+        _ => json_response(code, value, "application/json"),
+    };
+    for w in warnings {
+        // RFC 7234 warning with the "-" agent, as upstream sends them.
+        let text = format!("299 - {}", serde_json::to_string(w).unwrap_or_default());
+        if let Ok(v) = HeaderValue::from_str(&text) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+    resp
+}
+
+fn not_found() -> ApiError {
+    ApiError::new(
+        StatusReason::NotFound,
+        "the server could not find the requested resource",
+    )
+}
+
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
+        let pairs = serde_urlencoded::from_str::<Vec<(String, String)>>(raw.unwrap_or(""))
+            .map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))?;
+        Ok(Self(pairs))
+    }
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+    fn all(&self, key: &str) -> Vec<String> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+    fn string(&self, key: &str) -> String {
+        self.get(key).unwrap_or("").to_string()
+    }
+    fn flag(&self, key: &str) -> bool {
+        matches!(self.get(key), Some("true" | "1" | "True"))
+    }
+    fn int(&self, key: &str) -> Result<Option<i64>, ApiError> {
+        match self.get(key) {
+            None | Some("") => Ok(None),
+            Some(v) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| ApiError::bad_request(format!("invalid value for {key}: {v:?}"))),
+        }
+    }
+}
+
+fn dry_run(values: &[String]) -> Result<bool, ApiError> {
+    match values {
+        [] => Ok(false),
+        [all] if all == "All" => Ok(true),
+        [v, ..] => Err(ApiError::bad_request(format!(
+            "dryRun: Unsupported value: {v:?}: supported values: \"All\""
+        ))),
+    }
+}
+
+fn write_options(q: &Query) -> Result<WriteOptions, ApiError> {
+    let field_manager = q.string("fieldManager");
+    if field_manager.len() > 128 {
+        return Err(ApiError::bad_request(
+            "fieldManager: Too long: may not be more than 128 bytes",
+        ));
+    }
+    Ok(WriteOptions {
+        dry_run: dry_run(&q.all("dryRun"))?,
+        field_manager,
+        field_validation: FieldValidation::parse(q.get("fieldValidation").unwrap_or(""))?,
+    })
+}
+
+fn list_options(q: &Query) -> Result<ListOptions, ApiError> {
+    Ok(ListOptions {
+        label_selector: q.string("labelSelector"),
+        field_selector: q.string("fieldSelector"),
+        limit: q.int("limit")?.unwrap_or(0),
+        continue_token: q.string("continue"),
+        resource_version: q.string("resourceVersion"),
+        resource_version_match: q.string("resourceVersionMatch"),
+    })
+}
+
+/// DeleteOptions from the body (kubectl sends one) and the query.
+fn delete_options(q: &Query, body: &[u8]) -> Result<service::DeleteOptions, ApiError> {
+    let from_body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+    };
+    if !from_body.is_object() {
+        return Err(ApiError::bad_request(
+            "invalid DeleteOptions: expected an object",
+        ));
+    }
+    let s = |v: &Value| v.as_str().map(str::to_string);
+    let mut dry = q.all("dryRun");
+    if let Some(list) = from_body.get("dryRun").and_then(Value::as_array) {
+        dry.extend(list.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    let mut policy = s(&from_body["propagationPolicy"])
+        .or_else(|| q.get("propagationPolicy").map(str::to_string));
+    if policy.is_none() {
+        if let Some(orphan) = from_body.get("orphanDependents").and_then(Value::as_bool) {
+            policy = Some(if orphan { "Orphan" } else { "Background" }.to_string());
+        }
+    }
+    if let Some(p) = &policy {
+        if !matches!(p.as_str(), "Orphan" | "Background" | "Foreground") {
+            return Err(ApiError::bad_request(format!(
+                "propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+            )));
+        }
+    }
+    Ok(service::DeleteOptions {
+        grace_period_seconds: from_body["gracePeriodSeconds"]
+            .as_i64()
+            .or(q.int("gracePeriodSeconds")?),
+        precondition_uid: s(&from_body["preconditions"]["uid"]),
+        precondition_resource_version: s(&from_body["preconditions"]["resourceVersion"]),
+        propagation_policy: policy,
+        dry_run: dry_run(&dry)?,
+    })
+}
+
+fn include_object(q: &Query) -> Result<IncludeObject, ApiError> {
+    match q.get("includeObject") {
+        None | Some("") | Some("Metadata") => Ok(IncludeObject::Metadata),
+        Some("None") => Ok(IncludeObject::None),
+        Some("Object") => Ok(IncludeObject::Object),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "includeObject: Unsupported value: {other:?}: supported values: \"Metadata\", \"None\", \"Object\""
+        ))),
+    }
+}
+
+fn list_metadata(list: &ObjectList) -> Value {
+    let mut meta = json!({"resourceVersion": list.resource_version});
+    if let Some(c) = &list.continue_token {
+        meta["continue"] = json!(c);
+    }
+    if let Some(n) = list.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    meta
+}
+
+fn list_document(def: &ResourceDef, list: ObjectList) -> Value {
+    let metadata = list_metadata(&list);
+    json!({
+        "kind": def.list_kind(),
+        "apiVersion": def.api_version(),
+        "metadata": metadata,
+        "items": list.items,
+    })
+}
+
+/// One object, or a Table of it.
+fn object_output(
+    def: &ResourceDef,
+    output: Output,
+    q: &Query,
+    object: &Value,
+) -> Result<Value, ApiError> {
+    match output {
+        Output::Table => {
+            let rv = object
+                .pointer("/metadata/resourceVersion")
+                .cloned()
+                .unwrap_or(json!(""));
+            Ok(table::to_table(
+                def,
+                std::slice::from_ref(object),
+                json!({"resourceVersion": rv}),
+                include_object(q)?,
+            ))
+        }
+        _ => Ok(object.clone()),
+    }
+}
+
+async fn dispatch(State(state): State<Arc<FacadeState>>, req: Request) -> Response {
+    match handle(&state, req).await {
+        Ok(resp) => resp,
+        Err(err) => error_response(&err),
+    }
+}
+
+fn user_of(req: &Request) -> UserInfo {
+    req.extensions()
+        .get::<UserInfo>()
+        .cloned()
+        .unwrap_or_else(UserInfo::anonymous)
+}
+
+fn accept(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+async fn handle(state: &FacadeState, req: Request) -> Result<Response, ApiError> {
+    let user = user_of(&req);
+    let path = req.uri().path().to_string();
+    let method = req.method().clone();
+    if let Some(resp) = non_resource(state, &user, &method, &path, req.headers())? {
+        return Ok(resp);
+    }
+    let Some(api_path) = request_info::parse(&path) else {
+        authorize_path(&user, &verb_of_method(&method), &path)?;
+        return Err(not_found());
+    };
+    let resource = match api_path {
+        ApiPath::Resource(r) => r,
+        discovery_path => {
+            return discovery(state, &user, &method, &path, req.headers(), discovery_path)
+        }
+    };
+    let query = Query::parse(req.uri().query())?;
+    let headers = req.headers().clone();
+    let body = axum::body::to_bytes(req.into_body(), MAX_REQUEST_BODY_BYTES)
+        .await
+        .map_err(|_| ApiError::too_large(MAX_REQUEST_BODY_BYTES))?;
+    resource_request(state, &user, &method, &headers, &query, resource, body).await
+}
+
+fn verb_of_method(method: &Method) -> String {
+    match *method {
+        Method::GET | Method::HEAD => "get",
+        Method::POST => "post",
+        Method::PUT => "put",
+        Method::PATCH => "patch",
+        Method::DELETE => "delete",
+        _ => "options",
+    }
+    .to_string()
+}
+
+/// Health, version and OpenAPI.
+fn non_resource(
+    state: &FacadeState,
+    user: &UserInfo,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+) -> Result<Option<Response>, ApiError> {
+    let health = ["/healthz", "/livez", "/readyz"]
+        .iter()
+        .find(|p| path == **p || path.starts_with(&format!("{p}/")));
+    if let Some(check) = health {
+        authorize_path(user, "get", path)?;
+        let ready = *check != "/readyz" || state.ready.load(Ordering::Relaxed);
+        let (code, text) = if ready {
+            (StatusCode::OK, "ok")
+        } else {
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "[-]shutdown failed: reason withheld\nreadyz check failed",
+            )
+        };
+        return Ok(Some(
+            (
+                code,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                text,
+            )
+                .into_response(),
+        ));
+    }
+    if path == "/version" || path == "/version/" {
+        authorize_path(user, "get", "/version")?;
+        return Ok(Some(json_response(
+            StatusCode::OK,
+            &state.version,
+            "application/json",
+        )));
+    }
+    if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
+        authorize_path(user, "get", path)?;
+        if *method != Method::GET {
+            return Err(ApiError::new(
+                StatusReason::MethodNotAllowed,
+                format!("{method} is not supported on {path}"),
+            ));
+        }
+        let docs = state.openapi.as_ref().ok_or_else(not_found)?;
+        // Only JSON is served; a client asking for the protobuf form alone
+        // must learn that rather than get bytes it cannot parse.
+        let accepts_json = accept(headers).is_none_or(|a| a.contains("json") || a.contains("*/*"));
+        if !accepts_json {
+            return Err(ApiError::new(
+                StatusReason::NotAcceptable,
+                "only the following media types are accepted: application/json",
+            ));
+        }
+        let bytes: &[u8] = if path == "/openapi/v2" {
+            docs.v2()
+        } else if path == "/openapi/v3" || path == "/openapi/v3/" {
+            docs.v3_index()
+        } else {
+            let gv = path.trim_start_matches("/openapi/v3/");
+            docs.v3_group_version(gv).ok_or_else(not_found)?
+        };
+        let mut resp = (StatusCode::OK, Bytes::copy_from_slice(bytes)).into_response();
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        return Ok(Some(resp));
+    }
+    Ok(None)
+}
+
+fn discovery(
+    state: &FacadeState,
+    user: &UserInfo,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+    api_path: ApiPath,
+) -> Result<Response, ApiError> {
+    authorize_path(user, "get", path)?;
+    if *method != Method::GET {
+        return Err(ApiError::new(
+            StatusReason::MethodNotAllowed,
+            format!(
+                "the server does not allow this method on the requested resource ({method} {path})"
+            ),
+        ));
+    }
+    let aggregated_allowed = matches!(api_path, ApiPath::CoreVersions | ApiPath::Groups);
+    let output = negotiation::negotiate_output(accept(headers).as_deref(), aggregated_allowed)?;
+    let d = &state.discovery;
+    let doc = match (&api_path, output) {
+        (ApiPath::CoreVersions, Output::AggregatedDiscovery) => {
+            return Ok(json_response(
+                StatusCode::OK,
+                &d.aggregated_core,
+                AGGREGATED_CONTENT_TYPE,
+            ))
+        }
+        (ApiPath::Groups, Output::AggregatedDiscovery) => {
+            return Ok(json_response(
+                StatusCode::OK,
+                &d.aggregated_groups,
+                AGGREGATED_CONTENT_TYPE,
+            ))
+        }
+        (ApiPath::CoreVersions, _) => d.api_versions.clone(),
+        (ApiPath::Groups, _) => d.api_group_list.clone(),
+        (ApiPath::Group(g), _) => d.group(g).cloned().ok_or_else(not_found)?,
+        (ApiPath::ResourceList { group, version }, _) => d
+            .resource_list(group, version)
+            .cloned()
+            .ok_or_else(not_found)?,
+        (ApiPath::Resource(_), _) => return Err(not_found()),
+    };
+    let output = if output == Output::Table {
+        Output::Json
+    } else {
+        output
+    };
+    Ok(encode(StatusCode::OK, output, &doc, &[]))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn resource_request(
+    state: &FacadeState,
+    user: &UserInfo,
+    method: &Method,
+    headers: &HeaderMap,
+    q: &Query,
+    target: ResourcePath,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let core = &state.core;
+    let def = core.resolve(&target.group, &target.version, &target.resource)?;
+    if target.subresource.is_some() {
+        // No subresource is served yet; say so rather than pretend.
+        return Err(not_found());
+    }
+    let output = negotiation::negotiate_output(accept(headers).as_deref(), false)?;
+    let ns = target.namespace.as_deref();
+    let name = target.name.as_deref();
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    match (method.clone(), name) {
+        (Method::GET, _) if q.flag("watch") => watch(state, user, &def, ns, name, q, output).await,
+        (Method::GET, Some(name)) => {
+            let obj = core.get(user, &def, ns, name).await?;
+            Ok(encode(
+                StatusCode::OK,
+                output,
+                &object_output(&def, output, q, &obj)?,
+                &[],
+            ))
+        }
+        (Method::GET, None) => {
+            let list = core.list(user, &def, ns, &list_options(q)?).await?;
+            let doc = match output {
+                Output::Table => {
+                    let meta = list_metadata(&list);
+                    table::to_table(&def, &list.items, meta, include_object(q)?)
+                }
+                _ => list_document(&def, list),
+            };
+            Ok(encode(StatusCode::OK, output, &doc, &[]))
+        }
+        (Method::POST, None) => {
+            let format = negotiation::body_format(content_type, false)?;
+            let obj = negotiation::decode_body(format, &body, def.kind)?;
+            let result = core.create(user, &def, ns, obj, &write_options(q)?).await?;
+            write_response(&def, output, q, result)
+        }
+        (Method::PUT, Some(name)) => {
+            let format = negotiation::body_format(content_type, false)?;
+            let obj = negotiation::decode_body(format, &body, def.kind)?;
+            let result = core
+                .update(user, &def, ns, name, obj, &write_options(q)?)
+                .await?;
+            write_response(&def, output, q, result)
+        }
+        (Method::PATCH, Some(name)) => {
+            let BodyFormat::Patch(patch_type) = negotiation::body_format(content_type, true)?
+            else {
+                return Err(ApiError::internal("patch body format"));
+            };
+            let patch = negotiation::decode_body(BodyFormat::Patch(patch_type), &body, def.kind)?;
+            let result = core
+                .patch(user, &def, ns, name, patch_type, &patch, &write_options(q)?)
+                .await?;
+            write_response(&def, output, q, result)
+        }
+        (Method::DELETE, Some(name)) => {
+            let opts = delete_options(q, &body)?;
+            let result = core.delete(user, &def, ns, name, &opts).await?;
+            let pending = result
+                .object
+                .pointer("/metadata/deletionTimestamp")
+                .is_some();
+            if pending || def.resource == "pods" {
+                return Ok(encode(
+                    StatusCode::OK,
+                    output,
+                    &object_output(&def, output, q, &result.object)?,
+                    &[],
+                ));
+            }
+            // Upstream answers an immediate delete with a Success Status.
+            let status = json!({
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Success",
+                "details": {
+                    "name": name,
+                    "group": def.group,
+                    "kind": def.resource,
+                    "uid": result.object.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
+                },
+            });
+            let output = if output == Output::Table {
+                Output::Json
+            } else {
+                output
+            };
+            Ok(encode(StatusCode::OK, output, &status, &[]))
+        }
+        (Method::DELETE, None) => {
+            let opts = delete_options(q, &body)?;
+            let list = core
+                .delete_collection(user, &def, ns, &list_options(q)?, &opts)
+                .await?;
+            let output = if output == Output::Table {
+                Output::Json
+            } else {
+                output
+            };
+            Ok(encode(
+                StatusCode::OK,
+                output,
+                &list_document(&def, list),
+                &[],
+            ))
+        }
+        (m, _) => {
+            let verb = match (m, name) {
+                (Method::POST, Some(_)) => "create",
+                (Method::PUT, None) => "update",
+                (Method::PATCH, None) => "patch",
+                _ => "unknown",
+            };
+            Err(ApiError::new(
+                StatusReason::MethodNotAllowed,
+                format!("the server does not allow this method on the requested resource ({verb})"),
+            ))
+        }
+    }
+}
+
+fn write_response(
+    def: &ResourceDef,
+    output: Output,
+    q: &Query,
+    result: WriteResult,
+) -> Result<Response, ApiError> {
+    let code = if result.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok(encode(
+        code,
+        output,
+        &object_output(def, output, q, &result.object)?,
+        &result.warnings,
+    ))
+}
+
+async fn watch(
+    state: &FacadeState,
+    user: &UserInfo,
+    def: &Arc<ResourceDef>,
+    ns: Option<&str>,
+    name: Option<&str>,
+    q: &Query,
+    output: Output,
+) -> Result<Response, ApiError> {
+    if output == Output::Yaml {
+        return Err(ApiError::new(
+            StatusReason::NotAcceptable,
+            "only the following media types are accepted: application/json, application/json;stream=watch",
+        ));
+    }
+    let send_initial_events = match q.get("sendInitialEvents") {
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        _ => None,
+    };
+    let opts = WatchOptions {
+        label_selector: q.string("labelSelector"),
+        field_selector: q.string("fieldSelector"),
+        resource_version: q.string("resourceVersion"),
+        allow_bookmarks: q.flag("allowWatchBookmarks"),
+        timeout: q
+            .int("timeoutSeconds")?
+            .filter(|t| *t > 0)
+            .map(|t| Duration::from_secs(t as u64)),
+        send_initial_events,
+    };
+    let include = include_object(q)?;
+    let events = state.core.watch(user, def, ns, name, &opts).await?;
+    let def = def.clone();
+    let lines = events.map(move |ev| {
+        let object = match (output, ev.event_type) {
+            (Output::Table, EventType::Added | EventType::Modified | EventType::Deleted) => {
+                let rv = ev
+                    .object
+                    .pointer("/metadata/resourceVersion")
+                    .cloned()
+                    .unwrap_or(json!(""));
+                table::to_table(
+                    &def,
+                    std::slice::from_ref(&ev.object),
+                    json!({"resourceVersion": rv}),
+                    include,
+                )
+            }
+            _ => ev.object,
+        };
+        let mut line =
+            serde_json::to_vec(&json!({"type": ev.event_type.as_str(), "object": object}))
+                .unwrap_or_default();
+        line.push(b'\n');
+        Ok::<_, std::convert::Infallible>(Bytes::from(line))
+    });
+    let mut resp = Response::new(Body::from_stream(lines));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    Ok(resp)
+}

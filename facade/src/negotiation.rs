@@ -1,0 +1,225 @@
+//! Content negotiation: which representation a client accepts (Accept) and
+//! what a request body is (Content-Type), with upstream's 406/415 answers.
+
+use capstan_core::error::{ApiError, StatusReason};
+use capstan_core::service::PatchType;
+
+/// Upstream's limit on request bodies (3 MiB).
+pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncludeObject {
+    None,
+    Metadata,
+    Object,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Json,
+    Yaml,
+    Table,
+    /// Aggregated discovery (apidiscovery.k8s.io/v2 APIGroupDiscoveryList).
+    AggregatedDiscovery,
+}
+
+struct MediaRange<'a> {
+    essence: String,
+    params: Vec<(&'a str, &'a str)>,
+}
+
+fn parse_media_ranges(header: &str) -> Vec<MediaRange<'_>> {
+    header
+        .split(',')
+        .map(|part| {
+            let mut pieces = part.split(';');
+            let essence = pieces.next().unwrap_or("").trim().to_ascii_lowercase();
+            let params = pieces
+                .filter_map(|p| p.split_once('='))
+                .map(|(k, v)| (k.trim(), v.trim().trim_matches('"')))
+                .collect();
+            MediaRange { essence, params }
+        })
+        .filter(|m| !m.essence.is_empty())
+        .collect()
+}
+
+const ACCEPTED: &str = "application/json, application/yaml";
+
+/// The first representation in the Accept header that we serve.
+/// `discovery` allows the aggregated discovery form.
+pub fn negotiate_output(accept: Option<&str>, discovery: bool) -> Result<Output, ApiError> {
+    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
+        return Ok(Output::Json);
+    };
+    for range in parse_media_ranges(accept) {
+        let param = |name: &str| {
+            range
+                .params
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| *v)
+        };
+        let json_like = matches!(
+            range.essence.as_str(),
+            "application/json" | "*/*" | "application/*"
+        );
+        match (range.essence.as_str(), param("as")) {
+            (_, Some("Table"))
+                if json_like
+                    && param("g") == Some("meta.k8s.io")
+                    && matches!(param("v"), Some("v1") | Some("v1beta1")) =>
+            {
+                return Ok(Output::Table)
+            }
+            (_, Some("APIGroupDiscoveryList"))
+                if json_like
+                    && discovery
+                    && param("g") == Some("apidiscovery.k8s.io")
+                    && param("v") == Some("v2") =>
+            {
+                return Ok(Output::AggregatedDiscovery)
+            }
+            (_, Some(_)) => {}
+            ("application/yaml", None) => return Ok(Output::Yaml),
+            (_, None) if json_like => return Ok(Output::Json),
+            _ => {}
+        }
+    }
+    Err(ApiError::new(
+        StatusReason::NotAcceptable,
+        format!("only the following media types are accepted: {ACCEPTED}"),
+    ))
+}
+
+/// What a request body is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFormat {
+    Json,
+    Yaml,
+    Patch(PatchType),
+}
+
+pub fn body_format(content_type: Option<&str>, for_patch: bool) -> Result<BodyFormat, ApiError> {
+    let essence = content_type
+        .and_then(|c| c.split(';').next())
+        .map(|c| c.trim().to_ascii_lowercase())
+        .unwrap_or_default();
+    let format = match essence.as_str() {
+        "application/json-patch+json" if for_patch => BodyFormat::Patch(PatchType::Json),
+        "application/merge-patch+json" if for_patch => BodyFormat::Patch(PatchType::Merge),
+        "application/strategic-merge-patch+json" if for_patch => {
+            BodyFormat::Patch(PatchType::StrategicMerge)
+        }
+        "application/apply-patch+yaml" if for_patch => BodyFormat::Patch(PatchType::Apply),
+        "application/json" | "" if !for_patch => BodyFormat::Json,
+        "application/yaml" if !for_patch => BodyFormat::Yaml,
+        _ => {
+            let accepted = if for_patch {
+                "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+            } else {
+                ACCEPTED
+            };
+            return Err(ApiError::new(
+                StatusReason::UnsupportedMediaType,
+                format!("the body of the request was in an unknown format - accepted media types include: {accepted}"),
+            ));
+        }
+    };
+    Ok(format)
+}
+
+/// Parses a body to JSON; `expected_kind` names the type in upstream's error form.
+pub fn decode_body(
+    format: BodyFormat,
+    body: &[u8],
+    expected_kind: &str,
+) -> Result<serde_json::Value, ApiError> {
+    let yaml = matches!(
+        format,
+        BodyFormat::Yaml | BodyFormat::Patch(PatchType::Apply)
+    );
+    let parsed: Result<serde_json::Value, String> = if yaml {
+        serde_yaml::from_slice::<serde_json::Value>(body).map_err(|e| e.to_string())
+    } else {
+        serde_json::from_slice(body).map_err(|e| e.to_string())
+    };
+    parsed.map_err(|e| {
+        let summary: String = String::from_utf8_lossy(&body[..body.len().min(30)]).into_owned();
+        let ellipsis = if body.len() > 30 { "..." } else { "" };
+        match format {
+            BodyFormat::Patch(_) => ApiError::bad_request(format!("error decoding patch: {e}")),
+            _ => ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {expected_kind}): couldn't get version/kind; json parse error: {e} ({summary}{ellipsis})"
+            )),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_get_asks_for_a_table() {
+        let accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+        assert_eq!(
+            negotiate_output(Some(accept), false).unwrap(),
+            Output::Table
+        );
+    }
+
+    #[test]
+    fn aggregated_discovery_only_where_offered() {
+        let accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+        assert_eq!(
+            negotiate_output(Some(accept), true).unwrap(),
+            Output::AggregatedDiscovery
+        );
+        assert_eq!(negotiate_output(Some(accept), false).unwrap(), Output::Json);
+    }
+
+    #[test]
+    fn unknown_types_are_refused() {
+        assert_eq!(
+            negotiate_output(Some("text/html"), false)
+                .unwrap_err()
+                .code(),
+            406
+        );
+        assert_eq!(
+            negotiate_output(Some("application/yaml"), false).unwrap(),
+            Output::Yaml
+        );
+        assert_eq!(negotiate_output(Some("*/*"), false).unwrap(), Output::Json);
+        assert_eq!(
+            body_format(Some("text/plain"), false).unwrap_err().code(),
+            415
+        );
+        assert_eq!(
+            body_format(Some("application/json"), true)
+                .unwrap_err()
+                .code(),
+            415
+        );
+        assert_eq!(
+            body_format(Some("application/strategic-merge-patch+json"), true).unwrap(),
+            BodyFormat::Patch(PatchType::StrategicMerge)
+        );
+    }
+
+    #[test]
+    fn malformed_bodies_are_bad_requests() {
+        let err = decode_body(BodyFormat::Json, b"{not json", "ConfigMap").unwrap_err();
+        assert_eq!(err.code(), 400);
+        assert!(err
+            .message
+            .starts_with("the object provided is unrecognized (must be of type ConfigMap)"));
+        assert_eq!(
+            decode_body(BodyFormat::Yaml, b"a: [", "ConfigMap")
+                .unwrap_err()
+                .code(),
+            400
+        );
+    }
+}

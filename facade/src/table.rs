@@ -1,0 +1,49 @@
+//! metav1.Table responses (what kubectl get prints), built from the core's
+//! per-kind printers.
+
+use capstan_core::printers::{table_cells, table_columns};
+use capstan_core::registry::ResourceDef;
+use serde_json::{json, Value};
+
+use crate::negotiation::IncludeObject;
+
+/// PartialObjectMetadata of an object, the default row object.
+pub fn partial_metadata(object: &Value) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
+fn row(
+    def: &ResourceDef,
+    object: &Value,
+    include: IncludeObject,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Value {
+    let mut row = json!({"cells": table_cells(def.group, def.resource, object, now)});
+    match include {
+        IncludeObject::None => {}
+        IncludeObject::Metadata => row["object"] = partial_metadata(object),
+        IncludeObject::Object => row["object"] = object.clone(),
+    }
+    row
+}
+
+/// A Table of `objects`, with list metadata when it answers a list.
+pub fn to_table(
+    def: &ResourceDef,
+    objects: &[Value],
+    list_metadata: Value,
+    include: IncludeObject,
+) -> Value {
+    let now = chrono::Utc::now();
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": list_metadata,
+        "columnDefinitions": table_columns(def.group, def.resource),
+        "rows": objects.iter().map(|o| row(def, o, include, now)).collect::<Vec<_>>(),
+    })
+}

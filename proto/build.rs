@@ -1,0 +1,16 @@
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // A vendored protoc keeps a fresh machine's build free of system packages.
+    let protoc = protoc_bin_vendored::protoc_bin_path()?;
+    std::env::set_var("PROTOC", protoc);
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
+    let protos = ["capstan/v1/resources.proto", "capstan/v1/discovery.proto"];
+    tonic_prost_build::configure()
+        .file_descriptor_set_path(out_dir.join("capstan_descriptor.bin"))
+        .compile_protos(&protos, &["."])?;
+    for proto in protos {
+        println!("cargo:rerun-if-changed={proto}");
+    }
+    Ok(())
+}

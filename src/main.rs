@@ -1,0 +1,111 @@
+//! `capstan`: a Kubernetes API server, gRPC-first.
+
+mod pki;
+mod server;
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "capstan",
+    version,
+    about = "A Kubernetes API server, gRPC-first"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the Kubernetes API (REST and gRPC on one TLS port).
+    Serve(ServeArgs),
+}
+
+/// Flag names follow kube-apiserver's where one exists.
+#[derive(Args, Clone, Debug)]
+pub struct ServeArgs {
+    /// Directory for the embedded store, the PKI and admin.kubeconfig.
+    #[arg(long, default_value = "./capstan-data", env = "CAPSTAN_DATA_DIR")]
+    pub data_dir: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind_address: IpAddr,
+    /// Port serving HTTPS (REST) and gRPC; 0 picks a free port.
+    #[arg(long, default_value_t = 6443)]
+    pub secure_port: u16,
+    /// Key prefix of every stored object.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// How often history older than one interval is compacted; 0 disables it.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub etcd_compaction_interval: Duration,
+    /// Extra subject alternative names for the serving certificate.
+    #[arg(long, value_delimiter = ',')]
+    pub cert_extra_sans: Vec<String>,
+    /// Write the chosen port here once listening (for tests and scripts).
+    #[arg(long)]
+    pub port_file: Option<PathBuf>,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("invalid duration {text:?}"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "ms" => return Ok(Duration::from_millis(n)),
+        _ => {
+            return Err(format!(
+                "invalid duration unit in {text:?} (use ms, s, m or h)"
+            ))
+        }
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    // `capstan` alone serves with the defaults.
+    let command =
+        cli.command
+            .unwrap_or_else(|| match Cli::parse_from(["capstan", "serve"]).command {
+                Some(command) => command,
+                None => unreachable!("serve was given"),
+            });
+    let Command::Serve(args) = command;
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("capstan: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(server::serve(args)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("capstan: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

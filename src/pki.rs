@@ -1,0 +1,1546 @@
+//! First-start PKI: the cluster CA, the serving certificate, the admin client
+//! certificate and `admin.kubeconfig`, plus the rustls server configuration
+//! and the mapping from a verified client certificate to a user.
+//!
+//! The layout mirrors kubeadm's `/etc/kubernetes/pki` so operators find the
+//! files where they expect them:
+//!
+//! ```text
+//! <data-dir>/pki/ca.crt, ca.key                cluster CA ("capstan-ca", 10 years)
+//! <data-dir>/pki/apiserver.crt, apiserver.key  serving certificate (1 year)
+//! <data-dir>/pki/admin.crt, admin.key          CN=admin, O=system:masters (1 year)
+//! <data-dir>/admin.kubeconfig                  embeds the three above
+//! ```
+//!
+//! Existing files always win over generation, so an operator can drop in
+//! certificates from their own CA. Only what is missing or unusable is issued:
+//! a serving certificate that lacks a requested SAN, or a leaf that expires
+//! within [`RENEW_BEFORE`], is reissued from the CA on disk.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, DnValue,
+    ExtendedKeyUsagePurpose, IsCa, Issuer, KeyIdMethod, KeyPair, KeyUsagePurpose, SanType,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::server::WebPkiClientVerifier;
+use rustls::RootCertStore;
+use x509_parser::certificate::X509Certificate;
+use x509_parser::der_parser::asn1_rs::Tag;
+use x509_parser::extensions::{GeneralName, ParsedExtension};
+use x509_parser::time::ASN1Time;
+use x509_parser::x509::X509Name;
+
+/// Common name of the generated cluster CA.
+pub const CA_COMMON_NAME: &str = "capstan-ca";
+/// Common name of the generated serving certificate (kubeadm's choice).
+pub const SERVING_COMMON_NAME: &str = "kube-apiserver";
+/// User and group of the generated admin client certificate.
+pub const ADMIN_USER: &str = "admin";
+pub const ADMIN_GROUP: &str = "system:masters";
+/// Name of the cluster, user and context in `admin.kubeconfig`.
+pub const KUBECONFIG_CLUSTER: &str = "capstan";
+
+const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+const CA_VALIDITY: Duration = Duration::from_secs(10 * 365 * 24 * 60 * 60);
+const LEAF_VALIDITY: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+/// Leaves are backdated so a client whose clock runs a little behind ours
+/// does not reject a certificate issued a moment ago as "not yet valid".
+const BACKDATE: Duration = Duration::from_secs(60 * 60);
+/// A leaf this close to expiry is reissued at start-up (k3s does the same,
+/// with the same window): without it, a long-running single-binary install
+/// would fail on the day the first certificate expires.
+pub const RENEW_BEFORE: Duration = Duration::from_secs(90 * 24 * 60 * 60);
+
+/// DNS names every serving certificate carries; they are how in-cluster
+/// clients address the API server (kubeadm's list).
+const DEFAULT_DNS_SANS: &[&str] = &[
+    "localhost",
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    "kubernetes.default.svc.cluster.local",
+];
+
+/// What the PKI needs to know about how the server will be reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PkiOptions {
+    /// The address the secure port binds; a specific address becomes a SAN
+    /// and the kubeconfig's server.
+    pub bind_address: IpAddr,
+    pub secure_port: u16,
+    /// Additional SANs (`--tls-san`): IP literals become IP SANs, anything
+    /// else a DNS SAN.
+    pub extra_sans: Vec<String>,
+}
+
+impl Default for PkiOptions {
+    fn default() -> Self {
+        Self {
+            bind_address: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            secure_port: 6443,
+            extra_sans: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PkiError {
+    #[error("{action} {}: {source}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{}: {reason}", path.display())]
+    Parse { path: PathBuf, reason: String },
+    #[error("generating the {what}: {source}")]
+    Generate {
+        what: &'static str,
+        #[source]
+        source: rcgen::Error,
+    },
+    #[error(
+        "{} must be (re)issued but the CA private key {} does not exist",
+        leaf.display(),
+        ca_key.display()
+    )]
+    MissingCaKey { leaf: PathBuf, ca_key: PathBuf },
+    #[error(
+        "{} exists without {}; refusing to replace a key whose certificate is missing",
+        key.display(),
+        cert.display()
+    )]
+    OrphanCaKey { key: PathBuf, cert: PathBuf },
+    #[error("invalid subject alternative name {0:?}")]
+    InvalidSan(String),
+    #[error("serializing the kubeconfig: {0}")]
+    Kubeconfig(#[from] serde_yaml::Error),
+    #[error("building the TLS configuration: {0}")]
+    Tls(#[from] rustls::Error),
+    #[error("building the client certificate verifier: {0}")]
+    ClientVerifier(#[from] rustls::server::VerifierBuilderError),
+}
+
+/// Where the PKI files live under a data directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PkiPaths {
+    pub dir: PathBuf,
+    pub ca_cert: PathBuf,
+    pub ca_key: PathBuf,
+    pub serving_cert: PathBuf,
+    pub serving_key: PathBuf,
+    pub admin_cert: PathBuf,
+    pub admin_key: PathBuf,
+    pub kubeconfig: PathBuf,
+}
+
+impl PkiPaths {
+    pub fn new(data_dir: &Path) -> Self {
+        let dir = data_dir.join("pki");
+        Self {
+            ca_cert: dir.join("ca.crt"),
+            ca_key: dir.join("ca.key"),
+            serving_cert: dir.join("apiserver.crt"),
+            serving_key: dir.join("apiserver.key"),
+            admin_cert: dir.join("admin.crt"),
+            admin_key: dir.join("admin.key"),
+            kubeconfig: data_dir.join("admin.kubeconfig"),
+            dir,
+        }
+    }
+}
+
+/// The PKI material in effect for this run, as PEM.
+#[derive(Clone)]
+pub struct Pki {
+    paths: PkiPaths,
+    server_url: String,
+    ca_cert_pem: String,
+    serving_cert_pem: String,
+    serving_key_pem: String,
+    admin_cert_pem: String,
+    admin_key_pem: String,
+}
+
+impl fmt::Debug for Pki {
+    // Private keys stay out of logs and panic messages.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pki")
+            .field("paths", &self.paths)
+            .field("server_url", &self.server_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Pki {
+    pub fn paths(&self) -> &PkiPaths {
+        &self.paths
+    }
+
+    /// The URL written into `admin.kubeconfig`.
+    pub fn server_url(&self) -> &str {
+        &self.server_url
+    }
+
+    /// Every certificate in `ca.crt` as a trust store, for the server's
+    /// client verifier and for in-process clients that talk to this server.
+    pub fn ca_root_store(&self) -> Result<RootCertStore, PkiError> {
+        let certs = parse_cert_chain(&self.paths.ca_cert, self.ca_cert_pem.as_bytes())?;
+        let mut roots = RootCertStore::empty();
+        for cert in certs {
+            roots.add(cert)?;
+        }
+        Ok(roots)
+    }
+}
+
+/// The user a verified client certificate authenticates as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientIdentity {
+    pub user: String,
+    pub groups: Vec<String>,
+}
+
+/// Loads the PKI under `<data_dir>/pki`, issuing whatever is missing or
+/// unusable, and (re)writes `<data_dir>/admin.kubeconfig`.
+pub fn ensure_pki(data_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
+    let paths = PkiPaths::new(data_dir);
+    create_private_dir(&paths.dir)?;
+
+    let sans = required_sans(opts, machine_hostname().as_deref())?;
+    let now = ASN1Time::now();
+
+    let (ca, fresh_ca) = load_or_create_ca(&paths, now)?;
+    let mut issuer: Option<LoadedIssuer> = None;
+
+    let serving = LeafSpec {
+        what: "serving certificate",
+        cert: &paths.serving_cert,
+        key: &paths.serving_key,
+        sans: &sans,
+    };
+    ensure_leaf(&serving, &paths, &ca, fresh_ca, &mut issuer, now)?;
+
+    let admin = LeafSpec {
+        what: "admin client certificate",
+        cert: &paths.admin_cert,
+        key: &paths.admin_key,
+        sans: &[],
+    };
+    ensure_leaf(&admin, &paths, &ca, fresh_ca, &mut issuer, now)?;
+
+    let pki = Pki {
+        server_url: server_url(opts.bind_address, opts.secure_port),
+        ca_cert_pem: ca.pem,
+        serving_cert_pem: read_string(&paths.serving_cert)?,
+        serving_key_pem: read_string(&paths.serving_key)?,
+        admin_cert_pem: read_string(&paths.admin_cert)?,
+        admin_key_pem: read_string(&paths.admin_key)?,
+        paths,
+    };
+    for key in [
+        &pki.paths.ca_key,
+        &pki.paths.serving_key,
+        &pki.paths.admin_key,
+    ] {
+        warn_if_readable_by_others(key);
+    }
+
+    write_file_atomic(
+        &pki.paths.kubeconfig,
+        render_kubeconfig(&pki)?.as_bytes(),
+        0o600,
+    )?;
+    tracing::info!(
+        kubeconfig = %pki.paths.kubeconfig.display(),
+        server = %pki.server_url,
+        "wrote admin kubeconfig"
+    );
+    Ok(pki)
+}
+
+/// The rustls configuration for the secure port: our serving certificate,
+/// ALPN `h2` then `http/1.1`, and client certificates that are optional but,
+/// when presented, must chain to the cluster CA (kube-apiserver's
+/// `--client-ca-file` behaviour; bearer-token clients send none).
+pub fn server_tls_config(pki: &Pki) -> Result<rustls::ServerConfig, PkiError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let chain = parse_cert_chain(&pki.paths.serving_cert, pki.serving_cert_pem.as_bytes())?;
+    let key = PrivateKeyDer::from_pem_slice(pki.serving_key_pem.as_bytes()).map_err(|e| {
+        PkiError::Parse {
+            path: pki.paths.serving_key.clone(),
+            reason: e.to_string(),
+        }
+    })?;
+    let verifier = WebPkiClientVerifier::builder_with_provider(
+        Arc::new(pki.ca_root_store()?),
+        provider.clone(),
+    )
+    .allow_unauthenticated()
+    .build()?;
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(chain, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// Maps the peer's certificate chain, as rustls reports it after a
+/// successful handshake (so already verified against the CA), to a user the
+/// way kube-apiserver's x509 authenticator does: the leaf's subject CN is the
+/// user name, its O values are the groups. No CN means no identity.
+pub fn identity_from_peer_certificates(certs: &[CertificateDer<'_>]) -> Option<ClientIdentity> {
+    let leaf = certs.first()?;
+    let (_, cert) = x509_parser::parse_x509_certificate(leaf.as_ref()).ok()?;
+    let subject = cert.subject();
+    // Go's pkix.Name keeps the last CN when there are several.
+    let user = subject
+        .iter_common_name()
+        .filter_map(|attr| attr.as_str().ok())
+        .last()?
+        .to_owned();
+    if user.is_empty() {
+        return None;
+    }
+    let groups = subject
+        .iter_organization()
+        .filter_map(|attr| attr.as_str().ok())
+        .map(str::to_owned)
+        .collect();
+    Some(ClientIdentity { user, groups })
+}
+
+/// The server URL a local client should use: a wildcard bind is reached over
+/// loopback, a specific address as itself.
+pub fn server_url(bind_address: IpAddr, port: u16) -> String {
+    let host = match bind_address {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    format!("https://{}", SocketAddr::new(host, port))
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum San {
+    Dns(String),
+    Ip(IpAddr),
+}
+
+impl San {
+    fn to_rcgen(&self) -> Result<SanType, PkiError> {
+        match self {
+            San::Ip(ip) => Ok(SanType::IpAddress(*ip)),
+            San::Dns(name) => name
+                .as_str()
+                .try_into()
+                .map(SanType::DnsName)
+                .map_err(|_| PkiError::InvalidSan(name.clone())),
+        }
+    }
+}
+
+fn required_sans(opts: &PkiOptions, hostname: Option<&str>) -> Result<Vec<San>, PkiError> {
+    let mut sans: BTreeSet<San> = DEFAULT_DNS_SANS
+        .iter()
+        .map(|name| San::Dns((*name).to_owned()))
+        .collect();
+    if let Some(host) = hostname.map(str::to_ascii_lowercase) {
+        // A hostname that is not a DNS name (e.g. with an underscore) would
+        // make the whole certificate unusable for strict clients.
+        if is_dns_name(&host) {
+            sans.insert(San::Dns(host));
+        }
+    }
+    sans.insert(San::Ip(IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    sans.insert(San::Ip(IpAddr::V6(Ipv6Addr::LOCALHOST)));
+    if !opts.bind_address.is_unspecified() {
+        sans.insert(San::Ip(opts.bind_address));
+    }
+    for raw in &opts.extra_sans {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let unbracketed = trimmed
+            .strip_prefix('[')
+            .and_then(|s| s.strip_suffix(']'))
+            .unwrap_or(trimmed);
+        if let Ok(ip) = unbracketed.parse::<IpAddr>() {
+            sans.insert(San::Ip(ip));
+            continue;
+        }
+        let name = trimmed.to_ascii_lowercase();
+        let wildcard_base = name.strip_prefix("*.").unwrap_or(&name);
+        if !is_dns_name(wildcard_base) {
+            return Err(PkiError::InvalidSan(raw.clone()));
+        }
+        sans.insert(San::Dns(name));
+    }
+    Ok(sans.into_iter().collect())
+}
+
+fn is_dns_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+}
+
+fn machine_hostname() -> Option<String> {
+    let from_file = |path: &str| {
+        fs::read_to_string(path)
+            .ok()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+    };
+    from_file("/proc/sys/kernel/hostname")
+        .or_else(|| from_file("/etc/hostname"))
+        .or_else(|| {
+            std::env::var("HOSTNAME")
+                .ok()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+        })
+}
+
+struct LoadedCa {
+    pem: String,
+    der: CertificateDer<'static>,
+    roots: Arc<RootCertStore>,
+    // ASN1Time rather than time's OffsetDateTime: `time` is not a direct
+    // dependency, only shared by rcgen and x509-parser.
+    not_after: ASN1Time,
+}
+
+struct LoadedIssuer {
+    issuer: Issuer<'static, KeyPair>,
+    /// Without a subject key identifier on the CA, an authority key
+    /// identifier on the leaf could only mislead path builders.
+    has_ski: bool,
+}
+
+fn load_or_create_ca(paths: &PkiPaths, now: ASN1Time) -> Result<(LoadedCa, bool), PkiError> {
+    let cert_exists = exists(&paths.ca_cert)?;
+    let key_exists = exists(&paths.ca_key)?;
+    if !cert_exists && key_exists {
+        return Err(PkiError::OrphanCaKey {
+            key: paths.ca_key.clone(),
+            cert: paths.ca_cert.clone(),
+        });
+    }
+    let fresh = !cert_exists;
+    if fresh {
+        let key = KeyPair::generate().map_err(|source| PkiError::Generate {
+            what: "CA key",
+            source,
+        })?;
+        let mut params = CertificateParams::default();
+        params.distinguished_name = DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(DnType::CommonName, CA_COMMON_NAME);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        params.not_before = now.to_datetime() - BACKDATE;
+        params.not_after = now.to_datetime() + CA_VALIDITY;
+        let cert = params
+            .self_signed(&key)
+            .map_err(|source| PkiError::Generate {
+                what: "CA certificate",
+                source,
+            })?;
+        // Key first: a crash in between leaves an orphan key, which the next
+        // start reports instead of silently minting a second CA.
+        write_file_atomic(&paths.ca_key, key.serialize_pem().as_bytes(), 0o600)?;
+        write_file_atomic(&paths.ca_cert, cert.pem().as_bytes(), 0o644)?;
+        tracing::info!(path = %paths.ca_cert.display(), "generated cluster CA");
+    }
+
+    let pem = read_string(&paths.ca_cert)?;
+    let certs = parse_cert_chain(&paths.ca_cert, pem.as_bytes())?;
+    let mut roots = RootCertStore::empty();
+    for cert in &certs {
+        roots
+            .add(cert.clone())
+            .map_err(|e| parse_error(&paths.ca_cert, e))?;
+    }
+    // With a bundle, the first certificate is taken as the one ca.key signs
+    // for.
+    let der = certs[0].clone();
+    let (_, parsed) = x509_parser::parse_x509_certificate(der.as_ref())
+        .map_err(|e| parse_error(&paths.ca_cert, e))?;
+    let not_after = parsed.validity().not_after;
+    let renew_after = now
+        .timestamp()
+        .saturating_add_unsigned(RENEW_BEFORE.as_secs());
+    if not_after.timestamp() <= renew_after {
+        tracing::warn!(
+            path = %paths.ca_cert.display(),
+            not_after = %not_after,
+            "the cluster CA expires soon; leaves cannot be renewed past it"
+        );
+    }
+    Ok((
+        LoadedCa {
+            pem,
+            der,
+            roots: Arc::new(roots),
+            not_after,
+        },
+        fresh,
+    ))
+}
+
+fn load_issuer(paths: &PkiPaths, ca: &LoadedCa, leaf: &Path) -> Result<LoadedIssuer, PkiError> {
+    if !exists(&paths.ca_key)? {
+        return Err(PkiError::MissingCaKey {
+            leaf: leaf.to_path_buf(),
+            ca_key: paths.ca_key.clone(),
+        });
+    }
+    let key_pem = read_string(&paths.ca_key)?;
+    let key = KeyPair::from_pem(&key_pem).map_err(|e| parse_error(&paths.ca_key, e))?;
+    let (_, cert) = x509_parser::parse_x509_certificate(ca.der.as_ref())
+        .map_err(|e| parse_error(&paths.ca_cert, e))?;
+
+    // The issuer name written into a leaf must be byte-identical to the CA's
+    // subject (path building compares encoded names), so the CA's subject is
+    // rebuilt attribute by attribute with the original string types.
+    let mut params = CertificateParams::default();
+    params.distinguished_name =
+        distinguished_name_from(cert.subject()).map_err(|reason| PkiError::Parse {
+            path: paths.ca_cert.clone(),
+            reason,
+        })?;
+    let ski = subject_key_identifier(&cert);
+    let has_ski = ski.is_some();
+    params.key_identifier_method = match ski {
+        Some(id) => KeyIdMethod::PreSpecified(id),
+        None => KeyIdMethod::Sha256,
+    };
+    Ok(LoadedIssuer {
+        issuer: Issuer::new(params, key),
+        has_ski,
+    })
+}
+
+fn subject_key_identifier(cert: &X509Certificate<'_>) -> Option<Vec<u8>> {
+    cert.iter_extensions()
+        .find_map(|ext| match ext.parsed_extension() {
+            ParsedExtension::SubjectKeyIdentifier(id) => Some(id.0.to_vec()),
+            _ => None,
+        })
+}
+
+fn distinguished_name_from(name: &X509Name<'_>) -> Result<DistinguishedName, String> {
+    let mut dn = DistinguishedName::new();
+    for rdn in name.iter() {
+        let mut attrs = rdn.iter();
+        let (Some(attr), None) = (attrs.next(), attrs.next()) else {
+            return Err("multi-valued RDNs in the CA subject are not supported".to_owned());
+        };
+        let oid: Vec<u64> = attr
+            .attr_type()
+            .iter()
+            .ok_or_else(|| "CA subject has an attribute OID out of range".to_owned())?
+            .collect();
+        let data = attr.attr_value().data;
+        let utf8 = || {
+            std::str::from_utf8(data)
+                .map(str::to_owned)
+                .map_err(|_| "CA subject has a string that is not valid UTF-8".to_owned())
+        };
+        let bad = |e: rcgen::Error| format!("CA subject: {e}");
+        let value = match attr.attr_value().header.tag() {
+            Tag::Utf8String => DnValue::Utf8String(utf8()?),
+            Tag::PrintableString => DnValue::PrintableString(utf8()?.try_into().map_err(bad)?),
+            Tag::Ia5String => DnValue::Ia5String(utf8()?.try_into().map_err(bad)?),
+            Tag::T61String => DnValue::TeletexString(utf8()?.try_into().map_err(bad)?),
+            Tag::BmpString => DnValue::BmpString(
+                rcgen::string::BmpString::from_utf16be(data.to_vec()).map_err(bad)?,
+            ),
+            Tag::UniversalString => DnValue::UniversalString(
+                rcgen::string::UniversalString::from_utf32be(data.to_vec()).map_err(bad)?,
+            ),
+            other => return Err(format!("CA subject uses unsupported string type {other}")),
+        };
+        let ty = DnType::from_oid(&oid);
+        // rcgen keeps one value per attribute type; collapsing a repeated
+        // one would silently change the name.
+        if dn.get(&ty).is_some() {
+            return Err("repeated attribute types in the CA subject are not supported".to_owned());
+        }
+        dn.push(ty, value);
+    }
+    Ok(dn)
+}
+
+struct LeafSpec<'a> {
+    what: &'static str,
+    cert: &'a Path,
+    key: &'a Path,
+    /// Empty for client certificates.
+    sans: &'a [San],
+}
+
+impl LeafSpec<'_> {
+    fn is_serving(&self) -> bool {
+        !self.sans.is_empty()
+    }
+}
+
+fn ensure_leaf(
+    spec: &LeafSpec<'_>,
+    paths: &PkiPaths,
+    ca: &LoadedCa,
+    fresh_ca: bool,
+    issuer: &mut Option<LoadedIssuer>,
+    now: ASN1Time,
+) -> Result<(), PkiError> {
+    let reason = if fresh_ca {
+        Some("the CA is new".to_owned())
+    } else if !exists(spec.cert)? || !exists(spec.key)? {
+        Some("the certificate or its key is missing".to_owned())
+    } else {
+        reissue_reason(spec, ca, now)?
+    };
+    let Some(reason) = reason else {
+        return Ok(());
+    };
+    if exists(spec.cert)? {
+        tracing::warn!(path = %spec.cert.display(), %reason, "replacing the {}", spec.what);
+    } else {
+        tracing::info!(path = %spec.cert.display(), "issuing the {}", spec.what);
+    }
+
+    let issuer = match issuer {
+        Some(loaded) => loaded,
+        None => issuer.insert(load_issuer(paths, ca, spec.cert)?),
+    };
+    let key = KeyPair::generate().map_err(|source| PkiError::Generate {
+        what: spec.what,
+        source,
+    })?;
+    let mut params = CertificateParams::default();
+    params.distinguished_name = DistinguishedName::new();
+    params.use_authority_key_identifier_extension = issuer.has_ski;
+    params.not_before = now.to_datetime() - BACKDATE;
+    // A leaf outliving its CA would only confuse whoever inspects it.
+    params.not_after = (now.to_datetime() + LEAF_VALIDITY).min(ca.not_after.to_datetime());
+    // Keys are ECDSA, which only signs; KeyEncipherment is an RSA notion.
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    if spec.is_serving() {
+        params
+            .distinguished_name
+            .push(DnType::CommonName, SERVING_COMMON_NAME);
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.subject_alt_names = spec
+            .sans
+            .iter()
+            .map(San::to_rcgen)
+            .collect::<Result<_, _>>()?;
+    } else {
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, ADMIN_GROUP);
+        params
+            .distinguished_name
+            .push(DnType::CommonName, ADMIN_USER);
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    }
+    let cert = params
+        .signed_by(&key, &issuer.issuer)
+        .map_err(|source| PkiError::Generate {
+            what: spec.what,
+            source,
+        })?;
+    // Catches a CA subject that rcgen re-encodes differently, or an expired
+    // CA: such a leaf would look fine on disk and fail every handshake.
+    verify_leaf(spec, std::slice::from_ref(cert.der()), ca).map_err(|e| PkiError::Parse {
+        path: paths.ca_cert.clone(),
+        reason: format!("a freshly issued {} does not verify: {e}", spec.what),
+    })?;
+    write_file_atomic(spec.key, key.serialize_pem().as_bytes(), 0o600)?;
+    write_file_atomic(spec.cert, cert.pem().as_bytes(), 0o644)?;
+    Ok(())
+}
+
+/// Verifies a leaf the way its peers will: chain to the CA, validity, and
+/// the extended key usage for its role.
+fn verify_leaf(
+    spec: &LeafSpec<'_>,
+    chain: &[CertificateDer<'_>],
+    ca: &LoadedCa,
+) -> Result<(), rustls::Error> {
+    use rustls::client::danger::ServerCertVerifier;
+
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let (leaf, intermediates) = chain
+        .split_first()
+        .ok_or(rustls::Error::NoCertificatesPresented)?;
+    let now = UnixTime::now();
+    if spec.is_serving() {
+        // Any required name would do; the SAN check that follows covers the
+        // rest, with a better message.
+        let name =
+            ServerName::try_from("localhost").map_err(|e| rustls::Error::General(e.to_string()))?;
+        rustls::client::WebPkiServerVerifier::builder_with_provider(ca.roots.clone(), provider)
+            .build()
+            .map_err(|e| rustls::Error::General(e.to_string()))?
+            .verify_server_cert(leaf, intermediates, &name, &[], now)
+            .map(drop)
+    } else {
+        WebPkiClientVerifier::builder_with_provider(ca.roots.clone(), provider)
+            .build()
+            .map_err(|e| rustls::Error::General(e.to_string()))?
+            .verify_client_cert(leaf, intermediates, now)
+            .map(drop)
+    }
+}
+
+/// Why an existing leaf cannot be kept, if it cannot.
+fn reissue_reason(
+    spec: &LeafSpec<'_>,
+    ca: &LoadedCa,
+    now: ASN1Time,
+) -> Result<Option<String>, PkiError> {
+    let pem = read_string(spec.cert)?;
+    let chain = parse_cert_chain(spec.cert, pem.as_bytes())?;
+    let (_, cert) = x509_parser::parse_x509_certificate(chain[0].as_ref())
+        .map_err(|e| parse_error(spec.cert, e))?;
+
+    // A signature check, not a name comparison: every capstan CA is called
+    // "capstan-ca", so a leaf copied from another cluster has the right
+    // issuer name and the wrong key.
+    if let Err(e) = verify_leaf(spec, &chain, ca) {
+        return Ok(Some(format!("it does not verify against the CA: {e}")));
+    }
+    let renew_after = now
+        .timestamp()
+        .saturating_add_unsigned(RENEW_BEFORE.as_secs());
+    if cert.validity().not_after.timestamp() <= renew_after {
+        return Ok(Some(format!(
+            "it expires within {} days",
+            RENEW_BEFORE.as_secs() / DAY.as_secs()
+        )));
+    }
+    if spec.is_serving() {
+        let present = cert_sans(&cert).map_err(|reason| PkiError::Parse {
+            path: spec.cert.to_path_buf(),
+            reason,
+        })?;
+        let missing: Vec<String> = spec
+            .sans
+            .iter()
+            .filter(|san| !present.contains(san))
+            .map(|san| match san {
+                San::Dns(name) => name.clone(),
+                San::Ip(ip) => ip.to_string(),
+            })
+            .collect();
+        if !missing.is_empty() {
+            return Ok(Some(format!("it lacks SANs {}", missing.join(", "))));
+        }
+    }
+    Ok(None)
+}
+
+fn cert_sans(cert: &X509Certificate<'_>) -> Result<BTreeSet<San>, String> {
+    let mut sans = BTreeSet::new();
+    let Some(ext) = cert.subject_alternative_name().map_err(|e| e.to_string())? else {
+        return Ok(sans);
+    };
+    for name in &ext.value.general_names {
+        match name {
+            GeneralName::DNSName(dns) => {
+                sans.insert(San::Dns(dns.to_ascii_lowercase()));
+            }
+            GeneralName::IPAddress(bytes) => {
+                if let Ok(octets) = <[u8; 4]>::try_from(*bytes) {
+                    sans.insert(San::Ip(IpAddr::from(octets)));
+                } else if let Ok(octets) = <[u8; 16]>::try_from(*bytes) {
+                    sans.insert(San::Ip(IpAddr::from(octets)));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(sans)
+}
+
+fn render_kubeconfig(pki: &Pki) -> Result<String, PkiError> {
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s.as_bytes());
+    let config = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{
+            "name": KUBECONFIG_CLUSTER,
+            "cluster": {
+                "certificate-authority-data": b64(&pki.ca_cert_pem),
+                "server": pki.server_url,
+            },
+        }],
+        "users": [{
+            "name": ADMIN_USER,
+            "user": {
+                "client-certificate-data": b64(&pki.admin_cert_pem),
+                "client-key-data": b64(&pki.admin_key_pem),
+            },
+        }],
+        "contexts": [{
+            "name": KUBECONFIG_CLUSTER,
+            "context": {
+                "cluster": KUBECONFIG_CLUSTER,
+                "user": ADMIN_USER,
+            },
+        }],
+        "current-context": KUBECONFIG_CLUSTER,
+        "preferences": {},
+    });
+    Ok(serde_yaml::to_string(&config)?)
+}
+
+fn parse_cert_chain(path: &Path, pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, PkiError> {
+    let certs = CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| parse_error(path, e))?;
+    if certs.is_empty() {
+        return Err(PkiError::Parse {
+            path: path.to_path_buf(),
+            reason: "no PEM certificate found".to_owned(),
+        });
+    }
+    Ok(certs)
+}
+
+fn parse_error(path: &Path, err: impl fmt::Display) -> PkiError {
+    PkiError::Parse {
+        path: path.to_path_buf(),
+        reason: err.to_string(),
+    }
+}
+
+fn exists(path: &Path) -> Result<bool, PkiError> {
+    path.try_exists().map_err(|source| PkiError::Io {
+        action: "checking",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn read_string(path: &Path) -> Result<String, PkiError> {
+    fs::read_to_string(path).map_err(|source| PkiError::Io {
+        action: "reading",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn create_private_dir(dir: &Path) -> Result<(), PkiError> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir).map_err(|source| PkiError::Io {
+        action: "creating",
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes through a temporary file and a rename so a crash never leaves a
+/// truncated key or certificate behind, and creates the file with its final
+/// mode so a private key is never briefly world-readable.
+fn write_file_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<(), PkiError> {
+    let io_err = |action, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| PkiError::Io {
+            action,
+            path,
+            source,
+        }
+    };
+    let mut tmp_name = path.as_os_str().to_owned();
+    tmp_name.push(".tmp");
+    let tmp = PathBuf::from(tmp_name);
+    // A leftover from a crash may carry a looser mode; `mode` only applies on
+    // creation.
+    match fs::remove_file(&tmp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            return Err(io_err("removing", &tmp)(e));
+        }
+        _ => {}
+    }
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options.open(&tmp).map_err(io_err("creating", &tmp))?;
+    file.write_all(contents).map_err(io_err("writing", &tmp))?;
+    file.sync_all().map_err(io_err("syncing", &tmp))?;
+    drop(file);
+    fs::rename(&tmp, path).map_err(io_err("renaming into", path))?;
+    if let Some(parent) = path.parent() {
+        // The rename is durable only once the directory entry is.
+        #[cfg(unix)]
+        fs::File::open(parent)
+            .and_then(|dir| dir.sync_all())
+            .map_err(io_err("syncing", parent))?;
+        #[cfg(not(unix))]
+        let _ = parent;
+    }
+    Ok(())
+}
+
+/// Keys supplied by an operator are used as they are; a loose mode is worth
+/// a warning, not a silent chmod that could break whoever else reads them.
+fn warn_if_readable_by_others(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = fs::metadata(path) {
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                tracing::warn!(
+                    path = %path.display(),
+                    mode = format_args!("{mode:o}"),
+                    "private key is accessible to group or others"
+                );
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_rustls::{TlsAcceptor, TlsConnector};
+
+    fn opts(port: u16) -> PkiOptions {
+        PkiOptions {
+            secure_port: port,
+            ..PkiOptions::default()
+        }
+    }
+
+    fn leaf_sans(pem: &str) -> BTreeSet<San> {
+        let der = CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+        let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref()).unwrap();
+        cert_sans(&cert).unwrap()
+    }
+
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn generates_then_reuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        let paths = first.paths().clone();
+        for path in [
+            &paths.ca_cert,
+            &paths.ca_key,
+            &paths.serving_cert,
+            &paths.serving_key,
+            &paths.admin_cert,
+            &paths.admin_key,
+            &paths.kubeconfig,
+        ] {
+            assert!(path.is_file(), "{} missing", path.display());
+        }
+        let files = |p: &PkiPaths| {
+            [
+                &p.ca_cert,
+                &p.ca_key,
+                &p.serving_cert,
+                &p.serving_key,
+                &p.admin_cert,
+                &p.admin_key,
+            ]
+            .map(|path| fs::read(path).unwrap())
+        };
+        let before = files(&paths);
+
+        let second = ensure_pki(dir.path(), &opts(7443)).unwrap();
+        assert_eq!(before, files(second.paths()));
+        assert_eq!(first.ca_cert_pem, second.ca_cert_pem);
+        assert_eq!(first.admin_key_pem, second.admin_key_pem);
+        let kubeconfig = fs::read_to_string(&paths.kubeconfig).unwrap();
+        assert!(
+            kubeconfig.contains("https://127.0.0.1:7443"),
+            "{kubeconfig}"
+        );
+        assert!(!paths.dir.join("ca.key.tmp").exists());
+    }
+
+    #[test]
+    fn key_files_and_kubeconfig_are_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        let paths = pki.paths();
+        for key in [
+            &paths.ca_key,
+            &paths.serving_key,
+            &paths.admin_key,
+            &paths.kubeconfig,
+        ] {
+            assert_eq!(mode(key), 0o600, "{}", key.display());
+        }
+        assert_eq!(mode(&paths.dir), 0o700);
+        assert_eq!(mode(&paths.ca_cert) & 0o600, 0o600);
+    }
+
+    #[test]
+    fn kubeconfig_has_server_ca_and_admin_credentials() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        let text = fs::read_to_string(&pki.paths().kubeconfig).unwrap();
+        let doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+        let decode = |v: &serde_yaml::Value| {
+            String::from_utf8(
+                base64::engine::general_purpose::STANDARD
+                    .decode(v.as_str().unwrap())
+                    .unwrap(),
+            )
+            .unwrap()
+        };
+
+        assert_eq!(doc["kind"].as_str(), Some("Config"));
+        assert_eq!(doc["current-context"].as_str(), Some("capstan"));
+        let cluster = &doc["clusters"][0];
+        assert_eq!(cluster["name"].as_str(), Some("capstan"));
+        assert_eq!(
+            cluster["cluster"]["server"].as_str(),
+            Some("https://127.0.0.1:6443")
+        );
+        assert_eq!(
+            decode(&cluster["cluster"]["certificate-authority-data"]),
+            fs::read_to_string(&pki.paths().ca_cert).unwrap()
+        );
+        let user = &doc["users"][0];
+        assert_eq!(user["name"].as_str(), Some("admin"));
+        assert_eq!(
+            decode(&user["user"]["client-certificate-data"]),
+            fs::read_to_string(&pki.paths().admin_cert).unwrap()
+        );
+        assert_eq!(
+            decode(&user["user"]["client-key-data"]),
+            fs::read_to_string(&pki.paths().admin_key).unwrap()
+        );
+        let context = &doc["contexts"][0];
+        assert_eq!(context["name"].as_str(), Some("capstan"));
+        assert_eq!(context["context"]["cluster"].as_str(), Some("capstan"));
+        assert_eq!(context["context"]["user"].as_str(), Some("admin"));
+    }
+
+    #[test]
+    fn server_url_prefers_loopback_for_wildcards() {
+        let v4 = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert_eq!(server_url(v4("0.0.0.0"), 6443), "https://127.0.0.1:6443");
+        assert_eq!(server_url(v4("::"), 6443), "https://[::1]:6443");
+        assert_eq!(server_url(v4("10.1.2.3"), 443), "https://10.1.2.3:443");
+        assert_eq!(server_url(v4("fd00::5"), 6443), "https://[fd00::5]:6443");
+        assert_eq!(server_url(v4("127.0.0.1"), 1), "https://127.0.0.1:1");
+    }
+
+    #[test]
+    fn serving_cert_has_default_bind_and_extra_sans() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = PkiOptions {
+            bind_address: "10.1.2.3".parse().unwrap(),
+            secure_port: 6443,
+            extra_sans: vec!["API.Example.com".into(), "[fd00::1]".into(), " ".into()],
+        };
+        let pki = ensure_pki(dir.path(), &options).unwrap();
+        let sans = leaf_sans(&pki.serving_cert_pem);
+        for name in DEFAULT_DNS_SANS {
+            assert!(sans.contains(&San::Dns((*name).into())), "{name}");
+        }
+        for ip in ["127.0.0.1", "::1", "10.1.2.3", "fd00::1"] {
+            assert!(sans.contains(&San::Ip(ip.parse().unwrap())), "{ip}");
+        }
+        assert!(sans.contains(&San::Dns("api.example.com".into())));
+        if let Some(host) = machine_hostname().map(|h| h.to_ascii_lowercase()) {
+            if is_dns_name(&host) {
+                assert!(sans.contains(&San::Dns(host)));
+            }
+        }
+        assert!(!sans.contains(&San::Ip("0.0.0.0".parse().unwrap())));
+        assert_eq!(pki.server_url(), "https://10.1.2.3:6443");
+    }
+
+    #[test]
+    fn wildcard_bind_is_not_a_san() {
+        let sans = required_sans(&opts(6443), None).unwrap();
+        assert!(!sans.contains(&San::Ip("0.0.0.0".parse().unwrap())));
+        let v6 = PkiOptions {
+            bind_address: "::".parse().unwrap(),
+            ..opts(6443)
+        };
+        let sans = required_sans(&v6, Some("Node_1")).unwrap();
+        assert!(!sans.contains(&San::Ip("::".parse().unwrap())));
+        assert!(!sans
+            .iter()
+            .any(|s| matches!(s, San::Dns(n) if n == "node_1")));
+    }
+
+    #[test]
+    fn invalid_extra_san_is_rejected() {
+        let bad = PkiOptions {
+            extra_sans: vec!["not a name".into()],
+            ..opts(6443)
+        };
+        assert!(matches!(
+            required_sans(&bad, None),
+            Err(PkiError::InvalidSan(s)) if s == "not a name"
+        ));
+        let wildcard = PkiOptions {
+            extra_sans: vec!["*.apps.example.com".into()],
+            ..opts(6443)
+        };
+        assert!(required_sans(&wildcard, None)
+            .unwrap()
+            .contains(&San::Dns("*.apps.example.com".into())));
+    }
+
+    #[test]
+    fn new_san_reissues_only_the_serving_cert() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        let with_san = PkiOptions {
+            extra_sans: vec!["capstan.example.com".into(), "192.0.2.7".into()],
+            ..opts(6443)
+        };
+        let second = ensure_pki(dir.path(), &with_san).unwrap();
+        assert_eq!(first.ca_cert_pem, second.ca_cert_pem);
+        assert_eq!(
+            fs::read(&first.paths().ca_key).unwrap(),
+            fs::read(&second.paths().ca_key).unwrap()
+        );
+        assert_eq!(first.admin_cert_pem, second.admin_cert_pem);
+        assert_eq!(first.admin_key_pem, second.admin_key_pem);
+        assert_ne!(first.serving_cert_pem, second.serving_cert_pem);
+        assert_ne!(first.serving_key_pem, second.serving_key_pem);
+        let sans = leaf_sans(&second.serving_cert_pem);
+        assert!(sans.contains(&San::Dns("capstan.example.com".into())));
+        assert!(sans.contains(&San::Ip("192.0.2.7".parse().unwrap())));
+
+        // The SANs are now covered: a third start changes nothing.
+        let third = ensure_pki(dir.path(), &with_san).unwrap();
+        assert_eq!(second.serving_cert_pem, third.serving_cert_pem);
+    }
+
+    #[test]
+    fn reissued_leaf_chains_to_the_existing_ca() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        fs::remove_file(&first.paths().admin_cert).unwrap();
+        let second = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        assert_ne!(first.admin_cert_pem, second.admin_cert_pem);
+        assert_eq!(first.serving_cert_pem, second.serving_cert_pem);
+
+        let ca = CertificateDer::from_pem_slice(second.ca_cert_pem.as_bytes()).unwrap();
+        let (_, ca) = x509_parser::parse_x509_certificate(ca.as_ref()).unwrap();
+        for pem in [second.admin_cert_pem, second.serving_cert_pem] {
+            let der = CertificateDer::from_pem_slice(pem.as_bytes()).unwrap();
+            let (_, leaf) = x509_parser::parse_x509_certificate(der.as_ref()).unwrap();
+            assert_eq!(leaf.issuer().as_raw(), ca.subject().as_raw());
+            let aki = leaf
+                .iter_extensions()
+                .find_map(|ext| match ext.parsed_extension() {
+                    ParsedExtension::AuthorityKeyIdentifier(aki) => {
+                        aki.key_identifier.as_ref().map(|id| id.0.to_vec())
+                    }
+                    _ => None,
+                });
+            assert_eq!(aki, subject_key_identifier(&ca));
+        }
+    }
+
+    #[test]
+    fn leaf_near_expiry_is_renewed() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        let paths = first.paths().clone();
+        let (ca, _) = load_or_create_ca(&paths, ASN1Time::now()).unwrap();
+        let issuer = load_issuer(&paths, &ca, &paths.admin_cert).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::default();
+        params.distinguished_name = DistinguishedName::new();
+        params.distinguished_name.push(DnType::CommonName, "admin");
+        params.not_before = ASN1Time::now().to_datetime() - DAY;
+        params.not_after = ASN1Time::now().to_datetime() + DAY * 10;
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        let short = params.signed_by(&key, &issuer.issuer).unwrap();
+        fs::write(&paths.admin_cert, short.pem()).unwrap();
+        fs::write(&paths.admin_key, key.serialize_pem()).unwrap();
+        let spec = LeafSpec {
+            what: "admin",
+            cert: &paths.admin_cert,
+            key: &paths.admin_key,
+            sans: &[],
+        };
+        let reason = reissue_reason(&spec, &ca, ASN1Time::now()).unwrap();
+        assert!(reason.unwrap().contains("expires within 90 days"));
+
+        let second = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        assert_ne!(second.admin_cert_pem, short.pem());
+        assert_eq!(first.serving_cert_pem, second.serving_cert_pem);
+        let der = CertificateDer::from_pem_slice(second.admin_cert_pem.as_bytes()).unwrap();
+        let (_, cert) = x509_parser::parse_x509_certificate(der.as_ref()).unwrap();
+        let remaining = cert.validity().not_after.timestamp() - ASN1Time::now().timestamp();
+        assert!(remaining > (LEAF_VALIDITY - DAY).as_secs() as i64);
+    }
+
+    #[test]
+    fn leaf_from_another_ca_is_reissued() {
+        let ours = tempfile::tempdir().unwrap();
+        let theirs = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(ours.path(), &opts(6443)).unwrap();
+        let other = ensure_pki(theirs.path(), &opts(6443)).unwrap();
+        fs::copy(&other.paths().serving_cert, &pki.paths().serving_cert).unwrap();
+        fs::copy(&other.paths().serving_key, &pki.paths().serving_key).unwrap();
+        let again = ensure_pki(ours.path(), &opts(6443)).unwrap();
+        assert_ne!(again.serving_cert_pem, other.serving_cert_pem);
+        assert_ne!(again.serving_cert_pem, pki.serving_cert_pem);
+        assert_eq!(again.admin_cert_pem, pki.admin_cert_pem);
+    }
+
+    #[test]
+    fn missing_ca_key_is_an_error_only_when_something_must_be_issued() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        fs::remove_file(&first.paths().ca_key).unwrap();
+        // Everything still valid: an external-CA setup keeps working.
+        ensure_pki(dir.path(), &opts(6443)).unwrap();
+
+        let with_san = PkiOptions {
+            extra_sans: vec!["new.example.com".into()],
+            ..opts(6443)
+        };
+        assert!(matches!(
+            ensure_pki(dir.path(), &with_san),
+            Err(PkiError::MissingCaKey { .. })
+        ));
+    }
+
+    #[test]
+    fn orphan_ca_key_is_not_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        fs::remove_file(&first.paths().ca_cert).unwrap();
+        assert!(matches!(
+            ensure_pki(dir.path(), &opts(6443)),
+            Err(PkiError::OrphanCaKey { .. })
+        ));
+    }
+
+    #[test]
+    fn identity_of_generated_certs() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        let admin = CertificateDer::from_pem_slice(pki.admin_cert_pem.as_bytes()).unwrap();
+        assert_eq!(
+            identity_from_peer_certificates(&[admin]),
+            Some(ClientIdentity {
+                user: "admin".into(),
+                groups: vec!["system:masters".into()],
+            })
+        );
+        let serving = CertificateDer::from_pem_slice(pki.serving_cert_pem.as_bytes()).unwrap();
+        assert_eq!(
+            identity_from_peer_certificates(&[serving]),
+            Some(ClientIdentity {
+                user: SERVING_COMMON_NAME.into(),
+                groups: vec![],
+            })
+        );
+        assert_eq!(identity_from_peer_certificates(&[]), None);
+        assert_eq!(
+            identity_from_peer_certificates(&[CertificateDer::from(vec![0u8; 8])]),
+            None
+        );
+    }
+
+    /// Made with `openssl req -x509 -subj
+    /// "/O=system:nodes/O=team-a/CN=first/CN=system:node:n1"`: rcgen cannot
+    /// repeat an attribute type, openssl can.
+    const MULTI_VALUE_SUBJECT: &str = "-----BEGIN CERTIFICATE-----
+MIIB+jCCAZ+gAwIBAgIUOVYvD6NY2vhgPh3uznlhlKfnEsowCgYIKoZIzj0EAwIw
+UTEVMBMGA1UECgwMc3lzdGVtOm5vZGVzMQ8wDQYDVQQKDAZ0ZWFtLWExDjAMBgNV
+BAMMBWZpcnN0MRcwFQYDVQQDDA5zeXN0ZW06bm9kZTpuMTAgFw0yNjExMjIwMjM2
+MzZaGA8yMTI2MTAyOTAyMzYzNlowUTEVMBMGA1UECgwMc3lzdGVtOm5vZGVzMQ8w
+DQYDVQQKDAZ0ZWFtLWExDjAMBgNVBAMMBWZpcnN0MRcwFQYDVQQDDA5zeXN0ZW06
+bm9kZTpuMTBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABHwipkbgNR4BQbBM4OhX
+a/jQXPA2U1rmlAGZzoe8oH3u89SSNEYGPwMtPf97xjnuOwkZhN60qtG7X1axrXCu
+YC+jUzBRMB0GA1UdDgQWBBQd/r4BbOl1xdj2gbiv1XWCh9KGMjAfBgNVHSMEGDAW
+gBQd/r4BbOl1xdj2gbiv1XWCh9KGMjAPBgNVHRMBAf8EBTADAQH/MAoGCCqGSM49
+BAMCA0kAMEYCIQCOR4MmNIP7r0xyT8miHRVA1DbiQLcV8zlXPunSov38QwIhAJ+Q
+PR2uJZdssHnjS7lCgz1EQOhVfiXiS3DHkXOYV9Ji
+-----END CERTIFICATE-----
+";
+
+    #[test]
+    fn identity_takes_the_last_cn_and_every_organization() {
+        let cert = CertificateDer::from_pem_slice(MULTI_VALUE_SUBJECT.as_bytes()).unwrap();
+        assert_eq!(
+            identity_from_peer_certificates(&[cert]),
+            Some(ClientIdentity {
+                user: "system:node:n1".into(),
+                groups: vec!["system:nodes".into(), "team-a".into()],
+            })
+        );
+    }
+
+    #[test]
+    fn identity_requires_a_common_name() {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::default();
+        params.distinguished_name = DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, "a");
+        let no_cn = params.self_signed(&key).unwrap();
+        assert_eq!(
+            identity_from_peer_certificates(&[no_cn.der().clone()]),
+            None
+        );
+    }
+
+    /// An operator-supplied CA as other tools make them: PrintableString
+    /// country, several attributes, a 20-byte (SHA-1 style) key identifier.
+    fn write_foreign_ca(data_dir: &Path) -> String {
+        let paths = PkiPaths::new(data_dir);
+        create_private_dir(&paths.dir).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::default();
+        params.distinguished_name = DistinguishedName::new();
+        params.distinguished_name.push(
+            DnType::CountryName,
+            DnValue::PrintableString("US".try_into().unwrap()),
+        );
+        params
+            .distinguished_name
+            .push(DnType::OrganizationName, "Example Org");
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "Example Root CA");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        params.key_identifier_method = KeyIdMethod::PreSpecified(vec![7; 20]);
+        let cert = params.self_signed(&key).unwrap();
+        fs::write(&paths.ca_cert, cert.pem()).unwrap();
+        fs::write(&paths.ca_key, key.serialize_pem()).unwrap();
+        cert.pem()
+    }
+
+    #[tokio::test]
+    async fn operator_supplied_ca_is_used_as_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca_pem = write_foreign_ca(dir.path());
+        let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        assert_eq!(pki.ca_cert_pem, ca_pem);
+        let client = client_config(
+            &pki,
+            Some((pki.admin_cert_pem.as_str(), pki.admin_key_pem.as_str())),
+            &[b"h2"],
+        );
+        let outcome = handshake(&pki, client, "localhost").await.unwrap();
+        assert_eq!(outcome.identity.unwrap().user, "admin");
+    }
+
+    #[test]
+    fn debug_output_omits_private_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        assert!(!format!("{pki:?}").contains("PRIVATE KEY"));
+    }
+
+    fn client_config(
+        pki: &Pki,
+        client_cert: Option<(&str, &str)>,
+        alpn: &[&[u8]],
+    ) -> rustls::ClientConfig {
+        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(pki.ca_root_store().unwrap());
+        let mut config = match client_cert {
+            Some((cert, key)) => builder
+                .with_client_auth_cert(
+                    CertificateDer::pem_slice_iter(cert.as_bytes())
+                        .collect::<Result<Vec<_>, _>>()
+                        .unwrap(),
+                    PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+                )
+                .unwrap(),
+            None => builder.with_no_client_auth(),
+        };
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        config
+    }
+
+    struct Outcome {
+        identity: Option<ClientIdentity>,
+        server_alpn: Option<Vec<u8>>,
+        client_alpn: Option<Vec<u8>>,
+    }
+
+    /// One handshake over a real loopback socket, with a byte exchanged so
+    /// that TLS 1.3's deferred client-certificate check has run on both ends.
+    async fn handshake(
+        pki: &Pki,
+        client: rustls::ClientConfig,
+        server_name: &str,
+    ) -> Result<Outcome, String> {
+        let acceptor = TlsAcceptor::from(Arc::new(server_tls_config(pki).unwrap()));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.map_err(|e| e.to_string())?;
+            let mut tls = acceptor.accept(tcp).await.map_err(|e| e.to_string())?;
+            let (_, conn) = tls.get_ref();
+            let identity = conn
+                .peer_certificates()
+                .and_then(identity_from_peer_certificates);
+            let alpn = conn.alpn_protocol().map(<[u8]>::to_vec);
+            let mut byte = [0u8; 1];
+            tls.read_exact(&mut byte).await.map_err(|e| e.to_string())?;
+            tls.write_all(&byte).await.map_err(|e| e.to_string())?;
+            tls.shutdown().await.map_err(|e| e.to_string())?;
+            Ok::<_, String>((identity, alpn))
+        });
+
+        let connector = TlsConnector::from(Arc::new(client));
+        let name = rustls::pki_types::ServerName::try_from(server_name.to_owned()).unwrap();
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let client_result = async {
+            let mut tls = connector
+                .connect(name, tcp)
+                .await
+                .map_err(|e| e.to_string())?;
+            let client_alpn = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+            tls.write_all(b"x").await.map_err(|e| e.to_string())?;
+            let mut byte = [0u8; 1];
+            tls.read_exact(&mut byte).await.map_err(|e| e.to_string())?;
+            Ok::<_, String>(client_alpn)
+        }
+        .await;
+        let server_result = server.await.unwrap();
+        let (identity, server_alpn) = server_result?;
+        let client_alpn = client_result?;
+        Ok(Outcome {
+            identity,
+            server_alpn,
+            client_alpn,
+        })
+    }
+
+    #[tokio::test]
+    async fn handshake_with_admin_cert_yields_identity_and_h2() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        let client = client_config(
+            &pki,
+            Some((pki.admin_cert_pem.as_str(), pki.admin_key_pem.as_str())),
+            &[b"h2", b"http/1.1"],
+        );
+        let outcome = handshake(&pki, client, "kubernetes.default.svc")
+            .await
+            .unwrap();
+        assert_eq!(
+            outcome.identity,
+            Some(ClientIdentity {
+                user: "admin".into(),
+                groups: vec!["system:masters".into()],
+            })
+        );
+        assert_eq!(outcome.server_alpn.as_deref(), Some(&b"h2"[..]));
+        assert_eq!(outcome.client_alpn.as_deref(), Some(&b"h2"[..]));
+    }
+
+    #[tokio::test]
+    async fn handshake_without_client_cert_succeeds_anonymously() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        let client = client_config(&pki, None, &[b"http/1.1"]);
+        let outcome = handshake(&pki, client, "127.0.0.1").await.unwrap();
+        assert_eq!(outcome.identity, None);
+        assert_eq!(outcome.server_alpn.as_deref(), Some(&b"http/1.1"[..]));
+    }
+
+    #[tokio::test]
+    async fn handshake_over_ipv6_loopback_name_and_no_alpn() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        // The name only has to be in the certificate; the socket is IPv4.
+        let client = client_config(&pki, None, &[]);
+        let outcome = handshake(&pki, client, "::1").await.unwrap();
+        assert_eq!(outcome.server_alpn, None);
+    }
+
+    #[tokio::test]
+    async fn client_cert_from_another_ca_is_rejected() {
+        let ours = tempfile::tempdir().unwrap();
+        let theirs = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(ours.path(), &opts(6443)).unwrap();
+        let other = ensure_pki(theirs.path(), &opts(6443)).unwrap();
+        assert_ne!(pki.ca_cert_pem, other.ca_cert_pem);
+        let client = client_config(
+            &pki,
+            Some((other.admin_cert_pem.as_str(), other.admin_key_pem.as_str())),
+            &[b"h2"],
+        );
+        let err = handshake(&pki, client, "localhost")
+            .await
+            .err()
+            .expect("a foreign client certificate must fail the handshake");
+        assert!(!err.is_empty());
+    }
+
+    #[tokio::test]
+    async fn server_name_outside_the_sans_is_rejected_by_clients() {
+        let dir = tempfile::tempdir().unwrap();
+        let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+        let client = client_config(&pki, None, &[b"h2"]);
+        let err = handshake(&pki, client, "not-in-the-cert.example")
+            .await
+            .err()
+            .expect("hostname verification must fail");
+        assert!(!err.is_empty());
+    }
+}

@@ -1,0 +1,312 @@
+//! The serving stack: one TLS listener, HTTP/1.1 and HTTP/2 by ALPN, gRPC
+//! and REST told apart by content-type, the client certificate's identity
+//! attached to every request, and a clean shutdown on SIGTERM/SIGINT.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use capstan_core::auth::UserInfo;
+use capstan_core::discovery::Discovery;
+use capstan_core::grpc::{DiscoveryService, ResourcesService};
+use capstan_core::openapi::{OpenApiDocuments, OpenApiResource};
+use capstan_core::registry::Registry;
+use capstan_core::storage::embedded::EmbeddedStore;
+use capstan_core::storage::Storage;
+use capstan_core::ApiCore;
+use capstan_facade::FacadeState;
+use capstan_proto::v1 as pb;
+use futures::future::BoxFuture;
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use serde_json::json;
+use tokio::net::TcpListener;
+use tower::ServiceExt;
+
+use crate::pki;
+use crate::ServeArgs;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("pki: {0}")]
+    Pki(#[from] pki::PkiError),
+    #[error("storage: {0}")]
+    Storage(#[from] capstan_core::storage::StorageError),
+    #[error("bootstrap: {0}")]
+    Bootstrap(#[from] capstan_core::ApiError),
+    #[error("listen on {addr}: {source}")]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+/// How long open connections (watches) get to finish after a shutdown signal.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn version_info() -> serde_json::Value {
+    json!({
+        "major": "1",
+        "minor": "33",
+        "gitVersion": concat!("v1.33.0+capstan.", env!("CARGO_PKG_VERSION")),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "",
+        "goVersion": "rust",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, match std::env::consts::ARCH { "x86_64" => "amd64", "aarch64" => "arm64", other => other }),
+    })
+}
+
+/// Routes a request to the gRPC services or the REST facade.
+#[derive(Clone)]
+struct Dispatch {
+    grpc: axum::Router,
+    rest: axum::Router,
+}
+
+impl Dispatch {
+    fn call(&self, req: Request<Body>) -> BoxFuture<'static, Result<Response<Body>, Infallible>> {
+        let is_grpc = req
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+        let router = if is_grpc {
+            self.grpc.clone()
+        } else {
+            self.rest.clone()
+        };
+        Box::pin(router.oneshot(req))
+    }
+}
+
+pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    let started = Instant::now();
+    std::fs::create_dir_all(&args.data_dir)
+        .map_err(|e| ServeError::Other(format!("data dir {}: {e}", args.data_dir.display())))?;
+    let addr = SocketAddr::new(args.bind_address, args.secure_port);
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Listen { addr, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| ServeError::Listen { addr, source })?;
+    let pki = pki::ensure_pki(
+        &args.data_dir,
+        &pki::PkiOptions {
+            bind_address: args.bind_address,
+            secure_port: local.port(),
+            extra_sans: args.cert_extra_sans.clone(),
+        },
+    )?;
+    let tls = Arc::new(pki::server_tls_config(&pki)?);
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+
+    let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(&args.data_dir.join("store"))?);
+    let registry = Arc::new(Registry::builtin());
+    let core = Arc::new(ApiCore::new(
+        registry.clone(),
+        storage.clone(),
+        args.etcd_prefix.clone(),
+    ));
+    core.bootstrap().await?;
+    let discovery = Arc::new(Discovery::new(&registry));
+    let ready = Arc::new(AtomicBool::new(false));
+    let openapi_resources: Vec<OpenApiResource> = registry
+        .resources()
+        .iter()
+        .map(|r| OpenApiResource {
+            group: r.group.to_string(),
+            version: r.version.to_string(),
+            kind: r.kind.to_string(),
+            resource: r.resource.to_string(),
+            namespaced: r.namespaced,
+            verbs: r.verbs.iter().map(|v| v.to_string()).collect(),
+            definition: r.definition.to_string(),
+        })
+        .collect();
+    let openapi = Arc::new(
+        OpenApiDocuments::build(&openapi_resources)
+            .map_err(|e| ServeError::Other(format!("openapi: {e}")))?,
+    );
+
+    let facade = capstan_facade::router(Arc::new(FacadeState {
+        core: core.clone(),
+        discovery: discovery.clone(),
+        openapi: Some(openapi),
+        version: version_info(),
+        ready: ready.clone(),
+    }));
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter
+        .set_serving::<pb::resources_server::ResourcesServer<ResourcesService>>()
+        .await;
+    health_reporter
+        .set_serving::<pb::discovery_server::DiscoveryServer<DiscoveryService>>()
+        .await;
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| ServeError::Other(format!("reflection: {e}")))?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
+        .map_err(|e| ServeError::Other(format!("reflection: {e}")))?;
+    let grpc = tonic::service::Routes::new(pb::resources_server::ResourcesServer::new(
+        ResourcesService::new(core.clone()),
+    ))
+    .add_service(pb::discovery_server::DiscoveryServer::new(
+        DiscoveryService::new(core.clone(), discovery),
+    ))
+    .add_service(health_service)
+    .add_service(reflection_v1)
+    .add_service(reflection_v1alpha)
+    .into_axum_router();
+    let layers = tower::ServiceBuilder::new()
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            panic_response,
+        ))
+        .layer(tower_http::trace::TraceLayer::new_for_http());
+    let dispatch = Dispatch {
+        grpc: grpc.layer(layers.clone()),
+        rest: facade.layer(layers),
+    };
+
+    if args.etcd_compaction_interval > Duration::ZERO {
+        tokio::spawn(compaction_loop(
+            storage.clone(),
+            args.etcd_compaction_interval,
+        ));
+    }
+    if let Some(path) = &args.port_file {
+        std::fs::write(path, local.port().to_string())
+            .map_err(|e| ServeError::Other(format!("port file: {e}")))?;
+    }
+    ready.store(true, Ordering::Relaxed);
+    tracing::info!(
+        address = %local,
+        url = pki.server_url(),
+        kubeconfig = %pki.paths().kubeconfig.display(),
+        startup_ms = started.elapsed().as_millis() as u64,
+        "capstan is serving"
+    );
+
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = tcp.set_nodelay(true);
+        let acceptor = acceptor.clone();
+        let dispatch = dispatch.clone();
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let tls = match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await
+            {
+                Ok(Ok(tls)) => tls,
+                Ok(Err(e)) => {
+                    tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake timed out");
+                    return;
+                }
+            };
+            let user = tls
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(pki::identity_from_peer_certificates)
+                .map(|id| UserInfo::authenticated(id.user, id.groups))
+                .unwrap_or_else(UserInfo::anonymous);
+            let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+                req.extensions_mut().insert(user.clone());
+                dispatch.call(req.map(Body::new))
+            });
+            let builder = auto::Builder::new(TokioExecutor::new());
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
+            if let Err(e) = watcher.watch(conn.into_owned()).await {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+    ready.store(false, Ordering::Relaxed);
+    tracing::info!("shutting down");
+    drop(listener);
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::info!("closing connections still open after the grace period");
+    }
+    Ok(())
+}
+
+fn panic_response(
+    _: Box<dyn std::any::Any + Send + 'static>,
+) -> Response<http_body_util::Full<bytes::Bytes>> {
+    let status = capstan_core::ApiError::internal("the server panicked while handling the request")
+        .to_status();
+    let body = serde_json::to_vec(&status).unwrap_or_default();
+    let mut resp = Response::new(http_body_util::Full::from(body));
+    *resp.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// Compacts history older than one interval, as kube-apiserver does for etcd:
+/// each tick compacts to the revision seen at the previous tick.
+async fn compaction_loop(storage: Arc<dyn Storage>, interval: Duration) {
+    let mut previous = None;
+    let mut ticker = tokio::time::interval(interval);
+    loop {
+        ticker.tick().await;
+        if let Some(rev) = previous {
+            if let Err(e) = storage.compact(rev).await {
+                tracing::warn!(error = %e, "compaction failed");
+            }
+        }
+        previous = storage.current_revision().await.ok();
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
