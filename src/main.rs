@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// Extra subject alternative names for the serving certificate.
     #[arg(long, value_delimiter = ',')]
     pub cert_extra_sans: Vec<String>,
+    /// Built-in controllers to run: "*" for all, "-name" to disable one
+    /// (known: namespace).
+    #[arg(long, value_delimiter = ',', default_value = "*")]
+    pub controllers: Vec<String>,
     /// Write the chosen port here once listening (for tests and scripts).
     #[arg(long)]
     pub port_file: Option<PathBuf>,

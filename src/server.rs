@@ -188,6 +188,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             args.etcd_compaction_interval,
         ));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "namespace") {
+        tokio::spawn(capstan_core::controllers::namespace::run(core.clone()));
+    }
     if let Some(path) = &args.port_file {
         std::fs::write(path, local.port().to_string())
             .map_err(|e| ServeError::Other(format!("port file: {e}")))?;

@@ -38,6 +38,11 @@ impl UserInfo {
         }
     }
 
+    /// The server acting on its own behalf (controllers, bootstrap).
+    pub fn system() -> Self {
+        Self::authenticated("system:apiserver", vec![MASTERS_GROUP.to_string()])
+    }
+
     pub fn is_anonymous(&self) -> bool {
         self.name == ANONYMOUS_USER
     }

@@ -559,6 +559,7 @@ impl ApiCore {
         &self,
         def: &ResourceDef,
         namespace: Option<&str>,
+        name: &str,
     ) -> ApiResult<()> {
         let Some(ns) = namespace.filter(|_| def.namespaced) else {
             return Ok(());
@@ -569,7 +570,7 @@ impl ApiCore {
             return Err(ApiError::forbidden(format!(
                 "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
                 crate::error::qualified(def.resource, def.group),
-                ""
+                name
             )));
         }
         Ok(())
@@ -608,7 +609,7 @@ impl ApiCore {
             }
             let name = object::name(&object).to_string();
             self.validate(def, &object, &name)?;
-            self.ensure_namespace_accepts(def, namespace).await?;
+            self.ensure_namespace_accepts(def, namespace, &name).await?;
             if opts.dry_run {
                 return Ok(WriteResult {
                     object,
@@ -988,11 +989,46 @@ impl ApiCore {
         namespace: Option<&str>,
         opts: &ListOptions,
     ) -> ApiResult<ObjectList> {
-        let system = UserInfo::authenticated(
-            "system:apiserver",
-            vec![crate::auth::MASTERS_GROUP.to_string()],
-        );
-        self.list(&system, def, namespace, opts).await
+        self.list(&UserInfo::system(), def, namespace, opts).await
+    }
+
+    pub async fn current_revision(&self) -> ApiResult<i64> {
+        self.storage
+            .current_revision()
+            .await
+            .map_err(ApiError::internal)
+    }
+
+    /// Removes the "kubernetes" finalizer of a terminating namespace (the
+    /// finalize subresource's job), which completes its delete.
+    pub(crate) async fn release_namespace_finalizer(&self, name: &str) -> ApiResult<()> {
+        let def = self.resolve("", "v1", "namespaces")?;
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let (current, old) = match self.get_stored(&def, None, name).await {
+                Ok(found) => found,
+                Err(e) if e.code() == 404 => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            let mut released = old.clone();
+            if let Some(finalizers) = released
+                .pointer_mut("/spec/finalizers")
+                .and_then(Value::as_array_mut)
+            {
+                finalizers.retain(|f| f.as_str() != Some("kubernetes"));
+            }
+            object::remove_meta(&mut released, "resourceVersion");
+            match self
+                .write_update(&def, None, name, &current, released, false)
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(StorageErrorOrApi::Storage(StorageError::Conflict { .. })) => continue,
+                Err(StorageErrorOrApi::Storage(StorageError::NotFound(_))) => return Ok(()),
+                Err(StorageErrorOrApi::Storage(e)) => return Err(storage_error(&def, name, e)),
+                Err(StorageErrorOrApi::Api(e)) => return Err(e),
+            }
+        }
+        Err(ApiError::stale_object(def.group, def.resource, name))
     }
 }
 
