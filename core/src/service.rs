@@ -532,25 +532,28 @@ impl ApiCore {
         }
     }
 
-    /// Unknown fields, handled per the request's fieldValidation.
+    /// Drops fields the kind's schema lacks (as upstream's typed decoding
+    /// does) and handles them per the request's fieldValidation.
     fn check_fields(
         &self,
         def: &ResourceDef,
-        object: &Value,
+        object: &mut Value,
         mode: FieldValidation,
     ) -> ApiResult<Vec<String>> {
-        if mode == FieldValidation::Ignore {
-            return Ok(Vec::new());
-        }
-        let unknown: Vec<String> = crate::openapi::unknown_fields(def.definition, object)
+        let unknown: Vec<String> = crate::openapi::strip_unknown_fields(def.definition, object)
             .into_iter()
             .map(|f| format!("unknown field \"{f}\""))
             .collect();
         match mode {
-            FieldValidation::Strict if !unknown.is_empty() => Err(ApiError::bad_request(format!(
-                "strict decoding error: {}",
-                unknown.join(", ")
-            ))),
+            FieldValidation::Strict if !unknown.is_empty() => {
+                let version = def.version;
+                Err(ApiError::bad_request(format!(
+                    "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+                    unknown.join(", "),
+                    kind = def.kind,
+                )))
+            }
+            FieldValidation::Ignore => Ok(Vec::new()),
             _ => Ok(unknown),
         }
     }
@@ -588,7 +591,7 @@ impl ApiCore {
         self.authorize(user, "create", def, namespace, None)?;
         self.check_type(def, &mut object)?;
         self.check_namespace(def, namespace, &mut object)?;
-        let warnings = self.check_fields(def, &object, opts.field_validation)?;
+        let warnings = self.check_fields(def, &mut object, opts.field_validation)?;
         if !object::resource_version(&object).is_empty() {
             return Err(ApiError::bad_request(
                 "resourceVersion should not be set on objects to be created",
@@ -736,7 +739,7 @@ impl ApiCore {
             )));
         }
         self.check_namespace(def, namespace, &mut object)?;
-        let warnings = self.check_fields(def, &object, opts.field_validation)?;
+        let warnings = self.check_fields(def, &mut object, opts.field_validation)?;
         let precondition = object::resource_version(&object).to_string();
         for _ in 0..MAX_CONFLICT_RETRIES {
             let (current, old) = self.get_stored(def, namespace, name).await?;
@@ -800,7 +803,7 @@ impl ApiCore {
                 )));
             }
             self.check_namespace(def, namespace, &mut patched)?;
-            let warnings = self.check_fields(def, &patched, opts.field_validation)?;
+            let warnings = self.check_fields(def, &mut patched, opts.field_validation)?;
             // A resourceVersion the patch itself sets is a precondition; otherwise
             // the server's read-modify-write retries on conflict.
             let precondition = object::resource_version(&patched).to_string();
@@ -1000,13 +1003,14 @@ impl ApiCore {
     }
 
     /// Removes the "kubernetes" finalizer of a terminating namespace (the
-    /// finalize subresource's job), which completes its delete.
-    pub(crate) async fn release_namespace_finalizer(&self, name: &str) -> ApiResult<()> {
+    /// finalize subresource's job), which completes its delete. False when
+    /// someone else (another replica) already did.
+    pub(crate) async fn release_namespace_finalizer(&self, name: &str) -> ApiResult<bool> {
         let def = self.resolve("", "v1", "namespaces")?;
         for _ in 0..MAX_CONFLICT_RETRIES {
             let (current, old) = match self.get_stored(&def, None, name).await {
                 Ok(found) => found,
-                Err(e) if e.code() == 404 => return Ok(()),
+                Err(e) if e.code() == 404 => return Ok(false),
                 Err(e) => return Err(e),
             };
             let mut released = old.clone();
@@ -1021,9 +1025,9 @@ impl ApiCore {
                 .write_update(&def, None, name, &current, released, false)
                 .await
             {
-                Ok(_) => return Ok(()),
+                Ok(_) => return Ok(true),
                 Err(StorageErrorOrApi::Storage(StorageError::Conflict { .. })) => continue,
-                Err(StorageErrorOrApi::Storage(StorageError::NotFound(_))) => return Ok(()),
+                Err(StorageErrorOrApi::Storage(StorageError::NotFound(_))) => return Ok(false),
                 Err(StorageErrorOrApi::Storage(e)) => return Err(storage_error(&def, name, e)),
                 Err(StorageErrorOrApi::Api(e)) => return Err(e),
             }

@@ -119,8 +119,7 @@ async fn finalize(core: &ApiCore, namespace: &str) -> crate::ApiResult<()> {
             .items
             .len();
     }
-    if remaining == 0 {
-        core.release_namespace_finalizer(namespace).await?;
+    if remaining == 0 && core.release_namespace_finalizer(namespace).await? {
         tracing::info!(namespace, "namespace deleted");
     }
     Ok(())

@@ -37,7 +37,7 @@ use sha2::{Digest, Sha512};
 use convert::{convert_definition, Flavor, Gvk};
 use paths::{group_version_path, referenced_definitions, resource_paths, PathItem};
 
-pub use unknown::unknown_fields;
+pub use unknown::{strip_unknown_fields, unknown_fields};
 
 /// The version the documents' `info` block names: the Kubernetes API release
 /// whose schemas (k8s-openapi feature `v1_33`) they publish.

@@ -21,6 +21,13 @@ const MAX_DEPTH: usize = 512;
 /// A definition without a built-in schema (a custom resource) yields no
 /// findings: its schema lives elsewhere.
 pub fn unknown_fields(definition: &str, object: &Value) -> Vec<String> {
+    strip_unknown_fields(definition, &mut object.clone())
+}
+
+/// Removes unknown fields from `object` and reports their paths (at most
+/// 100 reported; all are removed), as decoding into upstream's typed structs
+/// drops them: a built-in object never stores a field its schema lacks.
+pub fn strip_unknown_fields(definition: &str, object: &mut Value) -> Vec<String> {
     let definitions = definitions::builtin();
     let Some(schema) = definitions.get(definition) else {
         return Vec::new();
@@ -41,8 +48,8 @@ struct Walker<'a> {
 }
 
 impl<'a> Walker<'a> {
-    fn walk(&mut self, schema: &'a Value, value: &Value, depth: usize) {
-        if depth > MAX_DEPTH || self.found.len() >= MAX_REPORTED {
+    fn walk(&mut self, schema: &'a Value, value: &mut Value, depth: usize) {
+        if depth > MAX_DEPTH {
             return;
         }
         let Some(schema) = self.resolve(schema) else {
@@ -57,7 +64,7 @@ impl<'a> Walker<'a> {
                 let Some(items) = schema.get("items").filter(|i| i.is_object()) else {
                     return;
                 };
-                for (index, element) in elements.iter().enumerate() {
+                for (index, element) in elements.iter_mut().enumerate() {
                     let mark = self.path.len();
                     self.path.push('[');
                     self.path.push_str(&index.to_string());
@@ -73,7 +80,7 @@ impl<'a> Walker<'a> {
     fn walk_object(
         &mut self,
         schema: &'a Map<String, Value>,
-        fields: &Map<String, Value>,
+        fields: &mut Map<String, Value>,
         depth: usize,
     ) {
         let properties = schema.get("properties").and_then(Value::as_object);
@@ -83,7 +90,8 @@ impl<'a> Walker<'a> {
         if properties.is_none() && additional.is_none() {
             return;
         }
-        for (key, field) in fields {
+        let mut unknown = Vec::new();
+        for (key, field) in fields.iter_mut() {
             let mark = self.path.len();
             if !self.path.is_empty() {
                 self.path.push('.');
@@ -94,12 +102,16 @@ impl<'a> Walker<'a> {
                     self.walk(field_schema, field, depth + 1);
                 }
                 (None, None) => {
+                    unknown.push(key.clone());
                     if self.found.len() < MAX_REPORTED {
                         self.found.push(self.path.clone());
                     }
                 }
             }
             self.path.truncate(mark);
+        }
+        for key in unknown {
+            fields.shift_remove(&key);
         }
     }
 
@@ -134,4 +146,35 @@ fn is_opaque(schema: &Map<String, Value>) -> bool {
         || flag("x-kubernetes-int-or-string")
         || schema.contains_key("oneOf")
         || schema.contains_key("anyOf")
+}
+
+#[cfg(test)]
+mod strip_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strip_removes_what_it_reports_and_keeps_known_fields() {
+        let mut deployment = json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "labels": {"any-key": "kept"}},
+            "spec": {
+                "replica": 2,
+                "replicas": 3,
+                "template": {"spec": {"containers": [{"name": "c", "image": "i", "imagee": "typo"}]}}
+            }
+        });
+        let found = strip_unknown_fields("io.k8s.api.apps.v1.Deployment", &mut deployment);
+        assert_eq!(
+            found,
+            vec!["spec.replica", "spec.template.spec.containers[0].imagee"]
+        );
+        assert!(deployment["spec"].get("replica").is_none());
+        assert!(deployment["spec"]["template"]["spec"]["containers"][0]
+            .get("imagee")
+            .is_none());
+        assert_eq!(deployment["spec"]["replicas"], 3);
+        assert_eq!(deployment["metadata"]["labels"]["any-key"], "kept");
+    }
 }
