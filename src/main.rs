@@ -38,6 +38,19 @@ pub struct ServeArgs {
     /// Port serving HTTPS (REST) and gRPC; 0 picks a free port.
     #[arg(long, default_value_t = 6443)]
     pub secure_port: u16,
+    /// etcd endpoints (comma-separated); when set, state lives in etcd
+    /// instead of the embedded store, and several replicas may share it.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// CA bundle that signed etcd's serving certificate.
+    #[arg(long)]
+    pub etcd_cafile: Option<PathBuf>,
+    /// Client certificate for etcd.
+    #[arg(long)]
+    pub etcd_certfile: Option<PathBuf>,
+    /// Client key for etcd.
+    #[arg(long)]
+    pub etcd_keyfile: Option<PathBuf>,
     /// Key prefix of every stored object.
     #[arg(long, default_value = "/registry")]
     pub etcd_prefix: String,

@@ -15,6 +15,7 @@ use capstan_core::grpc::{DiscoveryService, ResourcesService};
 use capstan_core::openapi::{OpenApiDocuments, OpenApiResource};
 use capstan_core::registry::Registry;
 use capstan_core::storage::embedded::EmbeddedStore;
+use capstan_core::storage::etcd::{EtcdConfig, EtcdStore};
 use capstan_core::storage::Storage;
 use capstan_core::ApiCore;
 use capstan_facade::FacadeState;
@@ -110,7 +111,17 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let tls = Arc::new(pki::server_tls_config(&pki)?);
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
 
-    let storage: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(&args.data_dir.join("store"))?);
+    let storage: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
+        Arc::new(EmbeddedStore::open(&args.data_dir.join("store"))?)
+    } else {
+        let config = EtcdConfig {
+            endpoints: args.etcd_servers.clone(),
+            ca_file: args.etcd_cafile.clone(),
+            cert_file: args.etcd_certfile.clone(),
+            key_file: args.etcd_keyfile.clone(),
+        };
+        Arc::new(EtcdStore::connect(&config).await?)
+    };
     let registry = Arc::new(Registry::builtin());
     let core = Arc::new(ApiCore::new(
         registry.clone(),

@@ -5,6 +5,7 @@
 //! increasing counter and become `metadata.resourceVersion`.
 
 pub mod embedded;
+pub mod etcd;
 
 use std::sync::Arc;
 

@@ -1,0 +1,435 @@
+//! The etcd backend: the storage contract over etcd v3, for users who run
+//! several capstan replicas. Every write is a transaction with a compare on
+//! the key's revision, so replicas never overwrite each other's changes, and
+//! revisions are etcd's own (shared by all replicas).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use etcd_client::{
+    Certificate, Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, Identity,
+    TlsOptions, Txn, TxnOp, TxnOpResponse, WatchOptions,
+};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use super::{
+    prefix_end, EventKind, EventStream, KeyValue, ListParams, ListResult, Revision, Storage,
+    StorageError, StorageEvent, StorageResult,
+};
+
+/// Where etcd is and how to authenticate to it (kube-apiserver's --etcd-* flags).
+#[derive(Debug, Clone, Default)]
+pub struct EtcdConfig {
+    pub endpoints: Vec<String>,
+    pub ca_file: Option<PathBuf>,
+    pub cert_file: Option<PathBuf>,
+    pub key_file: Option<PathBuf>,
+}
+
+#[derive(Clone)]
+pub struct EtcdStore {
+    client: Client,
+}
+
+fn backend(err: impl std::fmt::Display) -> StorageError {
+    let text = err.to_string();
+    // etcd reports these as gRPC errors; the contract has typed variants for them.
+    if text.contains("required revision has been compacted") {
+        return StorageError::Compacted {
+            requested: 0,
+            compacted: 0,
+        };
+    }
+    if text.contains("required revision is a future revision") {
+        return StorageError::FutureRevision {
+            requested: 0,
+            current: 0,
+        };
+    }
+    StorageError::Backend(format!("etcd: {text}"))
+}
+
+fn to_kv(kv: &etcd_client::KeyValue) -> StorageResult<KeyValue> {
+    Ok(KeyValue {
+        key: String::from_utf8(kv.key().to_vec()).map_err(backend)?,
+        value: Arc::from(kv.value()),
+        create_revision: kv.create_revision(),
+        mod_revision: kv.mod_revision(),
+    })
+}
+
+fn read_pem(path: &PathBuf) -> StorageResult<Vec<u8>> {
+    std::fs::read(path)
+        .map_err(|e| StorageError::Backend(format!("reading {}: {e}", path.display())))
+}
+
+impl EtcdStore {
+    pub async fn connect(config: &EtcdConfig) -> StorageResult<Self> {
+        let mut options = ConnectOptions::new()
+            .with_connect_timeout(Duration::from_secs(5))
+            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(10));
+        let tls = config.ca_file.is_some() || config.cert_file.is_some();
+        if tls {
+            let mut tls_options = TlsOptions::new();
+            if let Some(ca) = &config.ca_file {
+                tls_options = tls_options.ca_certificate(Certificate::from_pem(read_pem(ca)?));
+            }
+            if let (Some(cert), Some(key)) = (&config.cert_file, &config.key_file) {
+                tls_options =
+                    tls_options.identity(Identity::from_pem(read_pem(cert)?, read_pem(key)?));
+            }
+            options = options.with_tls(tls_options);
+        }
+        let client = Client::connect(&config.endpoints, Some(options))
+            .await
+            .map_err(backend)?;
+        let store = Self { client };
+        // Fail at start-up, not on the first request, when etcd is unreachable.
+        store.current_revision().await?;
+        Ok(store)
+    }
+
+    async fn get_kv(&self, key: &str) -> StorageResult<Option<KeyValue>> {
+        let resp = self
+            .client
+            .kv_client()
+            .get(key, None)
+            .await
+            .map_err(backend)?;
+        resp.kvs().first().map(to_kv).transpose()
+    }
+
+    fn revision_of(header: Option<&etcd_client::ResponseHeader>) -> Revision {
+        header.map(|h| h.revision()).unwrap_or_default()
+    }
+
+    /// After a failed compare: NotFound if the key is gone, Conflict otherwise.
+    fn compare_failed(key: &str, responses: Vec<TxnOpResponse>) -> StorageError {
+        let current = responses.into_iter().find_map(|r| match r {
+            TxnOpResponse::Get(get) => get.kvs().first().and_then(|kv| to_kv(kv).ok()),
+            _ => None,
+        });
+        match current {
+            None => StorageError::NotFound(key.to_string()),
+            Some(kv) => StorageError::Conflict {
+                key: key.to_string(),
+                current: Some(kv),
+            },
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Storage for EtcdStore {
+    async fn get(&self, key: &str) -> StorageResult<Option<KeyValue>> {
+        self.get_kv(key).await
+    }
+
+    async fn list(&self, prefix: &str, params: ListParams) -> StorageResult<ListResult> {
+        let start = match &params.start_after {
+            Some(after) if after.as_str() >= prefix => format!("{after}\0"),
+            _ => prefix.to_string(),
+        };
+        let mut options = GetOptions::new().with_range(prefix_end(prefix));
+        if params.limit > 0 {
+            options = options.with_limit(params.limit as i64);
+        }
+        if let Some(rev) = params.revision {
+            options = options.with_revision(rev);
+        }
+        let resp = self
+            .client
+            .kv_client()
+            .get(start, Some(options))
+            .await
+            .map_err(|e| match backend(e) {
+                StorageError::Compacted { .. } => StorageError::Compacted {
+                    requested: params.revision.unwrap_or_default(),
+                    compacted: 0,
+                },
+                other => other,
+            })?;
+        let items = resp
+            .kvs()
+            .iter()
+            .map(to_kv)
+            .collect::<StorageResult<Vec<_>>>()?;
+        let revision = params
+            .revision
+            .unwrap_or_else(|| Self::revision_of(resp.header()));
+        let remaining = (resp.count() as u64).saturating_sub(items.len() as u64);
+        Ok(ListResult {
+            items,
+            revision,
+            remaining,
+        })
+    }
+
+    async fn create(&self, key: &str, value: Vec<u8>) -> StorageResult<KeyValue> {
+        let txn = Txn::new()
+            .when([Compare::create_revision(key, CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(key, value.clone(), None)]);
+        let resp = self.client.kv_client().txn(txn).await.map_err(backend)?;
+        if !resp.succeeded() {
+            return Err(StorageError::AlreadyExists(key.to_string()));
+        }
+        let rev = Self::revision_of(resp.header());
+        Ok(KeyValue {
+            key: key.to_string(),
+            value: Arc::from(value),
+            create_revision: rev,
+            mod_revision: rev,
+        })
+    }
+
+    async fn update(
+        &self,
+        key: &str,
+        value: Vec<u8>,
+        expected: Revision,
+    ) -> StorageResult<KeyValue> {
+        let txn = Txn::new()
+            .when([Compare::mod_revision(key, CompareOp::Equal, expected)])
+            .and_then([TxnOp::put(key, value.clone(), None)])
+            .or_else([TxnOp::get(key, None)]);
+        let resp = self.client.kv_client().txn(txn).await.map_err(backend)?;
+        if !resp.succeeded() {
+            return Err(Self::compare_failed(key, resp.op_responses()));
+        }
+        let rev = Self::revision_of(resp.header());
+        // The create revision is unchanged by a put; read it from what we replaced.
+        let create_revision = match self.get_kv(key).await? {
+            Some(kv) if kv.mod_revision == rev => kv.create_revision,
+            _ => 0,
+        };
+        Ok(KeyValue {
+            key: key.to_string(),
+            value: Arc::from(value),
+            create_revision,
+            mod_revision: rev,
+        })
+    }
+
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> StorageResult<KeyValue> {
+        let compare = match expected {
+            Some(rev) => Compare::mod_revision(key, CompareOp::Equal, rev),
+            None => Compare::create_revision(key, CompareOp::Greater, 0),
+        };
+        let txn = Txn::new()
+            .when([compare])
+            .and_then([TxnOp::delete(
+                key,
+                Some(etcd_client::DeleteOptions::new().with_prev_key()),
+            )])
+            .or_else([TxnOp::get(key, None)]);
+        let resp = self.client.kv_client().txn(txn).await.map_err(backend)?;
+        if !resp.succeeded() {
+            return Err(Self::compare_failed(key, resp.op_responses()));
+        }
+        let rev = Self::revision_of(resp.header());
+        let deleted = resp.op_responses().into_iter().find_map(|r| match r {
+            TxnOpResponse::Delete(d) => d.prev_kvs().first().and_then(|kv| to_kv(kv).ok()),
+            _ => None,
+        });
+        let deleted = deleted.ok_or_else(|| StorageError::NotFound(key.to_string()))?;
+        Ok(KeyValue {
+            mod_revision: rev,
+            ..deleted
+        })
+    }
+
+    async fn watch(&self, prefix: &str, after: Revision) -> StorageResult<EventStream> {
+        let options = WatchOptions::new()
+            .with_range(prefix_end(prefix))
+            .with_start_revision(after + 1)
+            .with_prev_key()
+            .with_progress_notify();
+        let mut stream = self
+            .client
+            .watch_client()
+            .watch(prefix, Some(options))
+            .await
+            .map_err(backend)?;
+        let (tx, rx) = mpsc::channel::<StorageResult<StorageEvent>>(256);
+        tokio::spawn(async move {
+            loop {
+                let message = tokio::select! {
+                    m = stream.message() => m,
+                    _ = tx.closed() => return,
+                };
+                let resp = match message {
+                    Ok(Some(resp)) => resp,
+                    Ok(None) => return,
+                    Err(e) => {
+                        let _ = tx.send(Err(backend(e))).await;
+                        return;
+                    }
+                };
+                if resp.compact_revision() > 0
+                    || (resp.canceled() && resp.cancel_reason().contains("compacted"))
+                {
+                    let _ = tx
+                        .send(Err(StorageError::Compacted {
+                            requested: after + 1,
+                            compacted: resp.compact_revision(),
+                        }))
+                        .await;
+                    return;
+                }
+                if resp.canceled() {
+                    let _ = tx
+                        .send(Err(StorageError::Backend(format!(
+                            "etcd watch canceled: {}",
+                            resp.cancel_reason()
+                        ))))
+                        .await;
+                    return;
+                }
+                for ev in resp.events() {
+                    let Some(kv) = ev.kv() else { continue };
+                    let Ok(key) = String::from_utf8(kv.key().to_vec()) else {
+                        continue;
+                    };
+                    let prev = ev.prev_kv().map(|p| Arc::<[u8]>::from(p.value()));
+                    let (kind, value, create_revision) = match ev.event_type() {
+                        EventType::Put => {
+                            (EventKind::Put, Arc::from(kv.value()), kv.create_revision())
+                        }
+                        EventType::Delete => (
+                            EventKind::Delete,
+                            prev.clone().unwrap_or_else(|| Arc::from(&[][..])),
+                            ev.prev_kv()
+                                .map(|p| p.create_revision())
+                                .unwrap_or_default(),
+                        ),
+                    };
+                    let event = StorageEvent {
+                        kind,
+                        key,
+                        value,
+                        prev_value: prev,
+                        revision: kv.mod_revision(),
+                        create_revision,
+                    };
+                    if tx.send(Ok(event)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(tokio_stream::wrappers::ReceiverStream::new(rx).boxed())
+    }
+
+    async fn current_revision(&self) -> StorageResult<Revision> {
+        let resp = self
+            .client
+            .kv_client()
+            .get("\0", Some(GetOptions::new().with_count_only()))
+            .await
+            .map_err(backend)?;
+        Ok(Self::revision_of(resp.header()))
+    }
+
+    async fn compact(&self, revision: Revision) -> StorageResult<()> {
+        match self.client.kv_client().compact(revision, None).await {
+            Ok(_) => Ok(()),
+            // Compacting at or below the compacted revision has nothing left to do.
+            Err(e) => match backend(e) {
+                StorageError::Compacted { .. } => Ok(()),
+                other => Err(other),
+            },
+        }
+    }
+}
+
+/// A throwaway etcd for tests and benchmarks: the real `etcd` binary on free
+/// loopback ports with a temporary data directory, stopped on drop.
+pub mod testing {
+    use std::net::TcpListener;
+    use std::path::PathBuf;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::{EtcdConfig, EtcdStore};
+
+    pub struct EtcdServer {
+        child: Child,
+        pub endpoint: String,
+        data_dir: PathBuf,
+    }
+
+    fn free_port() -> std::io::Result<u16> {
+        Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    }
+
+    impl EtcdServer {
+        /// Starts etcd and waits until it answers (at most 20 s).
+        pub async fn start() -> Result<Self, String> {
+            let client = free_port().map_err(|e| e.to_string())?;
+            let peer = free_port().map_err(|e| e.to_string())?;
+            let data_dir =
+                std::env::temp_dir().join(format!("capstan-etcd-{}-{client}", std::process::id()));
+            let client_url = format!("http://127.0.0.1:{client}");
+            let peer_url = format!("http://127.0.0.1:{peer}");
+            let child = Command::new("etcd")
+                .args(["--name", "capstan-test", "--data-dir"])
+                .arg(&data_dir)
+                .args([
+                    "--listen-client-urls",
+                    &client_url,
+                    "--advertise-client-urls",
+                    &client_url,
+                ])
+                .args([
+                    "--listen-peer-urls",
+                    &peer_url,
+                    "--initial-advertise-peer-urls",
+                    &peer_url,
+                ])
+                .args(["--initial-cluster", &format!("capstan-test={peer_url}")])
+                .args(["--logger", "zap", "--log-level", "error"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map_err(|e| {
+                    format!("cannot start etcd (is Debian's etcd-server installed?): {e}")
+                })?;
+            let server = Self {
+                child,
+                endpoint: client_url,
+                data_dir,
+            };
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                if server.connect().await.is_ok() {
+                    return Ok(server);
+                }
+                if Instant::now() > deadline {
+                    return Err("etcd did not become ready within 20 s".into());
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+
+        pub fn config(&self) -> EtcdConfig {
+            EtcdConfig {
+                endpoints: vec![self.endpoint.clone()],
+                ..Default::default()
+            }
+        }
+
+        pub async fn connect(&self) -> crate::storage::StorageResult<EtcdStore> {
+            EtcdStore::connect(&self.config()).await
+        }
+    }
+
+    impl Drop for EtcdServer {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            let _ = std::fs::remove_dir_all(&self.data_dir);
+        }
+    }
+}
