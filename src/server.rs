@@ -129,6 +129,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         args.etcd_prefix.clone(),
     ));
     core.bootstrap().await?;
+    core.start_watch_caches();
     let discovery = Arc::new(Discovery::new(&registry));
     let ready = Arc::new(AtomicBool::new(false));
     let openapi_resources: Vec<OpenApiResource> = registry

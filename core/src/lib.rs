@@ -3,6 +3,7 @@
 //! Both front ends (REST facade, gRPC) call [`service::ApiCore`].
 
 pub mod auth;
+pub mod cache;
 pub mod controllers;
 pub mod discovery;
 pub mod error;

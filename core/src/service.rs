@@ -104,7 +104,11 @@ pub struct ApiCore {
     pub registry: Arc<Registry>,
     pub(crate) storage: Arc<dyn Storage>,
     pub(crate) prefix: String,
+    pub(crate) caches: crate::cache::WatchCaches,
 }
+
+/// How long a request waits for a watch cache's first list.
+pub(crate) const CACHE_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Fields every kind can be selected by; kinds may add their own.
 pub(crate) fn selectable_fields(def: &ResourceDef) -> Vec<&'static str> {
@@ -200,6 +204,7 @@ impl ApiCore {
     ) -> Self {
         Self {
             registry,
+            caches: crate::cache::WatchCaches::new(storage.clone()),
             storage,
             prefix: prefix.into(),
         }
@@ -352,7 +357,24 @@ impl ApiCore {
             params.start_after = Some(format!("{prefix}{start}"));
         } else {
             match (opts.resource_version.as_str(), opts.resource_version_match.as_str()) {
-                ("", "") | ("0", "") | ("0", "NotOlderThan") => {}
+                ("0", "") | ("0", "NotOlderThan") => {
+                    // "Any" resourceVersion: served from the watch cache, whole
+                    // (upstream's cache also ignores limit here).
+                    let cache = self.watch_cache(def).await?;
+                    let (objects, revision) = cache.list(&prefix);
+                    let items = objects
+                        .iter()
+                        .filter(|o| labels.matches(o) && fields.matches(o))
+                        .map(|o| (**o).clone())
+                        .collect();
+                    return Ok(ObjectList {
+                        items,
+                        resource_version: revision.to_string(),
+                        continue_token: None,
+                        remaining_item_count: None,
+                    });
+                }
+                ("", "") => {}
                 ("", m) => {
                     return Err(ApiError::bad_request(format!(
                         "resourceVersionMatch is forbidden unless resourceVersion is provided (got {m:?})"
@@ -993,6 +1015,29 @@ impl ApiCore {
         opts: &ListOptions,
     ) -> ApiResult<ObjectList> {
         self.list(&UserInfo::system(), def, namespace, opts).await
+    }
+
+    /// The resource type's watch cache, once it has loaded.
+    pub(crate) async fn watch_cache(
+        &self,
+        def: &ResourceDef,
+    ) -> ApiResult<Arc<crate::cache::WatchCache>> {
+        let cache = self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
+        if !cache.wait_ready(CACHE_READY_TIMEOUT).await {
+            return Err(ApiError::new(
+                crate::error::StatusReason::ServiceUnavailable,
+                format!("the watch cache for {} is not ready yet", def.resource),
+            ));
+        }
+        Ok(cache)
+    }
+
+    /// Starts every resource type's watch cache (at start-up, so first
+    /// requests do not wait for the initial lists).
+    pub fn start_watch_caches(&self) {
+        for def in self.registry.resources() {
+            self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
+        }
     }
 
     pub async fn current_revision(&self) -> ApiResult<i64> {

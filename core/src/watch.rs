@@ -8,12 +8,15 @@ use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{json, Value};
 
 use crate::auth::UserInfo;
+use crate::cache::{CacheEvent, CacheWatch};
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
-use crate::service::{selectable_fields, ApiCore, ListOptions};
+use crate::service::{selectable_fields, ApiCore};
 use crate::storage::{EventKind, StorageError, StorageEvent};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventType {
@@ -81,37 +84,74 @@ fn decode_at(raw: &[u8], revision: i64) -> Option<Value> {
     Some(obj)
 }
 
-/// One store change as this watcher sees it, if at all.
-fn translate(ev: &StorageEvent, filter: &Filter) -> Option<WatchEvent> {
-    let current = decode_at(&ev.value, ev.revision)?;
-    let previous = ev
-        .prev_value
-        .as_ref()
-        .and_then(|p| decode_at(p, ev.revision));
-    let was = previous.as_ref().is_some_and(|p| filter.matches(p));
-    match ev.kind {
-        EventKind::Delete => was.then_some(WatchEvent {
-            event_type: EventType::Deleted,
-            object: current,
-        }),
-        EventKind::Put => {
-            let is = filter.matches(&current);
-            match (previous.is_some() && was, is) {
-                (true, true) => Some(WatchEvent {
-                    event_type: EventType::Modified,
-                    object: current,
-                }),
-                (false, true) => Some(WatchEvent {
-                    event_type: EventType::Added,
-                    object: current,
-                }),
-                (true, false) => previous.map(|p| WatchEvent {
-                    event_type: EventType::Deleted,
-                    object: p,
-                }),
-                (false, false) => None,
-            }
+/// One change, from the cache or from storage, with the object before it.
+struct Change {
+    kind: EventKind,
+    revision: i64,
+    current: Arc<Value>,
+    prev: Option<Arc<Value>>,
+}
+
+impl Change {
+    fn from_storage(ev: &StorageEvent) -> Option<Self> {
+        Some(Self {
+            kind: ev.kind,
+            revision: ev.revision,
+            current: Arc::new(decode_at(&ev.value, ev.revision)?),
+            prev: ev
+                .prev_value
+                .as_ref()
+                .and_then(|p| decode_at(p, ev.revision))
+                .map(Arc::new),
+        })
+    }
+
+    fn from_cache(ev: &CacheEvent) -> Self {
+        Self {
+            kind: ev.kind,
+            revision: ev.revision,
+            current: ev.object.clone(),
+            prev: ev.prev.clone(),
         }
+    }
+}
+
+/// One change as this watcher sees it, if at all.
+fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
+    let current = &change.current;
+    let was = change.prev.as_ref().is_some_and(|p| filter.matches(p));
+    match change.kind {
+        EventKind::Delete => {
+            // The deleted object carries the revision of the delete.
+            let matched = was || (change.prev.is_none() && filter.matches(current));
+            matched.then(|| WatchEvent {
+                event_type: EventType::Deleted,
+                object: (**current).clone(),
+            })
+        }
+        EventKind::Put => match (was, filter.matches(current)) {
+            (true, true) => Some(WatchEvent {
+                event_type: EventType::Modified,
+                object: (**current).clone(),
+            }),
+            (false, true) => Some(WatchEvent {
+                event_type: EventType::Added,
+                object: (**current).clone(),
+            }),
+            (true, false) => change.prev.as_ref().map(|p| {
+                let mut gone = (**p).clone();
+                object::set_meta(
+                    &mut gone,
+                    "resourceVersion",
+                    Value::String(change.revision.to_string()),
+                );
+                WatchEvent {
+                    event_type: EventType::Deleted,
+                    object: gone,
+                }
+            }),
+            (false, false) => None,
+        },
     }
 }
 
@@ -130,6 +170,74 @@ fn error_event(err: &ApiError) -> WatchEvent {
     WatchEvent {
         event_type: EventType::Error,
         object: err.to_status(),
+    }
+}
+
+fn too_old(requested: i64, oldest: i64) -> ApiError {
+    ApiError::expired(format!("too old resource version: {requested} ({oldest})"))
+}
+
+/// Where a watcher's changes come from.
+enum Source {
+    Cache {
+        backlog: std::collections::VecDeque<Arc<CacheEvent>>,
+        live: tokio::sync::mpsc::Receiver<Arc<CacheEvent>>,
+        dispatched: Arc<AtomicI64>,
+    },
+    Storage(crate::storage::EventStream),
+}
+
+impl Source {
+    fn from_cache(w: CacheWatch) -> Self {
+        Self::Cache {
+            backlog: w.backlog.into(),
+            live: w.live,
+            dispatched: w.dispatched,
+        }
+    }
+
+    /// The next change; None when the source ended (for a cache watcher:
+    /// it was too slow and got closed, and its client re-watches).
+    async fn next(&mut self) -> Option<Result<Change, StorageError>> {
+        match self {
+            Self::Cache { backlog, live, .. } => {
+                if let Some(ev) = backlog.pop_front() {
+                    return Some(Ok(Change::from_cache(&ev)));
+                }
+                live.recv().await.map(|ev| Ok(Change::from_cache(&ev)))
+            }
+            Self::Storage(stream) => loop {
+                match stream.next().await? {
+                    Ok(ev) => {
+                        if let Some(change) = Change::from_storage(&ev) {
+                            return Some(Ok(change));
+                        }
+                    }
+                    Err(e) => return Some(Err(e)),
+                }
+            },
+        }
+    }
+
+    /// The revision a bookmark may claim: every event up to it was delivered.
+    fn progress(&self, last: i64) -> i64 {
+        match self {
+            Self::Cache {
+                backlog,
+                live,
+                dispatched,
+            } => {
+                // Read the dispatch mark before checking the queue: anything
+                // dispatched up to the mark is then either queued or consumed.
+                let mark = dispatched.load(Ordering::Acquire);
+                if backlog.is_empty() && live.is_empty() {
+                    last.max(mark)
+                } else {
+                    last
+                }
+            }
+            Self::Storage(_) => last,
+        }
     }
 }
 
@@ -183,66 +291,56 @@ impl ApiCore {
         let initial = opts
             .send_initial_events
             .unwrap_or(rv.is_empty() || rv == "0");
-        let mut initial_events = Vec::new();
-        let start = if initial {
-            let listed = self
-                .list_authorized(
-                    def,
-                    namespace,
-                    &ListOptions {
-                        label_selector: opts.label_selector.clone(),
-                        field_selector: field_selector.clone(),
-                        ..Default::default()
-                    },
-                )
-                .await?;
-            initial_events = listed
-                .items
-                .into_iter()
-                .map(|object| WatchEvent {
+        let cache = self.watch_cache(def).await?;
+        let (mut head, start, source) = if initial {
+            let (objects, revision, registration) = cache.list_and_watch(&prefix);
+            let added: Vec<WatchEvent> = objects
+                .iter()
+                .filter(|o| filter.matches(o))
+                .map(|o| WatchEvent {
                     event_type: EventType::Added,
-                    object,
+                    object: (**o).clone(),
                 })
                 .collect();
-            listed.resource_version.parse::<i64>().unwrap_or(0)
+            (added, revision, Source::from_cache(registration))
         } else {
-            rv.parse::<i64>()
-                .ok()
-                .filter(|r| *r >= 0)
-                .ok_or_else(|| ApiError::bad_request(format!("invalid resource version {rv:?}")))?
+            let after =
+                rv.parse::<i64>().ok().filter(|r| *r >= 0).ok_or_else(|| {
+                    ApiError::bad_request(format!("invalid resource version {rv:?}"))
+                })?;
+            match cache.watch(&prefix, after) {
+                Some(registration) => (Vec::new(), after, Source::from_cache(registration)),
+                // Older than the cache's window: storage may still hold it.
+                None => match self.storage.watch(&prefix, after).await {
+                    Ok(stream) => (Vec::new(), after, Source::Storage(stream)),
+                    Err(StorageError::Compacted { compacted, .. }) => {
+                        // Upstream answers a too-old watch with one ERROR event, then ends.
+                        let err = too_old(after, compacted + 1);
+                        return Ok(stream::iter(vec![error_event(&err)]).boxed());
+                    }
+                    Err(e) => return Err(ApiError::internal(e)),
+                },
+            }
         };
         if opts.send_initial_events == Some(true) && opts.allow_bookmarks {
-            initial_events.push(bookmark(def, start, true));
+            head.push(bookmark(def, start, true));
         }
         let timeout = opts.timeout.unwrap_or_else(|| {
             let extra = rand::random::<f64>();
             MIN_REQUEST_TIMEOUT.mul_f64(1.0 + extra)
         });
         let deadline = tokio::time::Instant::now() + timeout;
-        let head = stream::iter(initial_events);
-        let changes = match self.storage.watch(&prefix, start).await {
-            Ok(s) => s,
-            Err(StorageError::Compacted { compacted, .. }) => {
-                // Upstream answers a too-old watch with one ERROR event, then ends.
-                let err = ApiError::expired(format!(
-                    "too old resource version: {start} ({})",
-                    compacted + 1
-                ));
-                return Ok(stream::iter(vec![error_event(&err)]).boxed());
-            }
-            Err(e) => return Err(ApiError::internal(e)),
-        };
-        let def_kind = def.kind;
+        let kind = def.kind;
         let api_version = def.api_version();
         let bookmarks = opts.allow_bookmarks;
         struct State {
-            changes: crate::storage::EventStream,
+            source: Source,
             filter: Filter,
             last: i64,
             done: bool,
         }
         let state = State {
-            changes,
+            source,
             filter,
             last: start,
             done: false,
@@ -254,29 +352,33 @@ impl ApiCore {
                     if st.done {
                         return None;
                     }
-                    let tick = tokio::time::sleep(BOOKMARK_INTERVAL);
                     tokio::select! {
                         _ = tokio::time::sleep_until(deadline) => return None,
-                        _ = tick, if bookmarks => {
+                        _ = tokio::time::sleep(BOOKMARK_INTERVAL), if bookmarks => {
+                            st.last = st.source.progress(st.last);
                             let ev = WatchEvent {
                                 event_type: EventType::Bookmark,
-                                object: json!({"kind": def_kind, "apiVersion": api_version, "metadata": {"resourceVersion": st.last.to_string()}}),
+                                object: json!({"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": st.last.to_string()}}),
                             };
                             return Some((ev, st));
                         }
-                        next = st.changes.next() => match next {
+                        next = st.source.next() => match next {
                             None => return None,
                             Some(Err(e)) => {
                                 st.done = true;
                                 let err = match e {
-                                    StorageError::Compacted { requested, compacted } => ApiError::expired(format!("too old resource version: {requested} ({})", compacted + 1)),
+                                    StorageError::Compacted { requested, compacted } => too_old(requested, compacted + 1),
                                     other => ApiError::internal(other),
                                 };
                                 return Some((error_event(&err), st));
                             }
-                            Some(Ok(ev)) => {
-                                st.last = ev.revision;
-                                if let Some(out) = translate(&ev, &st.filter) {
+                            Some(Ok(change)) => {
+                                // Registration may predate the client's revision.
+                                if change.revision <= st.last {
+                                    continue;
+                                }
+                                st.last = change.revision;
+                                if let Some(out) = translate(&change, &st.filter) {
                                     return Some((out, st));
                                 }
                             }
@@ -285,7 +387,7 @@ impl ApiCore {
                 }
             }
         });
-        Ok(head.chain(tail).boxed())
+        Ok(stream::iter(head).chain(tail).boxed())
     }
 }
 
@@ -313,7 +415,9 @@ mod tests {
         };
         let web = json!({"metadata": {"name": "a", "labels": {"app": "web"}}});
         let api = json!({"metadata": {"name": "a", "labels": {"app": "api"}}});
-        let t = |e| translate(&e, &filter).map(|w| w.event_type);
+        let t = |e: StorageEvent| {
+            translate(&Change::from_storage(&e).unwrap(), &filter).map(|w| w.event_type)
+        };
         assert_eq!(
             t(ev(EventKind::Put, web.clone(), None)),
             Some(EventType::Added)
@@ -335,7 +439,11 @@ mod tests {
             t(ev(EventKind::Delete, web.clone(), Some(web.clone()))),
             Some(EventType::Deleted)
         );
-        let out = translate(&ev(EventKind::Put, web, None), &filter).unwrap();
+        let out = translate(
+            &Change::from_storage(&ev(EventKind::Put, web, None)).unwrap(),
+            &filter,
+        )
+        .unwrap();
         assert_eq!(out.object["metadata"]["resourceVersion"], "7");
     }
 }

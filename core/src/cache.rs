@@ -1,0 +1,393 @@
+//! The watch cache, as kube-apiserver's cacher: one storage watch per
+//! resource type feeds an in-memory copy of the current state plus a window
+//! of recent events. Lists at resourceVersion "0" and watches are served from
+//! it, so N watchers cost one storage watch. A watcher that cannot keep up is
+//! closed (its client re-watches from its last resourceVersion) instead of
+//! blocking the others or growing memory.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use crate::object;
+use crate::storage::{EventKind, ListParams, Storage, StorageEvent};
+
+/// Recent events kept for watches that resume from a resourceVersion.
+const WINDOW: usize = 4096;
+/// Events buffered per watcher before it counts as too slow and is closed.
+const WATCHER_BUFFER: usize = 1024;
+/// Pause before re-listing after the storage watch failed.
+const RESTART_DELAY: Duration = Duration::from_millis(200);
+
+/// A change as the cache saw it, shared by every watcher.
+#[derive(Debug)]
+pub struct CacheEvent {
+    pub kind: EventKind,
+    pub key: String,
+    /// The new object (Put) or the deleted object with the delete's revision.
+    pub object: Arc<Value>,
+    /// The object before the change, for selector transitions.
+    pub prev: Option<Arc<Value>>,
+    pub revision: i64,
+}
+
+struct Watcher {
+    prefix: String,
+    tx: mpsc::Sender<Arc<CacheEvent>>,
+}
+
+#[derive(Default)]
+struct State {
+    objects: BTreeMap<String, Arc<Value>>,
+    revision: i64,
+    window: VecDeque<Arc<CacheEvent>>,
+    /// Oldest revision after which the window holds every event.
+    window_start: i64,
+    watchers: HashMap<u64, Watcher>,
+    next_watcher: u64,
+}
+
+/// A cache's registration for one watcher: the events it missed, then live ones.
+pub struct CacheWatch {
+    pub backlog: Vec<Arc<CacheEvent>>,
+    pub live: mpsc::Receiver<Arc<CacheEvent>>,
+    /// Revision up to which every event has been handed to every watcher.
+    pub dispatched: Arc<AtomicI64>,
+}
+
+pub struct WatchCache {
+    prefix: String,
+    state: RwLock<State>,
+    dispatched: Arc<AtomicI64>,
+    ready: watch::Receiver<bool>,
+}
+
+fn decode_at(raw: &[u8], revision: i64) -> Option<Value> {
+    let mut obj: Value = serde_json::from_slice(raw).ok()?;
+    object::set_meta(
+        &mut obj,
+        "resourceVersion",
+        Value::String(revision.to_string()),
+    );
+    Some(obj)
+}
+
+impl WatchCache {
+    /// Starts filling a cache for every key under `prefix`.
+    pub fn start(storage: Arc<dyn Storage>, prefix: String) -> Arc<Self> {
+        let (ready_tx, ready) = watch::channel(false);
+        let cache = Arc::new(Self {
+            prefix,
+            state: RwLock::new(State::default()),
+            dispatched: Arc::new(AtomicI64::new(0)),
+            ready,
+        });
+        tokio::spawn(Self::run(Arc::downgrade(&cache), storage, ready_tx));
+        cache
+    }
+
+    async fn run(
+        cache: std::sync::Weak<Self>,
+        storage: Arc<dyn Storage>,
+        ready: watch::Sender<bool>,
+    ) {
+        loop {
+            let Some(this) = cache.upgrade() else { return };
+            let prefix = this.prefix.clone();
+            drop(this);
+            let listed = match storage.list(&prefix, ListParams::default()).await {
+                Ok(listed) => listed,
+                Err(e) => {
+                    tracing::warn!(prefix, error = %e, "watch cache list failed");
+                    tokio::time::sleep(RESTART_DELAY).await;
+                    continue;
+                }
+            };
+            let mut objects = BTreeMap::new();
+            for kv in &listed.items {
+                if let Some(obj) = decode_at(&kv.value, kv.mod_revision) {
+                    objects.insert(kv.key.clone(), Arc::new(obj));
+                }
+            }
+            let mut events = match storage.watch(&prefix, listed.revision).await {
+                Ok(events) => events,
+                Err(e) => {
+                    tracing::warn!(prefix, error = %e, "watch cache watch failed");
+                    tokio::time::sleep(RESTART_DELAY).await;
+                    continue;
+                }
+            };
+            {
+                let Some(this) = cache.upgrade() else { return };
+                let mut state = this.write();
+                // Watchers of the previous incarnation may have missed events:
+                // closing them makes their clients re-watch.
+                state.watchers.clear();
+                state.objects = objects;
+                state.revision = listed.revision;
+                state.window.clear();
+                state.window_start = listed.revision;
+                this.dispatched.store(listed.revision, Ordering::Release);
+            }
+            let _ = ready.send(true);
+            while let Some(next) = events.next().await {
+                let Some(this) = cache.upgrade() else { return };
+                match next {
+                    Ok(ev) => this.apply(ev),
+                    Err(e) => {
+                        tracing::info!(prefix, error = %e, "watch cache restarting");
+                        break;
+                    }
+                }
+            }
+            tokio::time::sleep(RESTART_DELAY).await;
+        }
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn apply(&self, ev: StorageEvent) {
+        let Some(object) = decode_at(&ev.value, ev.revision) else {
+            tracing::warn!(key = ev.key, "watch cache skipped an undecodable value");
+            return;
+        };
+        let object = Arc::new(object);
+        let mut state = self.write();
+        let prev = match ev.kind {
+            EventKind::Put => state.objects.insert(ev.key.clone(), object.clone()),
+            EventKind::Delete => state.objects.remove(&ev.key),
+        };
+        let event = Arc::new(CacheEvent {
+            kind: ev.kind,
+            key: ev.key,
+            object,
+            prev,
+            revision: ev.revision,
+        });
+        state.revision = ev.revision;
+        if state.window.len() >= WINDOW {
+            if let Some(evicted) = state.window.pop_front() {
+                state.window_start = evicted.revision;
+            }
+        }
+        state.window.push_back(event.clone());
+        // try_send never waits: a full buffer means the watcher is too slow.
+        state.watchers.retain(|_, w| {
+            !event.key.starts_with(&w.prefix) || w.tx.try_send(event.clone()).is_ok()
+        });
+        self.dispatched.store(event.revision, Ordering::Release);
+    }
+
+    /// Waits (bounded) until the first list is loaded.
+    pub async fn wait_ready(&self, timeout: Duration) -> bool {
+        let mut ready = self.ready.clone();
+        tokio::time::timeout(timeout, ready.wait_for(|r| *r))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    pub fn revision(&self) -> i64 {
+        self.read().revision
+    }
+
+    /// Objects under `prefix` (a namespace's or the whole type's) and the
+    /// revision they are current at.
+    pub fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, i64) {
+        let state = self.read();
+        let items = state
+            .objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, v)| v.clone())
+            .collect();
+        (items, state.revision)
+    }
+
+    /// Registers a watcher for events under `prefix` after `after`. None
+    /// when the window no longer reaches back that far (the caller falls
+    /// back to storage or answers 410).
+    pub fn watch(&self, prefix: &str, after: i64) -> Option<CacheWatch> {
+        let mut state = self.write();
+        if after < state.window_start {
+            return None;
+        }
+        Some(Self::register(
+            &mut state,
+            prefix,
+            after,
+            self.dispatched.clone(),
+        ))
+    }
+
+    /// The current objects under `prefix` and a watcher from exactly their
+    /// revision, taken atomically.
+    pub fn list_and_watch(&self, prefix: &str) -> (Vec<Arc<Value>>, i64, CacheWatch) {
+        let mut state = self.write();
+        let items = state
+            .objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, v)| v.clone())
+            .collect();
+        let revision = state.revision;
+        let watch = Self::register(&mut state, prefix, revision, self.dispatched.clone());
+        (items, revision, watch)
+    }
+
+    fn register(
+        state: &mut State,
+        prefix: &str,
+        after: i64,
+        dispatched: Arc<AtomicI64>,
+    ) -> CacheWatch {
+        let backlog = state
+            .window
+            .iter()
+            .filter(|e| e.revision > after && e.key.starts_with(prefix))
+            .cloned()
+            .collect();
+        let (tx, live) = mpsc::channel(WATCHER_BUFFER);
+        let id = state.next_watcher;
+        state.next_watcher += 1;
+        state.watchers.insert(
+            id,
+            Watcher {
+                prefix: prefix.to_string(),
+                tx,
+            },
+        );
+        CacheWatch {
+            backlog,
+            live,
+            dispatched,
+        }
+    }
+
+    #[cfg(test)]
+    fn watcher_count(&self) -> usize {
+        self.read().watchers.len()
+    }
+}
+
+/// One cache per resource type, started on first use.
+pub struct WatchCaches {
+    storage: Arc<dyn Storage>,
+    caches: Mutex<HashMap<String, Arc<WatchCache>>>,
+}
+
+impl WatchCaches {
+    pub fn new(storage: Arc<dyn Storage>) -> Self {
+        Self {
+            storage,
+            caches: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The cache for a resource type's key prefix, started if needed.
+    pub fn for_prefix(&self, prefix: &str) -> Arc<WatchCache> {
+        let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
+        caches
+            .entry(prefix.to_string())
+            .or_insert_with(|| WatchCache::start(self.storage.clone(), prefix.to_string()))
+            .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::embedded::EmbeddedStore;
+
+    async fn store() -> (tempfile::TempDir, Arc<dyn Storage>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).unwrap());
+        (dir, store)
+    }
+
+    async fn until(cache: &WatchCache, revision: i64) {
+        for _ in 0..200 {
+            if cache.revision() >= revision {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("cache did not reach revision {revision}");
+    }
+
+    #[tokio::test]
+    async fn lists_and_watches_follow_the_store() {
+        let (_d, s) = store().await;
+        s.create("/r/cm/a/x", br#"{"metadata":{"name":"x"}}"#.to_vec())
+            .await
+            .unwrap();
+        let cache = WatchCache::start(s.clone(), "/r/cm/".into());
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let (items, rev) = cache.list("/r/cm/");
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0]["metadata"]["resourceVersion"], rev.to_string());
+        let (_, start, mut w) = cache.list_and_watch("/r/cm/a/");
+        let created = s
+            .create("/r/cm/a/y", br#"{"metadata":{"name":"y"}}"#.to_vec())
+            .await
+            .unwrap();
+        s.create("/r/cm/b/z", br#"{"metadata":{"name":"z"}}"#.to_vec())
+            .await
+            .unwrap();
+        let ev = tokio::time::timeout(Duration::from_secs(5), w.live.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (ev.key.as_str(), ev.revision),
+            ("/r/cm/a/y", created.mod_revision)
+        );
+        assert!(ev.revision > start);
+        // Resuming inside the window replays what was missed, namespace-filtered.
+        let resumed = cache.watch("/r/cm/a/", start).unwrap();
+        assert_eq!(resumed.backlog.len(), 1);
+        // Before the window: the caller must go elsewhere.
+        assert!(cache.watch("/r/cm/", start - 10).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_slow_watcher_is_closed_not_waited_for() {
+        let (_d, s) = store().await;
+        let cache = WatchCache::start(s.clone(), "/r/cm/".into());
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let (_, _, mut slow) = cache.list_and_watch("/r/cm/");
+        let (_, _, mut fast) = cache.list_and_watch("/r/cm/");
+        let mut last = 0;
+        for i in 0..(WATCHER_BUFFER + 50) {
+            last = s
+                .create(&format!("/r/cm/k{i}"), b"{}".to_vec())
+                .await
+                .unwrap()
+                .mod_revision;
+            while let Ok(_ev) = fast.live.try_recv() {}
+        }
+        until(&cache, last).await;
+        while fast.live.try_recv().is_ok() {}
+        // The slow one got a full buffer and was dropped; the fast one stays.
+        assert_eq!(cache.watcher_count(), 1);
+        let mut received = 0;
+        while slow.live.recv().await.is_some() {
+            received += 1;
+        }
+        assert_eq!(received, WATCHER_BUFFER);
+    }
+}
