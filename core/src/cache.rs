@@ -67,16 +67,6 @@ pub struct WatchCache {
     ready: watch::Receiver<bool>,
 }
 
-fn decode_at(raw: &[u8], revision: i64) -> Option<Value> {
-    let mut obj: Value = serde_json::from_slice(raw).ok()?;
-    object::set_meta(
-        &mut obj,
-        "resourceVersion",
-        Value::String(revision.to_string()),
-    );
-    Some(obj)
-}
-
 impl WatchCache {
     /// Starts filling a cache for every key under `prefix`.
     pub fn start(storage: Arc<dyn Storage>, prefix: String) -> Arc<Self> {
@@ -110,7 +100,7 @@ impl WatchCache {
             };
             let mut objects = BTreeMap::new();
             for kv in &listed.items {
-                if let Some(obj) = decode_at(&kv.value, kv.mod_revision) {
+                if let Some(obj) = object::decode_at(&kv.value, kv.mod_revision) {
                     objects.insert(kv.key.clone(), Arc::new(obj));
                 }
             }
@@ -162,7 +152,7 @@ impl WatchCache {
     }
 
     fn apply(&self, ev: StorageEvent) {
-        let Some(object) = decode_at(&ev.value, ev.revision) else {
+        let Some(object) = object::decode_at(&ev.value, ev.revision) else {
             tracing::warn!(key = ev.key, "watch cache skipped an undecodable value");
             return;
         };
@@ -209,13 +199,16 @@ impl WatchCache {
     /// revision they are current at.
     pub fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, i64) {
         let state = self.read();
-        let items = state
+        (Self::objects_under(&state, prefix), state.revision)
+    }
+
+    fn objects_under(state: &State, prefix: &str) -> Vec<Arc<Value>> {
+        state
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
             .map(|(_, v)| v.clone())
-            .collect();
-        (items, state.revision)
+            .collect()
     }
 
     /// Registers a watcher for events under `prefix` after `after`. None
@@ -238,12 +231,7 @@ impl WatchCache {
     /// revision, taken atomically.
     pub fn list_and_watch(&self, prefix: &str) -> (Vec<Arc<Value>>, i64, CacheWatch) {
         let mut state = self.write();
-        let items = state
-            .objects
-            .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, v)| v.clone())
-            .collect();
+        let items = Self::objects_under(&state, prefix);
         let revision = state.revision;
         let watch = Self::register(&mut state, prefix, revision, self.dispatched.clone());
         (items, revision, watch)

@@ -78,3 +78,14 @@ pub fn finalizers(object: &Value) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// Decodes a stored value and stamps it with the revision it is current at.
+pub fn decode_at(raw: &[u8], revision: i64) -> Option<Value> {
+    let mut obj: Value = serde_json::from_slice(raw).ok()?;
+    set_meta(
+        &mut obj,
+        "resourceVersion",
+        Value::String(revision.to_string()),
+    );
+    Some(obj)
+}

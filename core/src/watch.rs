@@ -74,16 +74,6 @@ impl Filter {
     }
 }
 
-fn decode_at(raw: &[u8], revision: i64) -> Option<Value> {
-    let mut obj: Value = serde_json::from_slice(raw).ok()?;
-    object::set_meta(
-        &mut obj,
-        "resourceVersion",
-        Value::String(revision.to_string()),
-    );
-    Some(obj)
-}
-
 /// One change, from the cache or from storage, with the object before it.
 struct Change {
     kind: EventKind,
@@ -97,11 +87,11 @@ impl Change {
         Some(Self {
             kind: ev.kind,
             revision: ev.revision,
-            current: Arc::new(decode_at(&ev.value, ev.revision)?),
+            current: Arc::new(object::decode_at(&ev.value, ev.revision)?),
             prev: ev
                 .prev_value
                 .as_ref()
-                .and_then(|p| decode_at(p, ev.revision))
+                .and_then(|p| object::decode_at(p, ev.revision))
                 .map(Arc::new),
         })
     }
