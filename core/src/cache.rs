@@ -65,6 +65,8 @@ pub struct WatchCache {
     state: RwLock<State>,
     dispatched: Arc<AtomicI64>,
     ready: watch::Receiver<bool>,
+    /// The revision the cache is current at, for readers waiting to catch up.
+    current: watch::Sender<i64>,
 }
 
 impl WatchCache {
@@ -76,6 +78,7 @@ impl WatchCache {
             state: RwLock::new(State::default()),
             dispatched: Arc::new(AtomicI64::new(0)),
             ready,
+            current: watch::channel(0).0,
         });
         tokio::spawn(Self::run(Arc::downgrade(&cache), storage, ready_tx));
         cache
@@ -123,6 +126,7 @@ impl WatchCache {
                 state.window.clear();
                 state.window_start = listed.revision;
                 this.dispatched.store(listed.revision, Ordering::Release);
+                this.current.send_replace(listed.revision);
             }
             let _ = ready.send(true);
             while let Some(next) = events.next().await {
@@ -152,6 +156,15 @@ impl WatchCache {
     }
 
     fn apply(&self, ev: StorageEvent) {
+        if ev.kind == EventKind::Progress {
+            let mut state = self.write();
+            if ev.revision > state.revision {
+                state.revision = ev.revision;
+                self.dispatched.store(ev.revision, Ordering::Release);
+                self.current.send_replace(ev.revision);
+            }
+            return;
+        }
         let Some(object) = object::decode_at(&ev.value, ev.revision) else {
             tracing::warn!(key = ev.key, "watch cache skipped an undecodable value");
             return;
@@ -160,7 +173,7 @@ impl WatchCache {
         let mut state = self.write();
         let prev = match ev.kind {
             EventKind::Put => state.objects.insert(ev.key.clone(), object.clone()),
-            EventKind::Delete => state.objects.remove(&ev.key),
+            EventKind::Delete | EventKind::Progress => state.objects.remove(&ev.key),
         };
         let event = Arc::new(CacheEvent {
             kind: ev.kind,
@@ -181,6 +194,15 @@ impl WatchCache {
             !event.key.starts_with(&w.prefix) || w.tx.try_send(event.clone()).is_ok()
         });
         self.dispatched.store(event.revision, Ordering::Release);
+        self.current.send_replace(event.revision);
+    }
+
+    /// Waits (bounded) until the cache is current at `revision` or later.
+    pub async fn wait_for_revision(&self, revision: i64, timeout: Duration) -> bool {
+        let mut current = self.current.subscribe();
+        tokio::time::timeout(timeout, current.wait_for(|r| *r >= revision))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 
     /// Waits (bounded) until the first list is loaded.
@@ -195,19 +217,19 @@ impl WatchCache {
         self.read().revision
     }
 
-    /// Objects under `prefix` (a namespace's or the whole type's) and the
-    /// revision they are current at.
-    pub fn list(&self, prefix: &str) -> (Vec<Arc<Value>>, i64) {
+    /// Keys and objects under `prefix` (a namespace's or the whole type's),
+    /// in key order, and the revision they are current at.
+    pub fn list(&self, prefix: &str) -> (Vec<(String, Arc<Value>)>, i64) {
         let state = self.read();
-        (Self::objects_under(&state, prefix), state.revision)
+        (Self::entries_under(&state, prefix), state.revision)
     }
 
-    fn objects_under(state: &State, prefix: &str) -> Vec<Arc<Value>> {
+    fn entries_under(state: &State, prefix: &str) -> Vec<(String, Arc<Value>)> {
         state
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
-            .map(|(_, v)| v.clone())
+            .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
     }
 
@@ -231,7 +253,10 @@ impl WatchCache {
     /// revision, taken atomically.
     pub fn list_and_watch(&self, prefix: &str) -> (Vec<Arc<Value>>, i64, CacheWatch) {
         let mut state = self.write();
-        let items = Self::objects_under(&state, prefix);
+        let items = Self::entries_under(&state, prefix)
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect();
         let revision = state.revision;
         let watch = Self::register(&mut state, prefix, revision, self.dispatched.clone());
         (items, revision, watch)
@@ -327,7 +352,7 @@ mod tests {
         assert!(cache.wait_ready(Duration::from_secs(5)).await);
         let (items, rev) = cache.list("/r/cm/");
         assert_eq!(items.len(), 1);
-        assert_eq!(items[0]["metadata"]["resourceVersion"], rev.to_string());
+        assert_eq!(items[0].1["metadata"]["resourceVersion"], rev.to_string());
         let (_, start, mut w) = cache.list_and_watch("/r/cm/a/");
         let created = s
             .create("/r/cm/a/y", br#"{"metadata":{"name":"y"}}"#.to_vec())

@@ -107,6 +107,10 @@ pub struct ApiCore {
     pub(crate) caches: crate::cache::WatchCaches,
 }
 
+/// How long a consistent read waits for the watch cache to catch up before
+/// reading storage instead.
+const CACHE_CATCH_UP: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// How long a request waits for a watch cache's first list.
 pub(crate) const CACHE_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -364,8 +368,8 @@ impl ApiCore {
                     let (objects, revision) = cache.list(&prefix);
                     let items = objects
                         .iter()
-                        .filter(|o| labels.matches(o) && fields.matches(o))
-                        .map(|o| (**o).clone())
+                        .filter(|(_, o)| labels.matches(o) && fields.matches(o))
+                        .map(|(_, o)| (**o).clone())
                         .collect();
                     return Ok(ObjectList {
                         items,
@@ -374,7 +378,14 @@ impl ApiCore {
                         remaining_item_count: None,
                     });
                 }
-                ("", "") => {}
+                ("", "") => {
+                    if let Some(page) = self
+                        .consistent_list_from_cache(def, &prefix, &labels, &fields, opts.limit)
+                        .await?
+                    {
+                        return Ok(page);
+                    }
+                }
                 ("", m) => {
                     return Err(ApiError::bad_request(format!(
                         "resourceVersionMatch is forbidden unless resourceVersion is provided (got {m:?})"
@@ -1015,6 +1026,58 @@ impl ApiCore {
         opts: &ListOptions,
     ) -> ApiResult<ObjectList> {
         self.list(&UserInfo::system(), def, namespace, opts).await
+    }
+
+    /// A consistent read served from the watch cache once it has caught up
+    /// with the store's current revision (None: serve it from storage).
+    /// Later pages of a paginated list come from storage at the same
+    /// revision, which holds exactly the state the cache had.
+    async fn consistent_list_from_cache(
+        &self,
+        def: &ResourceDef,
+        prefix: &str,
+        labels: &LabelSelector,
+        fields: &FieldSelector,
+        limit: i64,
+    ) -> ApiResult<Option<ObjectList>> {
+        let cache = self.watch_cache(def).await?;
+        let current = self.current_revision().await?;
+        if !cache.wait_for_revision(current, CACHE_CATCH_UP).await {
+            return Ok(None);
+        }
+        let (objects, revision) = cache.list(prefix);
+        let selective = !(labels.is_empty() && fields.is_empty());
+        let mut matching = objects
+            .into_iter()
+            .filter(|(_, o)| !selective || (labels.matches(o) && fields.matches(o)));
+        let limit = usize::try_from(limit).unwrap_or(0);
+        let mut items = Vec::new();
+        let mut last_key = None;
+        for (key, object) in matching.by_ref() {
+            if limit > 0 && items.len() == limit {
+                // There is more: the page ends at the previous key.
+                let remaining = 1 + matching.count();
+                let relative = last_key
+                    .as_deref()
+                    .and_then(|k: &str| k.strip_prefix(prefix))
+                    .unwrap_or_default()
+                    .to_string();
+                return Ok(Some(ObjectList {
+                    items,
+                    resource_version: revision.to_string(),
+                    continue_token: Some(encode_continue(revision, &relative)),
+                    remaining_item_count: (!selective).then_some(remaining as i64),
+                }));
+            }
+            last_key = Some(key);
+            items.push((*object).clone());
+        }
+        Ok(Some(ObjectList {
+            items,
+            resource_version: revision.to_string(),
+            continue_token: None,
+            remaining_item_count: None,
+        }))
     }
 
     /// The resource type's watch cache, once it has loaded.

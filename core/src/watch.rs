@@ -84,6 +84,9 @@ struct Change {
 
 impl Change {
     fn from_storage(ev: &StorageEvent) -> Option<Self> {
+        if ev.kind == EventKind::Progress {
+            return None;
+        }
         Some(Self {
             kind: ev.kind,
             revision: ev.revision,
@@ -142,6 +145,7 @@ fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
             }),
             (false, false) => None,
         },
+        EventKind::Progress => None,
     }
 }
 

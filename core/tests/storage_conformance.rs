@@ -14,11 +14,16 @@ type Store = Arc<dyn Storage>;
 async fn next_event(
     w: &mut capstan_core::storage::EventStream,
 ) -> capstan_core::storage::StorageEvent {
-    tokio::time::timeout(Duration::from_secs(10), w.next())
-        .await
-        .expect("watch event within 10 s")
-        .expect("watch stream open")
-        .expect("watch event, not an error")
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(10), w.next())
+            .await
+            .expect("watch event within 10 s")
+            .expect("watch stream open")
+            .expect("watch event, not an error");
+        if ev.kind != EventKind::Progress {
+            return ev;
+        }
+    }
 }
 
 async fn create_get_and_already_exists(s: &Store, p: &str) {
@@ -229,10 +234,13 @@ async fn compaction_expires_old_revisions(s: &Store, p: &str) {
     let watch = s.watch(p, old.mod_revision - 1).await;
     let compacted = match watch {
         Err(StorageError::Compacted { .. }) => true,
-        Ok(mut stream) => matches!(
-            tokio::time::timeout(Duration::from_secs(10), stream.next()).await,
-            Ok(Some(Err(StorageError::Compacted { .. })))
-        ),
+        Ok(mut stream) => loop {
+            match tokio::time::timeout(Duration::from_secs(10), stream.next()).await {
+                Ok(Some(Ok(ev))) if ev.kind == EventKind::Progress => continue,
+                Ok(Some(Err(StorageError::Compacted { .. }))) => break true,
+                _ => break false,
+            }
+        },
         Err(_) => false,
     };
     assert!(

@@ -78,6 +78,8 @@ fn encode_log(e: &LogEntry) -> Vec<u8> {
     out.push(match e.kind {
         EventKind::Put => 0,
         EventKind::Delete => 1,
+        // Never logged: progress is not a change.
+        EventKind::Progress => 2,
     });
     out.extend_from_slice(&e.create_revision.to_le_bytes());
     put_bytes(&mut out, e.key.as_bytes());
@@ -126,7 +128,8 @@ fn decode_log(raw: &[u8]) -> StorageResult<LogEntry> {
     let mut r = Reader { raw, pos: 0 };
     let kind = match r.u8()? {
         0 => EventKind::Put,
-        _ => EventKind::Delete,
+        1 => EventKind::Delete,
+        other => return Err(backend(format!("corrupt log entry kind {other}"))),
     };
     let create_revision = r.i64()?;
     let key = String::from_utf8(r.bytes()?.to_vec()).map_err(backend)?;
@@ -255,7 +258,7 @@ impl EmbeddedStore {
         prefix: &str,
         after: Revision,
         upto: Option<Revision>,
-    ) -> StorageResult<Vec<StorageEvent>> {
+    ) -> StorageResult<(Vec<StorageEvent>, Revision)> {
         let txn = db.begin_read().map_err(backend)?;
         let (current, compacted) = Self::read_meta(&txn)?;
         if after < compacted {
@@ -268,7 +271,7 @@ impl EmbeddedStore {
         let log = txn.open_table(LOG).map_err(backend)?;
         let mut out = Vec::new();
         if upto <= after {
-            return Ok(out);
+            return Ok((out, after.max(upto)));
         }
         for entry in log
             .range((after + 1) as u64..=upto as u64)
@@ -280,7 +283,7 @@ impl EmbeddedStore {
                 out.push(to_event(rev.value() as Revision, e));
             }
         }
-        Ok(out)
+        Ok((out, upto))
     }
 }
 
@@ -410,7 +413,7 @@ impl Storage for EmbeddedStore {
     async fn watch(&self, prefix: &str, after: Revision) -> StorageResult<EventStream> {
         // Subscribe before reading the backlog so no change falls between them.
         let mut live = self.events.subscribe();
-        let backlog = Self::read_log(&self.db, prefix, after, None)?;
+        let (backlog, caught_up) = Self::read_log(&self.db, prefix, after, None)?;
         let (tx, rx) = mpsc::channel::<StorageResult<StorageEvent>>(256);
         let db = self.db.clone();
         let prefix = prefix.to_string();
@@ -421,6 +424,10 @@ impl Storage for EmbeddedStore {
                 if tx.send(Ok(ev)).await.is_err() {
                     return;
                 }
+            }
+            last = last.max(caught_up);
+            if tx.send(Ok(progress(last))).await.is_err() {
+                return;
             }
             loop {
                 let received = tokio::select! {
@@ -442,13 +449,14 @@ impl Storage for EmbeddedStore {
                     // keeps every event, so the watcher loses nothing.
                     Err(broadcast::error::RecvError::Lagged(_)) => {
                         match Self::read_log(&db, &prefix, last, None) {
-                            Ok(events) => {
+                            Ok((events, caught_up)) => {
                                 for ev in events {
                                     last = ev.revision;
                                     if tx.send(Ok(ev)).await.is_err() {
                                         return;
                                     }
                                 }
+                                last = last.max(caught_up);
                             }
                             Err(err) => {
                                 let _ = tx.send(Err(err)).await;
@@ -470,6 +478,17 @@ impl Storage for EmbeddedStore {
 
     async fn compact(&self, revision: Revision) -> StorageResult<()> {
         self.submit(WriteOp::Compact { revision }).await.map(|_| ())
+    }
+}
+
+fn progress(revision: Revision) -> StorageEvent {
+    StorageEvent {
+        kind: EventKind::Progress,
+        key: String::new(),
+        value: Arc::from(&[][..]),
+        prev_value: None,
+        revision,
+        create_revision: 0,
     }
 }
 
@@ -763,9 +782,11 @@ mod tests {
         s.create("/x/ignored", b"0".to_vec()).await.unwrap();
         s.delete("/r/a", None).await.unwrap();
         let mut kinds = Vec::new();
-        for _ in 0..3 {
+        while kinds.len() < 3 {
             let ev = w.next().await.unwrap().unwrap();
-            kinds.push((ev.key.clone(), ev.kind));
+            if ev.kind != EventKind::Progress {
+                kinds.push((ev.key.clone(), ev.kind));
+            }
         }
         assert_eq!(
             kinds,

@@ -28,6 +28,20 @@ pub struct EtcdConfig {
     pub key_file: Option<PathBuf>,
 }
 
+/// How often a watch asks etcd how far it is current.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+
+fn progress(revision: Revision) -> StorageEvent {
+    StorageEvent {
+        kind: EventKind::Progress,
+        key: String::new(),
+        value: Arc::from(&[][..]),
+        prev_value: None,
+        revision,
+        create_revision: 0,
+    }
+}
+
 #[derive(Clone)]
 pub struct EtcdStore {
     client: Client,
@@ -246,17 +260,28 @@ impl Storage for EtcdStore {
             .with_start_revision(after + 1)
             .with_prev_key()
             .with_progress_notify();
-        let mut stream = self
+        let stream = self
             .client
             .watch_client()
             .watch(prefix, Some(options))
             .await
             .map_err(backend)?;
+        let (mut requests, mut stream) = stream.split();
         let (tx, rx) = mpsc::channel::<StorageResult<StorageEvent>>(256);
         tokio::spawn(async move {
+            // etcd reports progress on request only when the watcher has sent
+            // everything up to the header's revision; asking often keeps a
+            // quiet watch cache current for consistent reads.
+            let mut ask = tokio::time::interval(PROGRESS_INTERVAL);
             loop {
                 let message = tokio::select! {
                     m = stream.message() => m,
+                    _ = ask.tick() => {
+                        if requests.request_progress().await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
                     _ = tx.closed() => return,
                 };
                 let resp = match message {
@@ -286,6 +311,13 @@ impl Storage for EtcdStore {
                         ))))
                         .await;
                     return;
+                }
+                if resp.events().is_empty() && !resp.created() {
+                    let revision = Self::revision_of(resp.header());
+                    if revision > 0 && tx.send(Ok(progress(revision))).await.is_err() {
+                        return;
+                    }
+                    continue;
                 }
                 for ev in resp.events() {
                     let Some(kv) = ev.kv() else { continue };

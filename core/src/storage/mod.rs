@@ -48,6 +48,9 @@ pub struct ListParams {
 pub enum EventKind {
     Put,
     Delete,
+    /// No key or value: every change under the prefix up to `revision` has
+    /// been sent. Lets a quiet watcher (the watch cache) know it is current.
+    Progress,
 }
 
 /// A change, in revision order, with the value before it for filtering
