@@ -12,6 +12,7 @@ pub mod object;
 pub mod openapi;
 pub mod patch;
 pub mod printers;
+pub mod protobuf;
 pub mod registry;
 pub mod selectors;
 pub mod service;

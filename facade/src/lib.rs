@@ -164,9 +164,16 @@ fn list_options(q: &Query) -> Result<ListOptions, ApiError> {
 }
 
 /// DeleteOptions from the body (kubectl sends one) and the query.
-fn delete_options(q: &Query, body: &[u8]) -> Result<service::DeleteOptions, ApiError> {
+fn delete_options(
+    q: &Query,
+    body: &[u8],
+    content_type: Option<&str>,
+) -> Result<service::DeleteOptions, ApiError> {
+    let protobuf = content_type.is_some_and(|c| c.starts_with(capstan_core::protobuf::MEDIA_TYPE));
     let from_body: Value = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
+    } else if protobuf {
+        negotiation::decode_body(BodyFormat::Protobuf, body, "DeleteOptions")?
     } else {
         serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
@@ -517,7 +524,7 @@ async fn resource_request(
             write_response(&def, output, q, result)
         }
         (Method::DELETE, Some(name)) => {
-            let opts = delete_options(q, &body)?;
+            let opts = delete_options(q, &body, content_type)?;
             let result = core.delete(user, &def, ns, name, &opts).await?;
             let pending = result
                 .object
@@ -552,7 +559,7 @@ async fn resource_request(
             Ok(encode(StatusCode::OK, output, &status, &[]))
         }
         (Method::DELETE, None) => {
-            let opts = delete_options(q, &body)?;
+            let opts = delete_options(q, &body, content_type)?;
             let list = core
                 .delete_collection(user, &def, ns, &list_options(q)?, &opts)
                 .await?;

@@ -45,6 +45,9 @@ fn parse_media_ranges(header: &str) -> Vec<MediaRange<'_>> {
 }
 
 const ACCEPTED: &str = "application/json, application/yaml";
+/// Request bodies may also be protobuf; responses are JSON or YAML only.
+const ACCEPTED_BODIES: &str =
+    "application/json, application/yaml, application/vnd.kubernetes.protobuf";
 
 /// The first representation in the Accept header that we serve.
 /// `discovery` allows the aggregated discovery form.
@@ -97,6 +100,8 @@ pub fn negotiate_output(accept: Option<&str>, discovery: bool) -> Result<Output,
 pub enum BodyFormat {
     Json,
     Yaml,
+    /// The Kubernetes protobuf envelope (what typed client-go clients send).
+    Protobuf,
     Patch(PatchType),
 }
 
@@ -114,11 +119,12 @@ pub fn body_format(content_type: Option<&str>, for_patch: bool) -> Result<BodyFo
         "application/apply-patch+yaml" if for_patch => BodyFormat::Patch(PatchType::Apply),
         "application/json" | "" if !for_patch => BodyFormat::Json,
         "application/yaml" if !for_patch => BodyFormat::Yaml,
+        capstan_core::protobuf::MEDIA_TYPE if !for_patch => BodyFormat::Protobuf,
         _ => {
             let accepted = if for_patch {
                 "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
             } else {
-                ACCEPTED
+                ACCEPTED_BODIES
             };
             return Err(ApiError::new(
                 StatusReason::UnsupportedMediaType,
@@ -135,6 +141,13 @@ pub fn decode_body(
     body: &[u8],
     expected_kind: &str,
 ) -> Result<serde_json::Value, ApiError> {
+    if format == BodyFormat::Protobuf {
+        return capstan_core::protobuf::decode_envelope(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {expected_kind}): {e}"
+            ))
+        });
+    }
     let yaml = matches!(
         format,
         BodyFormat::Yaml | BodyFormat::Patch(PatchType::Apply)
@@ -206,6 +219,16 @@ mod tests {
             body_format(Some("application/strategic-merge-patch+json"), true).unwrap(),
             BodyFormat::Patch(PatchType::StrategicMerge)
         );
+    }
+
+    #[test]
+    fn protobuf_bodies_are_decoded() {
+        assert_eq!(
+            body_format(Some("application/vnd.kubernetes.protobuf"), false).unwrap(),
+            BodyFormat::Protobuf
+        );
+        let err = decode_body(BodyFormat::Protobuf, b"k8s\0garbage", "Namespace").unwrap_err();
+        assert_eq!(err.code(), 400);
     }
 
     #[test]

@@ -430,3 +430,9 @@ struct IndexEntry {
     #[serde(rename = "serverRelativeURL")]
     server_relative_url: String,
 }
+
+/// The built-in schema definitions, keyed by upstream name, for modules that
+/// need field names (the protobuf decoder).
+pub(crate) fn builtin_definitions() -> &'static BTreeMap<String, Value> {
+    definitions::builtin()
+}
