@@ -346,20 +346,23 @@ impl ApiError {
     }
 
     /// The gRPC status: the code that matches the reason, the same message,
-    /// and the full `metav1.Status` JSON in the details for clients that want it.
+    /// and the full `metav1.Status` JSON in the `x-kubernetes-status-bin`
+    /// trailer for clients that want reason and causes. (The standard
+    /// grpc-status-details-bin slot must hold a google.rpc.Status, which
+    /// clients such as grpcurl parse strictly.)
     pub fn to_grpc(&self) -> tonic::Status {
         let body = serde_json::to_vec(&self.to_status()).unwrap_or_default();
-        tonic::Status::with_details(
-            self.reason.grpc_code(),
-            self.message.clone(),
-            bytes_from(body),
-        )
+        let mut metadata = tonic::metadata::MetadataMap::new();
+        metadata.insert_bin(
+            STATUS_TRAILER,
+            tonic::metadata::MetadataValue::from_bytes(&body),
+        );
+        tonic::Status::with_metadata(self.reason.grpc_code(), self.message.clone(), metadata)
     }
 }
 
-fn bytes_from(v: Vec<u8>) -> tonic::codegen::Bytes {
-    tonic::codegen::Bytes::from(v)
-}
+/// gRPC trailer carrying the `metav1.Status` JSON of a failed call.
+pub const STATUS_TRAILER: &str = "x-kubernetes-status-bin";
 
 impl From<ApiError> for tonic::Status {
     fn from(err: ApiError) -> Self {
@@ -410,6 +413,20 @@ mod tests {
         let s = ApiError::stale_object("", "configmaps", "x").to_status();
         assert_eq!(s["code"], 409);
         assert_eq!(s["message"], "Operation cannot be fulfilled on configmaps \"x\": the object has been modified; please apply your changes to the latest version and try again");
+    }
+
+    #[test]
+    fn grpc_errors_carry_the_status_in_a_trailer() {
+        let status = ApiError::not_found("", "configmaps", "x").to_grpc();
+        assert!(status.details().is_empty());
+        let raw = status
+            .metadata()
+            .get_bin(STATUS_TRAILER)
+            .unwrap()
+            .to_bytes()
+            .unwrap();
+        let decoded: Value = serde_json::from_slice(&raw).unwrap();
+        assert_eq!(decoded["reason"], "NotFound");
     }
 
     #[test]

@@ -715,10 +715,14 @@ impl ApiCore {
         mut object: Value,
         dry_run: bool,
     ) -> Result<Value, StorageErrorOrApi> {
-        let bytes = encode(&object)?;
-        if *bytes == *current.value {
+        // Upstream skips a write that changes nothing, keeping the
+        // resourceVersion; compare as JSON, where key order does not matter.
+        let unchanged =
+            serde_json::from_slice::<Value>(&current.value).is_ok_and(|stored| stored == object);
+        if unchanged {
             return Ok(decode(current)?);
         }
+        let bytes = encode(&object)?;
         if dry_run {
             return Ok(object);
         }
@@ -837,10 +841,12 @@ impl ApiCore {
             }
             self.check_namespace(def, namespace, &mut patched)?;
             let warnings = self.check_fields(def, &mut patched, opts.field_validation)?;
-            // A resourceVersion the patch itself sets is a precondition; otherwise
-            // the server's read-modify-write retries on conflict.
+            // A resourceVersion the patch itself sets is a precondition; one it
+            // removes, or leaves alone, makes the server's read-modify-write
+            // retry on conflict.
             let precondition = object::resource_version(&patched).to_string();
-            let explicit = precondition != current.mod_revision.to_string();
+            let explicit =
+                !precondition.is_empty() && precondition != current.mod_revision.to_string();
             if explicit {
                 return Err(ApiError::stale_object(def.group, def.resource, name));
             }

@@ -1,0 +1,456 @@
+//! Bad requests over raw HTTPS (curl): each gets upstream's status code and a
+//! `metav1.Status`, stores nothing, and leaves the server serving.
+
+mod common;
+
+use common::TestServer;
+use serde_json::{json, Value};
+
+const NS: &str = "bad";
+const CMS: &str = "/api/v1/namespaces/bad/configmaps";
+
+fn server() -> TestServer {
+    let s = TestServer::start();
+    s.create_namespace(NS);
+    s
+}
+
+fn cm(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}})
+}
+
+fn post(s: &TestServer, path: &str, content_type: &str, body: &[u8]) -> common::HttpResponse {
+    s.curl("POST", path, &[("Content-Type", content_type)], Some(body))
+}
+
+/// Creates a ConfigMap through REST; returns the stored object.
+#[track_caller]
+fn create_cm(s: &TestServer, name: &str) -> Value {
+    let resp = s.post_json(CMS, &cm(name));
+    assert_eq!(resp.status, 201, "{resp:#?}");
+    resp.json()
+}
+
+/// The names of the ConfigMaps in the test namespace.
+fn stored_names(s: &TestServer) -> Vec<String> {
+    let list = s.get_json(CMS);
+    list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Nothing named `name` was stored, the namespace holds exactly `expected`,
+/// and the server still answers ordinary requests.
+#[track_caller]
+fn assert_nothing_stored(s: &TestServer, name: &str, expected: &[&str]) {
+    let resp = s.get(&format!("{CMS}/{name}"));
+    let status = resp.assert_status(404, "NotFound");
+    assert_eq!(
+        status["message"],
+        format!("configmaps \"{name}\" not found")
+    );
+    assert_eq!(stored_names(s), expected);
+    assert_still_serving(s);
+}
+
+#[track_caller]
+fn assert_still_serving(s: &TestServer) {
+    let resp = s.get("/readyz");
+    assert_eq!((resp.status, resp.body.as_str()), (200, "ok"), "{resp:#?}");
+    let ns = s.get_json(&format!("/api/v1/namespaces/{NS}"));
+    assert_eq!(ns["metadata"]["name"], NS);
+    let probe = format!("probe-{}", std::process::id());
+    let resp = s.post_json(
+        CMS,
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": probe}}),
+    );
+    assert_eq!(
+        resp.status, 201,
+        "the server no longer accepts writes: {resp:#?}"
+    );
+    let resp = s.curl("DELETE", &format!("{CMS}/{probe}"), &[], None);
+    assert_eq!(resp.status, 200, "{resp:#?}");
+}
+
+#[test]
+fn malformed_json_is_bad_request() {
+    let s = server();
+    let resp = post(
+        &s,
+        CMS,
+        "application/json",
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"broken"}"#,
+    );
+    let status = resp.assert_status(400, "BadRequest");
+    assert!(status["message"].as_str().unwrap().len() > 10, "{status:#}");
+    let resp = post(&s, CMS, "application/json", b"{not json at all");
+    resp.assert_status(400, "BadRequest");
+    let resp = post(&s, CMS, "application/json", b"");
+    resp.assert_status(400, "BadRequest");
+    // Valid JSON that is not an object.
+    let resp = post(&s, CMS, "application/json", b"[1,2,3]");
+    resp.assert_status(400, "BadRequest");
+    assert_nothing_stored(&s, "broken", &[]);
+}
+
+#[test]
+fn malformed_yaml_is_bad_request() {
+    let s = server();
+    let yaml = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\ndata: [unclosed\n";
+    let resp = post(&s, CMS, "application/yaml", yaml);
+    resp.assert_status(400, "BadRequest");
+    let yaml = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\n   bad-indent: x\n";
+    let resp = post(&s, CMS, "application/yaml", yaml);
+    resp.assert_status(400, "BadRequest");
+    assert_nothing_stored(&s, "broken", &[]);
+    // Well-formed YAML is accepted.
+    let resp = post(
+        &s,
+        CMS,
+        "application/yaml",
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\ndata:\n  k: v\n",
+    );
+    assert_eq!(resp.status, 201, "{resp:#?}");
+    assert_eq!(stored_names(&s), ["fine"]);
+}
+
+#[test]
+fn kind_mismatching_the_path_is_bad_request() {
+    let s = server();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "intruder"},
+                     "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let resp = s.post_json(CMS, &pod);
+    let status = resp.assert_status(400, "BadRequest");
+    assert!(
+        status["message"].as_str().unwrap().contains("Pod"),
+        "{status:#}"
+    );
+    assert_nothing_stored(&s, "intruder", &[]);
+    let resp = s.get("/api/v1/namespaces/bad/pods/intruder");
+    resp.assert_status(404, "NotFound");
+}
+
+#[test]
+fn api_version_mismatch_is_bad_request() {
+    let s = server();
+    let mut body = cm("wrong-version");
+    body["apiVersion"] = json!("apps/v1");
+    s.post_json(CMS, &body).assert_status(400, "BadRequest");
+    body["apiVersion"] = json!("v2");
+    s.post_json(CMS, &body).assert_status(400, "BadRequest");
+    assert_nothing_stored(&s, "wrong-version", &[]);
+}
+
+#[test]
+fn put_with_a_different_name_is_bad_request() {
+    let s = server();
+    let stored = create_cm(&s, "y");
+    let mut body = stored.clone();
+    body["metadata"]["name"] = json!("x");
+    body["data"] = json!({"changed": "yes"});
+    let resp = s.curl(
+        "PUT",
+        &format!("{CMS}/y"),
+        &[("Content-Type", "application/json")],
+        Some(body.to_string().as_bytes()),
+    );
+    let status = resp.assert_status(400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        "the name of the object (x) does not match the name on the URL (y)"
+    );
+    assert_nothing_stored(&s, "x", &["y"]);
+    assert_eq!(s.get_json(&format!("{CMS}/y")), stored);
+}
+
+#[test]
+fn invalid_name_is_unprocessable() {
+    let s = server();
+    let resp = s.post_json(CMS, &cm("Bad_Name"));
+    let status = resp.assert_status(422, "Invalid");
+    let message = status["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters"),
+        "{message}"
+    );
+    assert_eq!(status["details"]["name"], "Bad_Name");
+    assert_eq!(status["details"]["kind"], "ConfigMap");
+    assert_eq!(status["details"]["causes"][0]["field"], "metadata.name");
+    assert_eq!(
+        status["details"]["causes"][0]["reason"],
+        "FieldValueInvalid"
+    );
+    let resp = s.get(&format!("{CMS}/Bad_Name"));
+    assert_eq!(resp.status, 404, "{resp:#?}");
+    assert_eq!(stored_names(&s), Vec::<String>::new());
+    assert_still_serving(&s);
+}
+
+#[test]
+fn unknown_resource_is_not_found() {
+    let s = server();
+    for path in [
+        "/api/v1/foos",
+        "/api/v1/namespaces/bad/foos",
+        "/api/v1/namespaces/bad/foos/x",
+        "/api/v2/configmaps",
+    ] {
+        s.get(path).assert_status(404, "NotFound");
+    }
+    let resp = s.post_json(
+        "/api/v1/namespaces/bad/foos",
+        &json!({"apiVersion": "v1", "kind": "Foo", "metadata": {"name": "x"}}),
+    );
+    resp.assert_status(404, "NotFound");
+    assert_still_serving(&s);
+}
+
+#[test]
+fn unknown_group_is_not_found() {
+    let s = server();
+    for path in [
+        "/apis/nope.example.com",
+        "/apis/nope.example.com/v1",
+        "/apis/nope.example.com/v1/foos",
+        "/apis/apps/v9/deployments",
+        "/apis/apps/v1/foos",
+    ] {
+        s.get(path).assert_status(404, "NotFound");
+    }
+    let resp = s.post_json(
+        "/apis/nope.example.com/v1/namespaces/bad/foos",
+        &json!({"apiVersion": "nope.example.com/v1", "kind": "Foo", "metadata": {"name": "x"}}),
+    );
+    resp.assert_status(404, "NotFound");
+    assert_still_serving(&s);
+}
+
+#[test]
+fn body_over_3_mib_is_too_large() {
+    let s = server();
+    let mut body = cm("huge");
+    body["data"] = json!({"blob": "x".repeat(3 * 1024 * 1024 + 1)});
+    let bytes = body.to_string().into_bytes();
+    assert!(bytes.len() > 3 * 1024 * 1024);
+    let resp = post(&s, CMS, "application/json", &bytes);
+    resp.assert_status(413, "RequestEntityTooLarge");
+    assert_nothing_stored(&s, "huge", &[]);
+    // An update with a huge body is refused the same way.
+    let stored = create_cm(&s, "small");
+    let mut huge = stored.clone();
+    huge["data"] = json!({"blob": "y".repeat(3 * 1024 * 1024 + 1)});
+    let resp = s.curl(
+        "PUT",
+        &format!("{CMS}/small"),
+        &[("Content-Type", "application/json")],
+        Some(huge.to_string().as_bytes()),
+    );
+    resp.assert_status(413, "RequestEntityTooLarge");
+    assert_eq!(s.get_json(&format!("{CMS}/small")), stored);
+    assert_still_serving(&s);
+}
+
+#[test]
+fn unsupported_content_type_is_415() {
+    let s = server();
+    let resp = post(&s, CMS, "text/plain", cm("plain").to_string().as_bytes());
+    let status = resp.assert_status(415, "UnsupportedMediaType");
+    assert!(
+        status["message"].as_str().unwrap().starts_with("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml"),
+        "{status:#}"
+    );
+    // A patch with a content type that is not a patch type.
+    create_cm(&s, "target");
+    let resp = s.curl(
+        "PATCH",
+        &format!("{CMS}/target"),
+        &[("Content-Type", "application/json")],
+        Some(br#"{"data":{"k":"patched"}}"#),
+    );
+    resp.assert_status(415, "UnsupportedMediaType");
+    assert_eq!(
+        s.get_json(&format!("{CMS}/target"))["data"],
+        json!({"k": "v"})
+    );
+    assert_nothing_stored(&s, "plain", &["target"]);
+}
+
+#[test]
+fn unacceptable_accept_is_406() {
+    let s = server();
+    create_cm(&s, "shown");
+    let resp = s.curl(
+        "GET",
+        &format!("{CMS}/shown"),
+        &[("Accept", "text/html")],
+        None,
+    );
+    let status = resp.assert_status(406, "NotAcceptable");
+    assert!(
+        status["message"].as_str().unwrap().starts_with(
+            "only the following media types are accepted: application/json, application/yaml"
+        ),
+        "{status:#}"
+    );
+    let resp = s.curl(
+        "POST",
+        CMS,
+        &[
+            ("Accept", "text/html"),
+            ("Content-Type", "application/json"),
+        ],
+        Some(cm("unseen").to_string().as_bytes()),
+    );
+    resp.assert_status(406, "NotAcceptable");
+    assert_nothing_stored(&s, "unseen", &["shown"]);
+    // What a browser sends is fine: */* is in the list.
+    let resp = s.curl(
+        "GET",
+        &format!("{CMS}/shown"),
+        &[("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")],
+        None,
+    );
+    assert_eq!(resp.status, 200, "{resp:#?}");
+}
+
+#[test]
+fn stale_resource_version_on_put_is_conflict() {
+    let s = server();
+    let first = create_cm(&s, "contested");
+    let mut newer = first.clone();
+    newer["data"] = json!({"k": "newer"});
+    let resp = s.curl(
+        "PUT",
+        &format!("{CMS}/contested"),
+        &[("Content-Type", "application/json")],
+        Some(newer.to_string().as_bytes()),
+    );
+    assert_eq!(resp.status, 200, "{resp:#?}");
+    let current = resp.json();
+
+    let mut stale = first.clone();
+    stale["data"] = json!({"k": "stale"});
+    let resp = s.curl(
+        "PUT",
+        &format!("{CMS}/contested"),
+        &[("Content-Type", "application/json")],
+        Some(stale.to_string().as_bytes()),
+    );
+    let status = resp.assert_status(409, "Conflict");
+    assert_eq!(
+        status["message"],
+        "Operation cannot be fulfilled on configmaps \"contested\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+    assert_eq!(status["details"]["name"], "contested");
+    assert_eq!(status["details"]["kind"], "configmaps");
+    assert_eq!(s.get_json(&format!("{CMS}/contested")), current);
+    assert_still_serving(&s);
+}
+
+#[test]
+fn delete_with_a_wrong_uid_precondition_is_conflict() {
+    let s = server();
+    let stored = create_cm(&s, "kept");
+    let uid = stored["metadata"]["uid"].as_str().unwrap();
+    let wrong = "00000000-0000-0000-0000-000000000000";
+    let options =
+        json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": wrong}});
+    let resp = s.curl(
+        "DELETE",
+        &format!("{CMS}/kept"),
+        &[("Content-Type", "application/json")],
+        Some(options.to_string().as_bytes()),
+    );
+    let status = resp.assert_status(409, "Conflict");
+    assert_eq!(
+        status["message"],
+        format!("Operation cannot be fulfilled on configmaps \"kept\": Precondition failed: UID in precondition: {wrong}, UID in object meta: {uid}")
+    );
+    assert_eq!(s.get_json(&format!("{CMS}/kept")), stored);
+    // The right uid deletes.
+    let options =
+        json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": uid}});
+    let resp = s.curl(
+        "DELETE",
+        &format!("{CMS}/kept"),
+        &[("Content-Type", "application/json")],
+        Some(options.to_string().as_bytes()),
+    );
+    assert_eq!(resp.status, 200, "{resp:#?}");
+    assert_nothing_stored(&s, "kept", &[]);
+}
+
+#[test]
+fn no_client_certificate_is_forbidden_except_health_and_version() {
+    let s = server();
+    let resp = s.curl_anonymous("GET", "/api/v1/namespaces", &[], None);
+    let status = resp.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "namespaces is forbidden: User \"system:anonymous\" cannot list resource \"namespaces\" in API group \"\" at the cluster scope"
+    );
+    let resp = s.curl_anonymous(
+        "POST",
+        CMS,
+        &[("Content-Type", "application/json")],
+        Some(cm("anon").to_string().as_bytes()),
+    );
+    resp.assert_status(403, "Forbidden");
+    let resp = s.curl_anonymous("GET", &format!("{CMS}/anon"), &[], None);
+    resp.assert_status(403, "Forbidden");
+
+    for path in ["/healthz", "/livez", "/readyz"] {
+        let resp = s.curl_anonymous("GET", path, &[], None);
+        assert_eq!(
+            (resp.status, resp.body.as_str()),
+            (200, "ok"),
+            "{path}: {resp:#?}"
+        );
+    }
+    let resp = s.curl_anonymous("GET", "/version", &[], None);
+    assert_eq!(resp.status, 200, "{resp:#?}");
+    let version = resp.json();
+    assert_eq!(version["major"], "1");
+    assert!(
+        version["gitVersion"].as_str().unwrap().starts_with("v1."),
+        "{version:#}"
+    );
+    assert_nothing_stored(&s, "anon", &[]);
+}
+
+#[test]
+fn invalid_label_selector_is_bad_request() {
+    let s = server();
+    create_cm(&s, "a");
+    for selector in ["a%20in%20(", "%3D%3Dx", "key%3D%3Dv%3Dx", "!"] {
+        let resp = s.get(&format!("{CMS}?labelSelector={selector}"));
+        resp.assert_status(400, "BadRequest");
+    }
+    // Watches validate the same way.
+    let resp = s.get(&format!("{CMS}?watch=1&labelSelector=a%20in%20("));
+    resp.assert_status(400, "BadRequest");
+    assert_nothing_stored(&s, "b", &["a"]);
+}
+
+#[test]
+fn unsupported_field_selector_is_bad_request() {
+    let s = server();
+    create_cm(&s, "a");
+    let resp = s.get(&format!("{CMS}?fieldSelector=data.k%3Dv"));
+    let status = resp.assert_status(400, "BadRequest");
+    assert!(
+        status["message"].as_str().unwrap().contains("data.k"),
+        "{status:#}"
+    );
+    let resp = s.get("/api/v1/namespaces?fieldSelector=spec.nope%3Dx");
+    resp.assert_status(400, "BadRequest");
+    // Supported ones work.
+    let list = s.get_json(&format!("{CMS}?fieldSelector=metadata.name%3Da"));
+    assert_eq!(list["items"].as_array().unwrap().len(), 1);
+    let list = s.get_json(&format!("{CMS}?fieldSelector=metadata.name%3Dzzz"));
+    assert_eq!(list["items"].as_array().unwrap().len(), 0);
+    assert_nothing_stored(&s, "b", &["a"]);
+}
