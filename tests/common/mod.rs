@@ -348,11 +348,18 @@ pub struct TestServer {
     child: Option<Child>,
     port: u16,
     starts: usize,
+    /// Extra `capstan serve` flags, kept across restarts.
+    extra_args: Vec<String>,
 }
 
 impl TestServer {
     /// Starts the binary on a fresh data directory and waits until it serves.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Starts the binary with extra `serve` flags (e.g. `--etcd-servers`).
+    pub fn start_with(extra_args: &[&str]) -> Self {
         let dir = tempfile::Builder::new()
             .prefix("capstan-e2e-")
             .tempdir()
@@ -362,9 +369,23 @@ impl TestServer {
             child: None,
             port: 0,
             starts: 0,
+            extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
         };
         server.spawn();
         server
+    }
+
+    /// SIGKILL: no shutdown code runs, as in a crash or power loss.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same data directory after `kill9`.
+    pub fn start_again(&mut self) {
+        self.spawn();
     }
 
     pub fn dir(&self) -> &Path {
@@ -426,6 +447,7 @@ impl TestServer {
             .arg(self.dir())
             .args(["--secure-port", "0", "--port-file"])
             .arg(&port_file)
+            .args(&self.extra_args)
             .env(
                 "RUST_LOG",
                 std::env::var("CAPSTAN_TEST_LOG").unwrap_or_else(|_| "info".into()),

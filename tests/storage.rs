@@ -1,0 +1,295 @@
+//! End-to-end storage behaviour: two replicas on one etcd, crash safety of
+//! the embedded store, expiry after compaction, and pagination through
+//! 1,000 objects with kubectl.
+
+mod common;
+
+use std::fmt::Write as _;
+use std::process::Command;
+use std::time::Duration;
+
+use capstan_core::storage::etcd::testing::EtcdServer;
+use common::{curl_bin, text, Streaming, TestServer};
+
+/// A curl config that POSTs one ConfigMap per name over one connection and
+/// prints each response's status code on its own line, in request order.
+fn batch_create(server: &TestServer, namespace: &str, names: &[String]) -> Command {
+    let mut config = String::new();
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            config.push_str("next\n");
+        }
+        let _ = writeln!(
+            config,
+            "url = \"{}/api/v1/namespaces/{namespace}/configmaps\"\n\
+             cacert = \"{}\"\ncert = \"{}\"\nkey = \"{}\"\n\
+             header = \"Content-Type: application/json\"\n\
+             data = \"{{\\\"metadata\\\":{{\\\"name\\\":\\\"{name}\\\"}},\\\"data\\\":{{\\\"i\\\":\\\"{i}\\\"}}}}\"\n\
+             output = \"/dev/null\"\nwrite-out = \"%{{http_code}}\\\\n\"\nsilent",
+            server.base_url(),
+            server.ca_cert().display(),
+            server.admin_cert().display(),
+            server.admin_key().display(),
+        );
+    }
+    let path = server.scratch("batch.curl");
+    std::fs::write(&path, config).expect("write curl config");
+    let mut cmd = Command::new(curl_bin());
+    cmd.arg("-K").arg(path);
+    cmd
+}
+
+fn names(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i:05}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_on_one_etcd_serve_one_api() {
+    let etcd = EtcdServer::start()
+        .await
+        .expect("a real etcd (Debian's etcd-server)");
+    let args = ["--etcd-servers", etcd.endpoint.as_str()];
+    let a = TestServer::start_with(&args);
+    let b = TestServer::start_with(&args);
+
+    a.kubectl_ok(&["create", "namespace", "shared"]);
+    let mut watch = b.kubectl_spawn(&[
+        "get",
+        "configmaps",
+        "-n",
+        "shared",
+        "-w",
+        "--output-watch-events",
+        "--no-headers",
+    ]);
+    a.kubectl_ok(&[
+        "create",
+        "configmap",
+        "web",
+        "-n",
+        "shared",
+        "--from-literal=k=v1",
+    ]);
+    watch.wait_for("ADDED through the other replica", |out| {
+        out.contains("ADDED").then_some(())
+    });
+
+    let via_a = a.kubectl_json(&["get", "configmap", "web", "-n", "shared", "-o", "json"]);
+    let via_b = b.kubectl_json(&["get", "configmap", "web", "-n", "shared", "-o", "json"]);
+    assert_eq!(
+        via_a["metadata"]["resourceVersion"],
+        via_b["metadata"]["resourceVersion"]
+    );
+    assert_eq!(via_a["metadata"]["uid"], via_b["metadata"]["uid"]);
+
+    b.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "web",
+        "-n",
+        "shared",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"k":"v2"}}"#,
+    ]);
+    watch.wait_for("MODIFIED made through the other replica", |out| {
+        out.contains("MODIFIED").then_some(())
+    });
+    assert_eq!(
+        a.kubectl_ok(&[
+            "get",
+            "configmap",
+            "web",
+            "-n",
+            "shared",
+            "-o",
+            "jsonpath={.data.k}"
+        ]),
+        "v2"
+    );
+
+    // A write based on what replica A saw before B's change is stale everywhere.
+    let mut stale = via_a.clone();
+    stale["data"]["k"] = "v3".into();
+    let resp = b.curl(
+        "PUT",
+        "/api/v1/namespaces/shared/configmaps/web",
+        &[("Content-Type", "application/json")],
+        Some(stale.to_string().as_bytes()),
+    );
+    let status = resp.assert_status(409, "Conflict");
+    assert!(status["message"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("the object has been modified"));
+    drop(watch);
+}
+
+#[test]
+fn kill9_during_a_write_burst_keeps_every_acknowledged_object() {
+    let mut server = TestServer::start();
+    let all = names("burst-", 3000);
+    let mut burst = Streaming::spawn(batch_create(&server, "default", &all));
+    // Kill the server while the burst is in flight.
+    burst.wait_for("some acknowledged creates", |out| {
+        (out.lines().filter(|l| *l == "201").count() >= 200).then_some(())
+    });
+    server.kill9();
+    let printed = burst.stop();
+    let acknowledged: Vec<&String> = printed
+        .lines()
+        .zip(all.iter())
+        .filter(|(code, _)| *code == "201")
+        .map(|(_, name)| name)
+        .collect();
+    assert!(
+        acknowledged.len() >= 200,
+        "the burst was cut short: {printed}"
+    );
+    assert!(
+        acknowledged.len() < all.len(),
+        "the server died after the whole burst; kill it sooner"
+    );
+
+    server.start_again();
+    let listed = server.get_json("/api/v1/namespaces/default/configmaps");
+    let stored: std::collections::HashSet<&str> = listed["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|i| i["metadata"]["name"].as_str())
+        .collect();
+    let lost: Vec<&&String> = acknowledged
+        .iter()
+        .filter(|n| !stored.contains(n.as_str()))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged creates were lost after kill -9: {:?}",
+        lost.len(),
+        &lost[..lost.len().min(10)]
+    );
+    // Revisions keep growing after the crash.
+    let before: i64 = listed["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("0")
+        .parse()
+        .unwrap_or(0);
+    server.kubectl_ok(&["create", "configmap", "after-crash"]);
+    let after = server.kubectl_json(&["get", "configmap", "after-crash", "-o", "json"]);
+    let rv: i64 = after["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("0")
+        .parse()
+        .unwrap_or(0);
+    assert!(
+        rv > before,
+        "resourceVersion {rv} after restart is not above {before}"
+    );
+}
+
+#[test]
+fn compaction_expires_old_resource_versions_with_410() {
+    let mut server = TestServer::start_with(&["--etcd-compaction-interval", "1s"]);
+    server.kubectl_ok(&["create", "configmap", "a", "--from-literal=k=1"]);
+    server.kubectl_ok(&["create", "configmap", "b", "--from-literal=k=1"]);
+    let first = server.kubectl_json(&["get", "configmap", "a", "-o", "json"]);
+    let old_rv = first["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("rv")
+        .to_string();
+    let page = server.get_json("/api/v1/namespaces/default/configmaps?limit=1");
+    let token = page["metadata"]["continue"]
+        .as_str()
+        .expect("a continue token")
+        .to_string();
+    server.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "a",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"k":"2"}}"#,
+    ]);
+    // A restart starts the watch cache after the old revision, so only the
+    // store's history can serve it; compaction then removes that history.
+    server.restart();
+    server.kubectl_ok(&[
+        "patch",
+        "configmap",
+        "a",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"k":"3"}}"#,
+    ]);
+    let mut expired = None;
+    for _ in 0..100 {
+        let resp = server.get(&format!(
+            "/api/v1/namespaces/default/configmaps?continue={token}"
+        ));
+        if resp.status == 410 {
+            expired = Some(resp);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let resp = expired.expect("the continue token expires once its revision is compacted");
+    let status = resp.assert_status(410, "Expired");
+    assert!(status["message"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("The provided continue parameter is too old"));
+
+    let watch = server.get(&format!(
+        "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={old_rv}&timeoutSeconds=2"
+    ));
+    assert_eq!(watch.status, 200);
+    let event: serde_json::Value =
+        serde_json::from_str(watch.body.lines().next().unwrap_or("{}")).expect("one JSON event");
+    assert_eq!(event["type"], "ERROR");
+    assert_eq!(event["object"]["code"], 410);
+    assert_eq!(event["object"]["reason"], "Expired");
+    assert!(event["object"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("too old resource version"));
+}
+
+#[test]
+fn kubectl_pages_through_a_thousand_objects() {
+    let server = TestServer::start();
+    server.kubectl_ok(&["create", "namespace", "many"]);
+    let all = names("cm-", 1000);
+    let out = common::run_command(
+        &mut batch_create(&server, "many", &all),
+        None,
+        Duration::from_secs(120),
+    );
+    let created = text(&out.stdout).lines().filter(|l| *l == "201").count();
+    assert_eq!(created, 1000, "{}", text(&out.stdout));
+
+    let verbose = server.kubectl(&[
+        "get",
+        "configmaps",
+        "-n",
+        "many",
+        "--chunk-size=100",
+        "--no-headers",
+        "-v=6",
+    ]);
+    assert!(verbose.status.success(), "{}", text(&verbose.stderr));
+    let rows: Vec<String> = text(&verbose.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(rows.len(), 1000);
+    let mut sorted = rows.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 1000, "every object exactly once");
+    let pages = text(&verbose.stderr).matches("limit=100").count();
+    assert!(
+        pages >= 10,
+        "kubectl should have fetched 10 pages, saw {pages}"
+    );
+}
