@@ -536,8 +536,8 @@ fn discovery_lists_apps_v1_resources() {
         .unwrap()
         .iter()
         .map(|r| r["name"].as_str().unwrap())
-        .filter(|n| !n.contains('/'))
         .collect();
+    assert!(rest_names.contains(&"deployments/scale"), "{rest_names:?}");
     let mut grpc_names: Vec<&str> = resources
         .iter()
         .map(|r| r["name"].as_str().unwrap())

@@ -35,6 +35,38 @@ fn api_resource(r: &ResourceDef) -> Value {
     v
 }
 
+/// Verbs every served subresource supports.
+const SUBRESOURCE_VERBS: &[&str] = &["get", "patch", "update"];
+
+/// (kind, group, version) a subresource answers with.
+fn subresource_kind<'a>(r: &'a ResourceDef, sub: &str) -> (&'a str, &'a str, &'a str) {
+    match sub {
+        "scale" => ("Scale", "autoscaling", "v1"),
+        _ => (r.kind, r.group, r.version),
+    }
+}
+
+fn api_subresources(r: &ResourceDef) -> Vec<Value> {
+    r.subresources
+        .iter()
+        .map(|sub| {
+            let (kind, group, version) = subresource_kind(r, sub);
+            let mut v = json!({
+                "name": format!("{}/{sub}", r.resource),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": kind,
+                "verbs": SUBRESOURCE_VERBS,
+            });
+            if sub == &"scale" {
+                v["group"] = json!(group);
+                v["version"] = json!(version);
+            }
+            v
+        })
+        .collect()
+}
+
 fn discovery_resource(r: &ResourceDef) -> Value {
     let mut v = json!({
         "resource": r.resource,
@@ -48,6 +80,21 @@ fn discovery_resource(r: &ResourceDef) -> Value {
     }
     if !r.categories.is_empty() {
         v["categories"] = json!(r.categories);
+    }
+    if !r.subresources.is_empty() {
+        let subs: Vec<Value> = r
+            .subresources
+            .iter()
+            .map(|sub| {
+                let (kind, group, version) = subresource_kind(r, sub);
+                json!({
+                    "subresource": sub,
+                    "responseKind": {"group": group, "version": version, "kind": kind},
+                    "verbs": SUBRESOURCE_VERBS,
+                })
+            })
+            .collect();
+        v["subresources"] = json!(subs);
     }
     v
 }
@@ -86,7 +133,7 @@ impl Discovery {
                         "kind": "APIResourceList",
                         "apiVersion": "v1",
                         "groupVersion": group_version(&g.name, v),
-                        "resources": resources.iter().map(|r| api_resource(r)).collect::<Vec<_>>(),
+                        "resources": resources.iter().flat_map(|r| std::iter::once(api_resource(r)).chain(api_subresources(r))).collect::<Vec<_>>(),
                     }),
                 ));
                 discovery_versions.push(json!({

@@ -17,7 +17,7 @@ use crate::discovery::Discovery;
 use crate::error::ApiError;
 use crate::object;
 use crate::registry::ResourceDef;
-use crate::service::{self, ApiCore, FieldValidation, PatchType};
+use crate::service::{self, ApiCore, FieldValidation, PatchType, View};
 use crate::watch::WatchOptions;
 
 pub fn json_to_prost(value: &Value) -> prost_types::Value {
@@ -124,6 +124,11 @@ fn user_of<T>(req: &Request<T>) -> UserInfo {
         .get::<UserInfo>()
         .cloned()
         .unwrap_or_else(UserInfo::anonymous)
+}
+
+fn view(subresource: &str) -> Result<View, Status> {
+    View::parse((!subresource.is_empty()).then_some(subresource))
+        .ok_or_else(|| Status::not_found(format!("subresource {subresource:?} is not served")))
 }
 
 fn ns(namespace: &str) -> Option<&str> {
@@ -263,7 +268,15 @@ impl pb::resources_server::Resources for ResourcesService {
         let opts = write_options(r.options.as_ref())?;
         let out = self
             .core
-            .update(&user, &def, ns(&r.namespace), &r.name, body, &opts)
+            .update(
+                &user,
+                &def,
+                ns(&r.namespace),
+                &r.name,
+                body,
+                &opts,
+                view(&r.subresource)?,
+            )
             .await?;
         Ok(Response::new(to_pb_object(&out.object)))
     }
@@ -295,6 +308,7 @@ impl pb::resources_server::Resources for ResourcesService {
                 patch_type,
                 &body,
                 &opts,
+                view(&r.subresource)?,
             )
             .await?;
         Ok(Response::new(to_pb_object(&out.object)))

@@ -14,6 +14,7 @@ pub mod patch;
 pub mod printers;
 pub mod protobuf;
 pub mod registry;
+pub mod scale;
 pub mod selectors;
 pub mod service;
 pub mod storage;

@@ -860,7 +860,7 @@ fn format_labels(v: &Value, ptr: &str) -> String {
 
 /// labels.Selector.String() for a metav1.LabelSelector. Err means the
 /// selector cannot be converted (upstream's LabelSelectorAsSelector error).
-fn label_selector_string(sel: Option<&Value>) -> Result<String, ()> {
+pub(crate) fn label_selector_string(sel: Option<&Value>) -> Result<String, ()> {
     let Some(sel) = sel else {
         // A nil selector selects nothing; it prints as "" like an empty one.
         return Ok(String::new());

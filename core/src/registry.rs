@@ -48,6 +48,9 @@ pub struct ResourceDef {
     pub definition: &'static str,
     /// Field selectors beyond metadata.name and metadata.namespace.
     pub selectable_fields: &'static [&'static str],
+    /// Served subresources: "status" (status written only through it) and
+    /// "scale" (autoscaling/v1 Scale over spec.replicas).
+    pub subresources: &'static [&'static str],
     pub strategy: Arc<dyn Strategy>,
 }
 
@@ -66,6 +69,10 @@ impl ResourceDef {
 
     pub fn supports(&self, verb: &str) -> bool {
         self.verbs.contains(&verb)
+    }
+
+    pub fn has_subresource(&self, name: &str) -> bool {
+        self.subresources.contains(&name)
     }
 
     /// Upstream's discovery storageVersionHash: base64 of the first 8 bytes of
@@ -214,7 +221,28 @@ fn def(d: Def, verbs: &'static [&'static str], strategy: Arc<dyn Strategy>) -> R
         storage_segment,
         definition,
         selectable_fields: selectable_fields(d.group, d.resource),
+        subresources: subresources(d.group, d.resource),
         strategy,
+    }
+}
+
+/// Upstream's status and scale subresources for these kinds.
+fn subresources(group: &str, resource: &str) -> &'static [&'static str] {
+    match (group, resource) {
+        ("apps", "deployments" | "replicasets" | "statefulsets")
+        | ("", "replicationcontrollers") => &["scale", "status"],
+        ("apps", "daemonsets")
+        | (
+            "",
+            "namespaces"
+            | "nodes"
+            | "persistentvolumeclaims"
+            | "persistentvolumes"
+            | "pods"
+            | "resourcequotas"
+            | "services",
+        ) => &["status"],
+        _ => &[],
     }
 }
 

@@ -74,6 +74,37 @@ pub struct DeleteOptions {
     pub dry_run: bool,
 }
 
+/// What a request addresses: the object itself or one of its subresources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    #[default]
+    Main,
+    /// `/status`: only status changes.
+    Status,
+    /// `/scale`: an autoscaling/v1 Scale over spec.replicas.
+    Scale,
+}
+
+impl View {
+    /// Parses a URL's subresource segment.
+    pub fn parse(subresource: Option<&str>) -> Option<Self> {
+        match subresource {
+            None => Some(Self::Main),
+            Some("status") => Some(Self::Status),
+            Some("scale") => Some(Self::Scale),
+            Some(_) => None,
+        }
+    }
+
+    pub fn subresource(self) -> Option<&'static str> {
+        match self {
+            Self::Main => None,
+            Self::Status => Some("status"),
+            Self::Scale => Some("scale"),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PatchType {
     Json,
@@ -632,6 +663,12 @@ impl ApiCore {
         }
         let generate_name = object::meta_str(&object, "generateName").to_string();
         self.fill_new_metadata(def, &mut object);
+        if def.has_subresource("status") {
+            // Status is the controllers' to write, through /status.
+            if let Some(obj) = object.as_object_mut() {
+                obj.remove("status");
+            }
+        }
         def.strategy.prepare_for_create(&mut object);
         let generated = object::name(&object).is_empty() && !generate_name.is_empty();
         // A generated name that collides is retried with a fresh suffix.
@@ -679,8 +716,33 @@ impl ApiCore {
     }
 
     /// Brings a replacement for `old` in line with it: server-owned metadata
-    /// carried over, generation bumped on spec changes, strategy applied.
-    fn prepare_update(&self, def: &ResourceDef, object: &mut Value, old: &Value) {
+    /// carried over, the parts the view does not own restored, generation
+    /// bumped on spec changes, strategy applied.
+    fn prepare_update(&self, def: &ResourceDef, object: &mut Value, old: &Value, view: View) {
+        if view == View::Status {
+            // Only status changes through the status subresource.
+            let status = object.get("status").cloned();
+            *object = old.clone();
+            match (status, object.as_object_mut()) {
+                (Some(status), Some(obj)) => {
+                    obj.insert("status".into(), status);
+                }
+                (None, Some(obj)) => {
+                    obj.remove("status");
+                }
+                _ => {}
+            }
+            return;
+        }
+        if def.has_subresource("status") {
+            // Status belongs to the status subresource; main writes keep it.
+            if let Some(obj) = object.as_object_mut() {
+                match old.get("status") {
+                    Some(status) => obj.insert("status".into(), status.clone()),
+                    None => obj.remove("status"),
+                };
+            }
+        }
         for carried in [
             "uid",
             "creationTimestamp",
@@ -757,57 +819,58 @@ impl ApiCore {
         Ok(object)
     }
 
+    /// The main resource, or one of its subresources.
+    pub async fn get_view(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        view: View,
+    ) -> ApiResult<Value> {
+        self.check_view(def, view)?;
+        let object = self.get(user, def, namespace, name).await?;
+        Ok(match view {
+            View::Scale => crate::scale::to_scale(def, &object),
+            _ => object,
+        })
+    }
+
+    fn check_view(&self, def: &ResourceDef, view: View) -> ApiResult<()> {
+        match view.subresource() {
+            Some(sub) if !def.has_subresource(sub) => Err(ApiError::new(
+                crate::error::StatusReason::NotFound,
+                "the server could not find the requested resource",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
     pub async fn update(
         &self,
         user: &UserInfo,
         def: &ResourceDef,
         namespace: Option<&str>,
         name: &str,
-        mut object: Value,
+        object: Value,
         opts: &WriteOptions,
+        view: View,
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "update", def, namespace, Some(name))?;
-        self.check_type(def, &mut object)?;
-        let body_name = object::name(&object).to_string();
-        if body_name != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )));
+        self.check_view(def, view)?;
+        if view == View::Scale {
+            let scale = object;
+            crate::scale::check_scale(def, name, &scale)?;
+            return self
+                .read_modify_write(def, namespace, name, view, opts, |old| {
+                    crate::scale::apply_scale(def, name, old, &scale)
+                })
+                .await;
         }
-        self.check_namespace(def, namespace, &mut object)?;
-        let warnings = self.check_fields(def, &mut object, opts.field_validation)?;
-        let precondition = object::resource_version(&object).to_string();
-        for _ in 0..MAX_CONFLICT_RETRIES {
-            let (current, old) = self.get_stored(def, namespace, name).await?;
-            if !precondition.is_empty() && precondition != current.mod_revision.to_string() {
-                return Err(ApiError::stale_object(def.group, def.resource, name));
-            }
-            let mut candidate = object.clone();
-            self.prepare_update(def, &mut candidate, &old);
-            object::remove_meta(&mut candidate, "resourceVersion");
-            self.validate(def, &candidate, name)?;
-            match self
-                .write_update(def, namespace, name, &current, candidate, opts.dry_run)
-                .await
-            {
-                Ok(object) => {
-                    return Ok(WriteResult {
-                        object,
-                        warnings,
-                        created: false,
-                    })
-                }
-                Err(StorageErrorOrApi::Storage(StorageError::Conflict { .. }))
-                    if precondition.is_empty() =>
-                {
-                    continue
-                }
-                Err(StorageErrorOrApi::Storage(e)) => return Err(storage_error(def, name, e)),
-                Err(StorageErrorOrApi::Api(e)) => return Err(e),
-            }
-        }
-        Err(ApiError::stale_object(def.group, def.resource, name))
+        self.read_modify_write(def, namespace, name, view, opts, |_| Ok(object.clone()))
+            .await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -820,50 +883,84 @@ impl ApiCore {
         patch_type: PatchType,
         patch_body: &Value,
         opts: &WriteOptions,
+        view: View,
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "patch", def, namespace, Some(name))?;
+        self.check_view(def, view)?;
         if patch_type == PatchType::Apply {
             return Err(ApiError::new(
                 crate::error::StatusReason::UnsupportedMediaType,
                 "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (server-side apply is not available yet)",
             ));
         }
+        self.read_modify_write(def, namespace, name, view, opts, |old| {
+            if view == View::Scale {
+                // A scale patch applies to the Scale, then lands in spec.replicas.
+                let scale = crate::scale::to_scale(def, old);
+                let patched = patch::apply(
+                    patch_type,
+                    &scale,
+                    patch_body,
+                    "io.k8s.api.autoscaling.v1.Scale",
+                )?;
+                crate::scale::check_scale(def, name, &patched)?;
+                return crate::scale::apply_scale(def, name, old, &patched);
+            }
+            patch::apply(patch_type, old, patch_body, def.definition)
+        })
+        .await
+    }
+
+    /// The server side of every update: read the stored object, let `mutate`
+    /// produce the client's version of it, check it, keep what the view does
+    /// not own, and compare-and-swap it in, retrying when someone else wrote
+    /// in between — unless the client named the resourceVersion it expects.
+    async fn read_modify_write(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        view: View,
+        opts: &WriteOptions,
+        mutate: impl Fn(&Value) -> ApiResult<Value>,
+    ) -> ApiResult<WriteResult> {
         for _ in 0..MAX_CONFLICT_RETRIES {
             let (current, old) = self.get_stored(def, namespace, name).await?;
-            let mut patched = patch::apply(patch_type, &old, patch_body, def.definition)?;
-            self.check_type(def, &mut patched)?;
-            if object::name(&patched) != name {
+            let mut candidate = mutate(&old)?;
+            self.check_type(def, &mut candidate)?;
+            let candidate_name = object::name(&candidate).to_string();
+            if candidate_name != name {
                 return Err(ApiError::bad_request(format!(
-                    "the name of the object ({}) does not match the name on the URL ({name})",
-                    object::name(&patched)
+                    "the name of the object ({candidate_name}) does not match the name on the URL ({name})"
                 )));
             }
-            self.check_namespace(def, namespace, &mut patched)?;
-            let warnings = self.check_fields(def, &mut patched, opts.field_validation)?;
-            // A resourceVersion the patch itself sets is a precondition; one it
-            // removes, or leaves alone, makes the server's read-modify-write
-            // retry on conflict.
-            let precondition = object::resource_version(&patched).to_string();
-            let explicit =
-                !precondition.is_empty() && precondition != current.mod_revision.to_string();
-            if explicit {
+            self.check_namespace(def, namespace, &mut candidate)?;
+            let warnings = self.check_fields(def, &mut candidate, opts.field_validation)?;
+            let precondition = object::resource_version(&candidate).to_string();
+            if !precondition.is_empty() && precondition != current.mod_revision.to_string() {
                 return Err(ApiError::stale_object(def.group, def.resource, name));
             }
-            self.prepare_update(def, &mut patched, &old);
-            object::remove_meta(&mut patched, "resourceVersion");
-            self.validate(def, &patched, name)?;
+            self.prepare_update(def, &mut candidate, &old, view);
+            object::remove_meta(&mut candidate, "resourceVersion");
+            self.validate(def, &candidate, name)?;
             match self
-                .write_update(def, namespace, name, &current, patched, opts.dry_run)
+                .write_update(def, namespace, name, &current, candidate, opts.dry_run)
                 .await
             {
                 Ok(object) => {
+                    let object = match view {
+                        View::Scale => crate::scale::to_scale(def, &object),
+                        _ => object,
+                    };
                     return Ok(WriteResult {
                         object,
                         warnings,
                         created: false,
-                    })
+                    });
                 }
+                // Retry from a fresh read; a stale explicit precondition
+                // then fails above.
                 Err(StorageErrorOrApi::Storage(StorageError::Conflict { .. })) => continue,
                 Err(StorageErrorOrApi::Storage(e)) => return Err(storage_error(def, name, e)),
                 Err(StorageErrorOrApi::Api(e)) => return Err(e),

@@ -20,7 +20,7 @@ use capstan_core::discovery::{Discovery, AGGREGATED_CONTENT_TYPE};
 use capstan_core::error::{ApiError, StatusReason};
 use capstan_core::registry::ResourceDef;
 use capstan_core::service::{
-    self, ApiCore, FieldValidation, ListOptions, ObjectList, WriteOptions, WriteResult,
+    self, ApiCore, FieldValidation, ListOptions, ObjectList, View, WriteOptions, WriteResult,
 };
 use capstan_core::watch::{EventType, WatchOptions};
 use futures::StreamExt;
@@ -466,16 +466,29 @@ async fn resource_request(
 ) -> Result<Response, ApiError> {
     let core = &state.core;
     let def = core.resolve(&target.group, &target.version, &target.resource)?;
-    if target.subresource.is_some() {
-        // No subresource is served yet; say so rather than pretend.
-        return Err(not_found());
-    }
+    // Only the subresources a kind really serves answer; others are 404s.
+    let view = View::parse(target.subresource.as_deref())
+        .filter(|v| v.subresource().is_none_or(|sub| def.has_subresource(sub)))
+        .ok_or_else(not_found)?;
     let output = negotiation::negotiate_output(accept(headers).as_deref(), false)?;
+    if view != View::Main {
+        return subresource_request(
+            core,
+            user,
+            method,
+            q,
+            &def,
+            &target,
+            view,
+            content_type_of(headers),
+            &body,
+            output,
+        )
+        .await;
+    }
     let ns = target.namespace.as_deref();
     let name = target.name.as_deref();
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
+    let content_type = content_type_of(headers);
     match (method.clone(), name) {
         (Method::GET, _) if q.flag("watch") => watch(state, user, &def, ns, name, q, output).await,
         (Method::GET, Some(name)) => {
@@ -508,7 +521,7 @@ async fn resource_request(
             let format = negotiation::body_format(content_type, false)?;
             let obj = negotiation::decode_body(format, &body, def.kind)?;
             let result = core
-                .update(user, &def, ns, name, obj, &write_options(q)?)
+                .update(user, &def, ns, name, obj, &write_options(q)?, View::Main)
                 .await?;
             write_response(&def, output, q, result)
         }
@@ -519,7 +532,16 @@ async fn resource_request(
             };
             let patch = negotiation::decode_body(BodyFormat::Patch(patch_type), &body, def.kind)?;
             let result = core
-                .patch(user, &def, ns, name, patch_type, &patch, &write_options(q)?)
+                .patch(
+                    user,
+                    &def,
+                    ns,
+                    name,
+                    patch_type,
+                    &patch,
+                    &write_options(q)?,
+                    View::Main,
+                )
                 .await?;
             write_response(&def, output, q, result)
         }
@@ -588,6 +610,87 @@ async fn resource_request(
             ))
         }
     }
+}
+
+fn content_type_of(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+}
+
+/// GET, PUT and PATCH of `/status` and `/scale`.
+#[allow(clippy::too_many_arguments)]
+async fn subresource_request(
+    core: &ApiCore,
+    user: &UserInfo,
+    method: &Method,
+    q: &Query,
+    def: &ResourceDef,
+    target: &ResourcePath,
+    view: View,
+    content_type: Option<&str>,
+    body: &[u8],
+    output: Output,
+) -> Result<Response, ApiError> {
+    let ns = target.namespace.as_deref();
+    let Some(name) = target.name.as_deref() else {
+        return Err(not_found());
+    };
+    // A Scale is not the kind's object: no Table for it.
+    let output = if view == View::Scale && output == Output::Table {
+        Output::Json
+    } else {
+        output
+    };
+    let body_kind = if view == View::Scale {
+        "Scale"
+    } else {
+        def.kind
+    };
+    let result = match *method {
+        Method::GET => {
+            let obj = core.get_view(user, def, ns, name, view).await?;
+            return Ok(encode(
+                StatusCode::OK,
+                output,
+                &object_output(def, output, q, &obj)?,
+                &[],
+            ));
+        }
+        Method::PUT => {
+            let format = negotiation::body_format(content_type, false)?;
+            let obj = negotiation::decode_body(format, body, body_kind)?;
+            core.update(user, def, ns, name, obj, &write_options(q)?, view)
+                .await?
+        }
+        Method::PATCH => {
+            let BodyFormat::Patch(patch_type) = negotiation::body_format(content_type, true)?
+            else {
+                return Err(ApiError::internal("patch body format"));
+            };
+            let patch = negotiation::decode_body(BodyFormat::Patch(patch_type), body, body_kind)?;
+            core.patch(
+                user,
+                def,
+                ns,
+                name,
+                patch_type,
+                &patch,
+                &write_options(q)?,
+                view,
+            )
+            .await?
+        }
+        _ => {
+            return Err(ApiError::new(
+                StatusReason::MethodNotAllowed,
+                format!(
+                    "the server does not allow this method on the requested resource ({method})"
+                ),
+            ))
+        }
+    };
+    write_response(def, output, q, result)
 }
 
 fn write_response(
