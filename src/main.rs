@@ -60,6 +60,12 @@ pub struct ServeArgs {
     /// Extra subject alternative names for the serving certificate.
     #[arg(long, value_delimiter = ',')]
     pub cert_extra_sans: Vec<String>,
+    /// CIDR from which Services get their ClusterIPs.
+    #[arg(long, default_value = capstan_core::services::DEFAULT_CLUSTER_IP_RANGE)]
+    pub service_cluster_ip_range: capstan_core::allocator::Ipv4Cidr,
+    /// Inclusive port range from which NodePort Services get node ports.
+    #[arg(long, default_value = "30000-32767", value_parser = parse_port_range)]
+    pub service_node_port_range: (u16, u16),
     /// Built-in controllers to run: "*" for all, "-name" to disable one
     /// (known: namespace).
     #[arg(long, value_delimiter = ',', default_value = "*")]
@@ -67,6 +73,24 @@ pub struct ServeArgs {
     /// Write the chosen port here once listening (for tests and scripts).
     #[arg(long)]
     pub port_file: Option<PathBuf>,
+}
+
+fn parse_port_range(text: &str) -> Result<(u16, u16), String> {
+    let (low, high) = text
+        .split_once('-')
+        .ok_or_else(|| format!("invalid port range {text:?} (want LOW-HIGH)"))?;
+    let low: u16 = low
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid port {low:?}"))?;
+    let high: u16 = high
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid port {high:?}"))?;
+    if low == 0 || high < low {
+        return Err(format!("invalid port range {text:?}"));
+    }
+    Ok((low, high))
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {

@@ -123,12 +123,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         Arc::new(EtcdStore::connect(&config).await?)
     };
     let registry = Arc::new(Registry::builtin());
-    let core = Arc::new(ApiCore::new(
-        registry.clone(),
-        storage.clone(),
-        args.etcd_prefix.clone(),
-    ));
+    let core = Arc::new(
+        ApiCore::new(registry.clone(), storage.clone(), args.etcd_prefix.clone())
+            .with_service_ranges(args.service_cluster_ip_range, args.service_node_port_range),
+    );
     core.bootstrap().await?;
+    core.bootstrap_kubernetes_service(args.bind_address, local.port())
+        .await?;
     core.start_watch_caches();
     let discovery = Arc::new(Discovery::new(&registry));
     let ready = Arc::new(AtomicBool::new(false));

@@ -1031,7 +1031,7 @@ fn apply_a_list_manifest() {
         "{out}"
     );
     assert_eq!(
-        s.kubectl_json(&["get", "cm", "one", "-n", "demo"])["data"]["n"],
+        s.kubectl_json(&["get", "cm", "one", "-n", "demo"])["data"]["count"],
         "10"
     );
 

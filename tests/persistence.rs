@@ -59,7 +59,9 @@ fn objects_and_resource_versions_survive_a_restart() {
     }
     let err = s.kubectl_err(&["get", "cm", "doomed", "-n", "keep"]);
     assert!(err.contains("configmaps \"doomed\" not found"), "{err}");
-    assert_eq!(store_rv(&s), rv_before, "the store revision survives");
+    // Start-up may write (the kubernetes Endpoints get the new port), but the
+    // revision never goes back.
+    assert!(store_rv(&s) >= rv_before, "the store revision survives");
     // kubectl works with the rewritten kubeconfig (the port may have changed).
     let _ = old_port;
     let deploy = s.kubectl_json(&["get", "deploy", "web", "-n", "keep"]);

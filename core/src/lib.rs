@@ -2,6 +2,7 @@
 //! strategies, storage backends, watch, authorization, and the gRPC services.
 //! Both front ends (REST facade, gRPC) call [`service::ApiCore`].
 
+pub mod allocator;
 pub mod auth;
 pub mod cache;
 pub mod controllers;
@@ -17,6 +18,7 @@ pub mod registry;
 pub mod scale;
 pub mod selectors;
 pub mod service;
+pub mod services;
 pub mod storage;
 pub mod strategy;
 pub mod validation;

@@ -398,7 +398,7 @@ fn builtin_resources() -> Vec<ResourceDef> {
         def(
             ns("", "v1", "services", "Service", &["svc"], ALL),
             ALL_VERBS,
-            generic(NameRule::Dns1035Label, false),
+            Arc::new(strategy::ServiceStrategy),
         ),
         // apps/v1
         def(

@@ -136,6 +136,7 @@ pub struct ApiCore {
     pub(crate) storage: Arc<dyn Storage>,
     pub(crate) prefix: String,
     pub(crate) caches: crate::cache::WatchCaches,
+    pub(crate) service_addresses: crate::services::ServiceAddresses,
 }
 
 /// How long a consistent read waits for the watch cache to catch up before
@@ -237,12 +238,146 @@ impl ApiCore {
         storage: Arc<dyn Storage>,
         prefix: impl Into<String>,
     ) -> Self {
+        let prefix = prefix.into();
+        let service_addresses = crate::services::ServiceAddresses::new(
+            storage.clone(),
+            &prefix,
+            crate::services::DEFAULT_CLUSTER_IP_RANGE.parse().unwrap_or(
+                crate::allocator::Ipv4Cidr {
+                    base: 0x0a00_0000,
+                    prefix: 24,
+                },
+            ),
+            crate::services::DEFAULT_NODE_PORT_RANGE,
+        );
         Self {
             registry,
+            service_addresses,
             caches: crate::cache::WatchCaches::new(storage.clone()),
             storage,
-            prefix: prefix.into(),
+            prefix,
         }
+    }
+
+    /// Uses these ranges for ClusterIPs and NodePorts (the
+    /// --service-cluster-ip-range and --service-node-port-range flags).
+    pub fn with_service_ranges(
+        mut self,
+        cidr: crate::allocator::Ipv4Cidr,
+        node_ports: (u16, u16),
+    ) -> Self {
+        self.service_addresses = crate::services::ServiceAddresses::new(
+            self.storage.clone(),
+            &self.prefix,
+            cidr,
+            node_ports,
+        );
+        self
+    }
+
+    /// Creates the `kubernetes` Service in `default` (the range's first
+    /// address) and lists this server in its Endpoints, as upstream's
+    /// bootstrap controller does; each replica adds its own address.
+    pub async fn bootstrap_kubernetes_service(
+        &self,
+        address: std::net::IpAddr,
+        port: u16,
+    ) -> ApiResult<()> {
+        let system = UserInfo::system();
+        let services = self.resolve("", "v1", "services")?;
+        let service = json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "kubernetes", "namespace": "default",
+                         "labels": {"component": "apiserver", "provider": "kubernetes"}},
+            "spec": {"type": "ClusterIP", "clusterIP": self.service_addresses.first_address().to_string(),
+                     "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]},
+        });
+        let exists = self
+            .get_stored(&services, Some("default"), "kubernetes")
+            .await
+            .is_ok();
+        if !exists {
+            let created = self
+                .create(
+                    &system,
+                    &services,
+                    Some("default"),
+                    service,
+                    &WriteOptions::default(),
+                )
+                .await;
+            // Another replica may have created it (and taken its address) meanwhile.
+            if let Err(e) = created {
+                let now = self
+                    .get_stored(&services, Some("default"), "kubernetes")
+                    .await;
+                if now.is_err() {
+                    return Err(e);
+                }
+            }
+        }
+        let endpoints = self.resolve("", "v1", "endpoints")?;
+        let entry = json!({"ip": address.to_string()});
+        let subset_port = json!({"name": "https", "port": port, "protocol": "TCP"});
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            match self
+                .get_stored(&endpoints, Some("default"), "kubernetes")
+                .await
+            {
+                Ok((_, mut current)) => {
+                    let subset = &mut current["subsets"][0];
+                    let addresses = subset["addresses"].as_array().cloned().unwrap_or_default();
+                    if addresses.contains(&entry) && subset["ports"][0] == subset_port {
+                        return Ok(());
+                    }
+                    let mut addresses: Vec<Value> =
+                        addresses.into_iter().filter(|a| a != &entry).collect();
+                    addresses.push(entry.clone());
+                    current["subsets"] =
+                        json!([{"addresses": addresses, "ports": [subset_port.clone()]}]);
+                    match self
+                        .update(
+                            &system,
+                            &endpoints,
+                            Some("default"),
+                            "kubernetes",
+                            current,
+                            &WriteOptions::default(),
+                            View::Main,
+                        )
+                        .await
+                    {
+                        Ok(_) => return Ok(()),
+                        Err(e) if e.reason == crate::error::StatusReason::Conflict => continue,
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(e) if e.code() == 404 => {
+                    let created = json!({
+                        "apiVersion": "v1", "kind": "Endpoints",
+                        "metadata": {"name": "kubernetes", "namespace": "default",
+                                     "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+                        "subsets": [{"addresses": [entry.clone()], "ports": [subset_port.clone()]}],
+                    });
+                    match self
+                        .create(
+                            &system,
+                            &endpoints,
+                            Some("default"),
+                            created,
+                            &WriteOptions::default(),
+                        )
+                        .await
+                    {
+                        Ok(_) => return Ok(()),
+                        Err(e) if e.reason == crate::error::StatusReason::AlreadyExists => continue,
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// The resource behind a group/version/resource, or upstream's 404.
@@ -691,7 +826,16 @@ impl ApiCore {
                 });
             }
             let key = self.key(def, namespace, &name);
-            match self.storage.create(&key, encode(&object)?).await {
+            let allocated = if def.strategy.allocates_service_addresses() {
+                Some(self.service_addresses.allocate(&mut object, &name).await?)
+            } else {
+                None
+            };
+            let stored = self.storage.create(&key, encode(&object)?).await;
+            if let (Err(_), Some(allocated)) = (&stored, &allocated) {
+                self.service_addresses.release_allocated(allocated).await;
+            }
+            match stored {
                 Ok(kv) => {
                     object::set_meta(
                         &mut object,
@@ -944,10 +1088,25 @@ impl ApiCore {
             self.prepare_update(def, &mut candidate, &old, view);
             object::remove_meta(&mut candidate, "resourceVersion");
             self.validate(def, &candidate, name)?;
-            match self
+            let allocated = if def.strategy.allocates_service_addresses() && view == View::Main {
+                Some(
+                    self.service_addresses
+                        .carry_over(&mut candidate, &old, name)
+                        .await?,
+                )
+            } else {
+                None
+            };
+            let written = self
                 .write_update(def, namespace, name, &current, candidate, opts.dry_run)
-                .await
-            {
+                .await;
+            if let Some(allocated) = &allocated {
+                match (&written, opts.dry_run) {
+                    (Ok(new), false) => self.service_addresses.release_dropped(new, &old).await,
+                    _ => self.service_addresses.release_allocated(allocated).await,
+                }
+            }
+            match written {
                 Ok(object) => {
                     let object = match view {
                         View::Scale => crate::scale::to_scale(def, &object),
@@ -1067,6 +1226,9 @@ impl ApiCore {
             let key = self.key(def, namespace, name);
             match self.storage.delete(&key, Some(current.mod_revision)).await {
                 Ok(kv) => {
+                    if def.strategy.allocates_service_addresses() {
+                        self.service_addresses.release(&obj).await;
+                    }
                     object::set_meta(
                         &mut obj,
                         "resourceVersion",

@@ -47,6 +47,102 @@ pub trait Strategy: Send + Sync {
 
     /// Marks an object whose delete has to wait for finalizers.
     fn prepare_for_delete(&self, _object: &mut Value) {}
+
+    /// Whether objects of this kind hold ClusterIPs and NodePorts.
+    fn allocates_service_addresses(&self) -> bool {
+        false
+    }
+}
+
+/// Services: upstream's defaults (type, session affinity, traffic policy,
+/// port protocol and targetPort) and address allocation.
+pub struct ServiceStrategy;
+
+impl ServiceStrategy {
+    fn default_fields(object: &mut Value) {
+        let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+            return;
+        };
+        let service_type = spec
+            .entry("type")
+            .or_insert_with(|| json!("ClusterIP"))
+            .as_str()
+            .unwrap_or("ClusterIP")
+            .to_string();
+        if service_type == "ExternalName" {
+            return;
+        }
+        spec.entry("sessionAffinity")
+            .or_insert_with(|| json!("None"));
+        spec.entry("internalTrafficPolicy")
+            .or_insert_with(|| json!("Cluster"));
+        if matches!(service_type.as_str(), "NodePort" | "LoadBalancer") {
+            spec.entry("externalTrafficPolicy")
+                .or_insert_with(|| json!("Cluster"));
+        }
+        if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
+            for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+                port.entry("protocol").or_insert_with(|| json!("TCP"));
+                if let Some(number) = port.get("port").cloned() {
+                    port.entry("targetPort").or_insert(number);
+                }
+            }
+        }
+    }
+}
+
+impl Strategy for ServiceStrategy {
+    fn name_rule(&self) -> NameRule {
+        NameRule::Dns1035Label
+    }
+
+    fn prepare_for_create(&self, object: &mut Value) {
+        Self::default_fields(object);
+    }
+
+    fn prepare_for_update(&self, object: &mut Value, _old: &Value) {
+        Self::default_fields(object);
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        let service_type = object
+            .pointer("/spec/type")
+            .and_then(Value::as_str)
+            .unwrap_or("ClusterIP");
+        if !matches!(
+            service_type,
+            "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName"
+        ) {
+            errs.push(FieldError {
+                reason: "FieldValueNotSupported",
+                message: format!(
+                    "Unsupported value: \"{service_type}\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\""
+                ),
+                field: "spec.type".into(),
+            });
+        }
+        let ports = object.pointer("/spec/ports").and_then(Value::as_array);
+        let headless = object.pointer("/spec/clusterIP").and_then(Value::as_str) == Some("None");
+        if service_type != "ExternalName" && !headless && ports.is_none_or(|p| p.is_empty()) {
+            errs.push(FieldError::required("spec.ports", ""));
+        }
+        for (i, port) in ports.into_iter().flatten().enumerate() {
+            let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);
+            if !(1..=65535).contains(&number) {
+                errs.push(FieldError::invalid(
+                    format!("spec.ports[{i}].port"),
+                    &number.to_string(),
+                    "must be between 1 and 65535, inclusive",
+                ));
+            }
+        }
+        errs
+    }
+
+    fn allocates_service_addresses(&self) -> bool {
+        true
+    }
 }
 
 /// Behaviour shared by kinds that need nothing beyond their name rule.

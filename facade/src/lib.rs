@@ -375,6 +375,22 @@ fn non_resource(
             ));
         }
         let docs = state.openapi.as_ref().ok_or_else(not_found)?;
+        // client-go fetches v2 only as gnostic protobuf (kubectl's client-side validation).
+        if path == "/openapi/v2"
+            && accept(headers).is_some_and(|a| a.contains("com.github.proto-openapi.spec.v2"))
+        {
+            let mut resp =
+                (StatusCode::OK, Bytes::copy_from_slice(docs.v2_protobuf())).into_response();
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(
+                    "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+                ),
+            );
+            resp.headers_mut()
+                .insert(header::VARY, HeaderValue::from_static("Accept"));
+            return Ok(Some(resp));
+        }
         // Only JSON is served; a client asking for the protobuf form alone
         // must learn that rather than get bytes it cannot parse.
         let accepts_json = accept(headers).is_none_or(|a| a.contains("json") || a.contains("*/*"));

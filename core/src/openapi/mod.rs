@@ -12,6 +12,10 @@
 //! * client-side `kubectl apply` computes strategic merge patches from the
 //!   `x-kubernetes-patch-strategy` / `x-kubernetes-patch-merge-key` extensions
 //!   on fields, from v3 first and `/openapi/v2` (Swagger 2.0) after.
+//! * client-go fetches `/openapi/v2` only as gnostic protobuf
+//!   ([`OpenApiDocuments::v2_protobuf`]); kubectl validates what the
+//!   query-param verifiers leave to it (a `kind: List`, for one) against
+//!   the definitions in it.
 //!
 //! Schemas come from k8s-openapi's schemars output, which already uses
 //! upstream's definition names (`io.k8s.api.apps.v1.Deployment`). Everything
@@ -20,6 +24,7 @@
 
 mod convert;
 mod definitions;
+mod gnostic;
 mod paths;
 mod unknown;
 
@@ -84,6 +89,7 @@ pub enum OpenApiError {
 #[derive(Debug, Clone)]
 pub struct OpenApiDocuments {
     v2: Arc<[u8]>,
+    v2_protobuf: Arc<[u8]>,
     v3_index: Arc<[u8]>,
     v3: BTreeMap<String, GroupVersionDocument>,
 }
@@ -189,7 +195,7 @@ impl OpenApiDocuments {
         all_roots.extend(definitions::OPERATION_DEFINITIONS.map(str::to_owned));
 
         let names = closure(&all_roots, &lookup)?;
-        let v2 = serde_json::to_vec(&V2Document {
+        let v2_document = V2Document {
             swagger: "2.0",
             info: INFO,
             paths: render_paths(
@@ -197,7 +203,15 @@ impl OpenApiDocuments {
                 Flavor::V2,
             ),
             definitions: converted.get(&names, Flavor::V2, &lookup, &gvks)?,
-        })?;
+        };
+        let v2 = serde_json::to_vec(&v2_document)?;
+        // Encoded from the same values as the JSON, so the two cannot drift.
+        let v2_protobuf = gnostic::document(
+            v2_document.swagger,
+            &v2_document.info,
+            &v2_document.paths,
+            &v2_document.definitions,
+        );
 
         let index = V3Index {
             paths: v3
@@ -216,6 +230,7 @@ impl OpenApiDocuments {
 
         Ok(OpenApiDocuments {
             v2: v2.into(),
+            v2_protobuf: v2_protobuf.into(),
             v3_index: v3_index.into(),
             v3,
         })
@@ -229,6 +244,15 @@ impl OpenApiDocuments {
     /// The same bytes as [`Self::v2`], shareable without copying.
     pub fn v2_shared(&self) -> Arc<[u8]> {
         Arc::clone(&self.v2)
+    }
+
+    /// The [`Self::v2`] document as gnostic's `openapi.v2.Document`
+    /// protobuf message: what `/openapi/v2` serves for
+    /// `Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf`
+    /// (or `...spec.v2.v1.0+protobuf`), the only form client-go's
+    /// `OpenAPISchema()` asks for.
+    pub fn v2_protobuf(&self) -> &[u8] {
+        &self.v2_protobuf
     }
 
     /// `{"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}}}`.

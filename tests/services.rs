@@ -1,0 +1,103 @@
+//! Service address allocation: ClusterIPs and NodePorts never handed out
+//! twice, even by two replicas at once, and released on delete.
+
+mod common;
+
+use std::collections::HashSet;
+use std::thread;
+
+use capstan_core::storage::etcd::testing::EtcdServer;
+use common::TestServer;
+
+fn service(name: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: {name}, namespace: default}}\n\
+         spec: {{type: NodePort, selector: {{app: {name}}}, ports: [{{port: 80}}]}}\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_creates_on_two_replicas_never_share_an_address() {
+    let etcd = EtcdServer::start()
+        .await
+        .expect("a real etcd (Debian's etcd-server)");
+    let args = ["--etcd-servers", etcd.endpoint.as_str()];
+    let replicas = [TestServer::start_with(&args), TestServer::start_with(&args)];
+    thread::scope(|scope| {
+        for (r, server) in replicas.iter().enumerate() {
+            scope.spawn(move || {
+                for i in 0..10 {
+                    server.apply(&service(&format!("svc-{r}-{i}")));
+                }
+            });
+        }
+    });
+    let listed = replicas[0].kubectl_json(&["get", "services", "-n", "default", "-o", "json"]);
+    let items: Vec<&serde_json::Value> = listed["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|s| {
+            s["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("svc-"))
+        })
+        .collect();
+    assert_eq!(items.len(), 20);
+    let ips: HashSet<&str> = items
+        .iter()
+        .filter_map(|s| s["spec"]["clusterIP"].as_str())
+        .collect();
+    let ports: HashSet<i64> = items
+        .iter()
+        .filter_map(|s| s["spec"]["ports"][0]["nodePort"].as_i64())
+        .collect();
+    assert_eq!(ips.len(), 20, "every ClusterIP distinct: {ips:?}");
+    assert_eq!(ports.len(), 20, "every NodePort distinct: {ports:?}");
+    assert!(ips
+        .iter()
+        .all(|ip| ip.starts_with("10.0.0.") && *ip != "10.0.0.1"));
+    assert!(ports.iter().all(|p| (30000..=32767).contains(p)));
+}
+
+#[test]
+fn addresses_are_kept_on_update_and_released_on_delete() {
+    let server = TestServer::start();
+    let svc = r#"
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec: {type: NodePort, clusterIP: 10.0.0.50, ports: [{port: 80, nodePort: 30080}]}
+"#;
+    server.apply(svc);
+    let first = server.kubectl_json(&["get", "service", "web", "-o", "json"]);
+    assert_eq!(first["spec"]["clusterIP"], "10.0.0.50");
+    assert_eq!(first["spec"]["ports"][0]["protocol"], "TCP");
+    assert_eq!(first["spec"]["ports"][0]["targetPort"], 80);
+    assert_eq!(first["spec"]["sessionAffinity"], "None");
+
+    // The same address cannot be taken twice.
+    let out = server.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &svc.replace("name: web", "name: other"),
+    );
+    assert!(!out.status.success());
+    let taken = common::text(&out.stderr);
+    assert!(
+        taken.contains("provided IP is already allocated"),
+        "{taken}"
+    );
+
+    // An update that omits the allocated values keeps them.
+    server.kubectl_ok(&["label", "service", "web", "tier=front"]);
+    let labeled = server.kubectl_json(&["get", "service", "web", "-o", "json"]);
+    assert_eq!(labeled["spec"]["clusterIP"], "10.0.0.50");
+    assert_eq!(labeled["spec"]["ports"][0]["nodePort"], 30080);
+
+    // After a delete both can be allocated again.
+    server.kubectl_ok(&["delete", "service", "web"]);
+    server.apply(svc);
+    let again = server.kubectl_json(&["get", "service", "web", "-o", "json"]);
+    assert_eq!(again["spec"]["clusterIP"], "10.0.0.50");
+    assert_eq!(again["spec"]["ports"][0]["nodePort"], 30080);
+}
