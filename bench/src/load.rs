@@ -1,0 +1,193 @@
+//! Closed-loop load: N workers, each with its own connection, each sending
+//! its next request as soon as the previous one is answered.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use capstan_client::{Client, GroupVersionResource};
+use capstan_core::storage::embedded::EmbeddedStore;
+use capstan_core::storage::Storage;
+use serde_json::{json, Value};
+
+use crate::rest::RestConn;
+use crate::BenchError;
+
+/// The ConfigMap every create sends: ~200 bytes of data, as the brief asks.
+pub fn configmap(name: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": {"app": "bench"}},
+        "data": {
+            "config.yaml": "x".repeat(160),
+            "mode": "benchmark",
+            "owner": "capstan-bench",
+        },
+    })
+}
+
+pub enum Worker {
+    Rest(RestConn),
+    Grpc(Box<Client>),
+    /// The storage ceiling: the same value written straight into the
+    /// embedded store, skipping HTTP, TLS, decoding, admission and encoding.
+    Store {
+        store: Arc<EmbeddedStore>,
+        /// A stored ConfigMap as the server writes it, so sizes match.
+        template: Arc<Value>,
+    },
+}
+
+impl Worker {
+    pub async fn create(&mut self, namespace: &str, name: &str) -> Result<(), BenchError> {
+        match self {
+            Self::Rest(conn) => {
+                let body = serde_json::to_vec(&configmap(name))?;
+                let (status, body) = conn
+                    .post(&format!("/api/v1/namespaces/{namespace}/configmaps"), body)
+                    .await?;
+                if status != 201 {
+                    return Err(BenchError::Status(
+                        status,
+                        String::from_utf8_lossy(&body).into(),
+                    ));
+                }
+                Ok(())
+            }
+            Self::Grpc(client) => {
+                client
+                    .create(
+                        &GroupVersionResource::core("v1", "configmaps"),
+                        Some(namespace),
+                        &configmap(name),
+                    )
+                    .await?;
+                Ok(())
+            }
+            Self::Store { store, template } => {
+                let mut obj = (**template).clone();
+                obj["metadata"]["name"] = json!(name);
+                obj["metadata"]["namespace"] = json!(namespace);
+                let key = format!("/registry/configmaps/{namespace}/{name}");
+                store.create(&key, serde_json::to_vec(&obj)?).await?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Latencies and counts of one measured phase.
+#[derive(Debug, Clone)]
+pub struct PhaseResult {
+    pub ops: u64,
+    pub errors: u64,
+    pub first_error: Option<String>,
+    pub elapsed: Duration,
+    /// Sorted, microseconds.
+    pub latencies_us: Vec<u32>,
+}
+
+impl PhaseResult {
+    pub fn throughput(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub fn percentile(&self, p: f64) -> Duration {
+        percentile(&self.latencies_us, p)
+    }
+}
+
+pub fn percentile(sorted_us: &[u32], p: f64) -> Duration {
+    if sorted_us.is_empty() {
+        return Duration::ZERO;
+    }
+    // Nearest-rank: the smallest sample with at least p of them at or below it.
+    let rank = ((p * sorted_us.len() as f64).ceil() as usize).clamp(1, sorted_us.len());
+    Duration::from_micros(u64::from(sorted_us[rank - 1]))
+}
+
+#[derive(Default)]
+struct WorkerStats {
+    ops: u64,
+    errors: u64,
+    first_error: Option<String>,
+    latencies_us: Vec<u32>,
+}
+
+/// Runs every worker until `duration` has passed; requests already sent at
+/// the deadline complete and count. Names are `<prefix>-<worker>-<seq>`.
+pub async fn run_creates(
+    workers: Vec<Worker>,
+    namespace: &str,
+    prefix: &str,
+    duration: Duration,
+) -> (Vec<Worker>, PhaseResult) {
+    let start = Instant::now();
+    let deadline = start + duration;
+    let tasks: Vec<_> = workers
+        .into_iter()
+        .enumerate()
+        .map(|(id, mut worker)| {
+            let namespace = namespace.to_string();
+            let prefix = prefix.to_string();
+            tokio::spawn(async move {
+                let mut stats = WorkerStats {
+                    latencies_us: Vec::with_capacity(4096),
+                    ..Default::default()
+                };
+                let mut seq = 0u64;
+                while Instant::now() < deadline {
+                    seq += 1;
+                    let name = format!("{prefix}-{id}-{seq}");
+                    let t0 = Instant::now();
+                    match worker.create(&namespace, &name).await {
+                        Ok(()) => {
+                            stats.ops += 1;
+                            let us = t0.elapsed().as_micros();
+                            stats
+                                .latencies_us
+                                .push(u32::try_from(us).unwrap_or(u32::MAX));
+                        }
+                        Err(e) => {
+                            stats.errors += 1;
+                            stats.first_error.get_or_insert_with(|| e.to_string());
+                        }
+                    }
+                }
+                (worker, stats, Instant::now())
+            })
+        })
+        .collect();
+    let mut workers = Vec::new();
+    let mut result = PhaseResult {
+        ops: 0,
+        errors: 0,
+        first_error: None,
+        elapsed: Duration::ZERO,
+        latencies_us: Vec::new(),
+    };
+    let mut last = start;
+    for task in tasks {
+        match task.await {
+            Ok((worker, stats, finished)) => {
+                result.ops += stats.ops;
+                result.errors += stats.errors;
+                if result.first_error.is_none() {
+                    result.first_error = stats.first_error;
+                }
+                result.latencies_us.extend(stats.latencies_us);
+                last = last.max(finished);
+                workers.push(worker);
+            }
+            Err(e) => {
+                result.errors += 1;
+                result
+                    .first_error
+                    .get_or_insert_with(|| format!("worker panicked: {e}"));
+            }
+        }
+    }
+    result.elapsed = last - start;
+    result.latencies_us.sort_unstable();
+    (workers, result)
+}

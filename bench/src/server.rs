@@ -1,0 +1,199 @@
+//! The capstan process under test: spawn, wait for readiness, measure, stop.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::rest::{RestConn, TlsFiles};
+use crate::BenchError;
+
+/// How long a start may take before the run is abandoned.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub struct ServerProc {
+    child: Child,
+    pub port: u16,
+    pub data_dir: PathBuf,
+    /// Spawn → first `/readyz` 200.
+    pub startup: Duration,
+}
+
+impl ServerProc {
+    /// Spawns `binary serve` on a free port in `data_dir` and waits until
+    /// `/readyz` answers 200.
+    pub async fn start(binary: &Path, data_dir: &Path) -> Result<Self, BenchError> {
+        let port_file = data_dir.join("port");
+        let _ = std::fs::remove_file(&port_file);
+        std::fs::create_dir_all(data_dir)?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(data_dir.join("server.log"))?;
+        let spawned = Instant::now();
+        let child = Command::new(binary)
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(["--secure-port", "0"])
+            .arg("--port-file")
+            .arg(&port_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| BenchError::Startup(format!("spawn {}: {e}", binary.display())))?;
+        let mut server = Self {
+            child,
+            port: 0,
+            data_dir: data_dir.to_path_buf(),
+            startup: Duration::ZERO,
+        };
+        // The port file appears once the server listens and is about to
+        // report ready; /readyz then confirms it end to end (TLS, routing).
+        let port = loop {
+            if let Some(port) = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|s| s.trim().parse::<u16>().ok())
+            {
+                break port;
+            }
+            server.check_alive()?;
+            if spawned.elapsed() > START_TIMEOUT {
+                return Err(BenchError::Startup("no port file after 60 s".into()));
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        server.port = port;
+        let tls = TlsFiles::from_data_dir(data_dir).config()?;
+        loop {
+            if let Ok(mut conn) = RestConn::connect(port, tls.clone()).await {
+                if let Ok((200, _)) = conn.get("/readyz").await {
+                    break;
+                }
+            }
+            server.check_alive()?;
+            if spawned.elapsed() > START_TIMEOUT {
+                return Err(BenchError::Startup("/readyz never answered 200".into()));
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        server.startup = spawned.elapsed();
+        Ok(server)
+    }
+
+    fn check_alive(&mut self) -> Result<(), BenchError> {
+        match self.child.try_wait()? {
+            Some(status) => Err(BenchError::Startup(format!(
+                "capstan exited with {status}; see {}",
+                self.data_dir.join("server.log").display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Resident set size in bytes (VmRSS).
+    pub fn rss_bytes(&self) -> Result<u64, BenchError> {
+        rss_of(&format!("/proc/{}/status", self.pid()))
+    }
+
+    /// User + system CPU time consumed so far.
+    pub fn cpu_time(&self) -> Result<Duration, BenchError> {
+        cpu_time_of(&format!("/proc/{}/stat", self.pid()))
+    }
+
+    /// SIGKILL and reap: the store is crash-safe, and a graceful stop would
+    /// only add its grace period to the run.
+    pub fn stop(mut self) -> Result<(), BenchError> {
+        self.child.kill()?;
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rss_of(path: &str) -> Result<u64, BenchError> {
+    let text = std::fs::read_to_string(path)?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map(|kb| kb * 1024)
+        .ok_or_else(|| BenchError::Proc(format!("no VmRSS in {path}")))
+}
+
+/// Clock ticks per second for /proc/*/stat; 100 on every Linux
+/// configuration this runs on, but asked rather than assumed.
+fn clock_ticks() -> u64 {
+    static TICKS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(100)
+    })
+}
+
+fn cpu_time_of(path: &str) -> Result<Duration, BenchError> {
+    let text = std::fs::read_to_string(path)?;
+    // The command name (field 2) may hold spaces; fields after its closing
+    // parenthesis are fixed: utime and stime are the 12th and 13th there.
+    let after = text
+        .rsplit_once(')')
+        .map(|(_, rest)| rest)
+        .ok_or_else(|| BenchError::Proc(format!("unexpected {path}")))?;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    match (ticks(11), ticks(12)) {
+        (Some(u), Some(s)) => Ok(Duration::from_millis((u + s) * 1000 / clock_ticks())),
+        _ => Err(BenchError::Proc(format!("no utime/stime in {path}"))),
+    }
+}
+
+/// Resident set size of this (the load generator's) process.
+pub fn own_rss_bytes() -> Result<u64, BenchError> {
+    rss_of("/proc/self/status")
+}
+
+/// CPU time of this (the load generator's) process.
+pub fn own_cpu_time() -> Result<Duration, BenchError> {
+    cpu_time_of("/proc/self/stat")
+}
+
+/// Busy and total jiffies of all CPUs together, from /proc/stat.
+pub fn machine_cpu() -> Result<(u64, u64), BenchError> {
+    let text = std::fs::read_to_string("/proc/stat")?;
+    let fields: Vec<u64> = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("cpu "))
+        .ok_or_else(|| BenchError::Proc("no cpu line in /proc/stat".into()))?
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    if fields.len() < 8 {
+        return Err(BenchError::Proc("short cpu line in /proc/stat".into()));
+    }
+    // user nice system idle iowait irq softirq steal; guest time is already
+    // inside user.
+    let idle = fields[3] + fields[4];
+    let total: u64 = fields[..8].iter().sum();
+    Ok((total - idle, total))
+}
