@@ -426,7 +426,7 @@ impl Storage for EmbeddedStore {
                 }
             }
             last = last.max(caught_up);
-            if tx.send(Ok(progress(last))).await.is_err() {
+            if tx.send(Ok(StorageEvent::progress(last))).await.is_err() {
                 return;
             }
             loop {
@@ -478,17 +478,6 @@ impl Storage for EmbeddedStore {
 
     async fn compact(&self, revision: Revision) -> StorageResult<()> {
         self.submit(WriteOp::Compact { revision }).await.map(|_| ())
-    }
-}
-
-fn progress(revision: Revision) -> StorageEvent {
-    StorageEvent {
-        kind: EventKind::Progress,
-        key: String::new(),
-        value: Arc::from(&[][..]),
-        prev_value: None,
-        revision,
-        create_revision: 0,
     }
 }
 

@@ -31,17 +31,6 @@ pub struct EtcdConfig {
 /// How often a watch asks etcd how far it is current.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
 
-fn progress(revision: Revision) -> StorageEvent {
-    StorageEvent {
-        kind: EventKind::Progress,
-        key: String::new(),
-        value: Arc::from(&[][..]),
-        prev_value: None,
-        revision,
-        create_revision: 0,
-    }
-}
-
 #[derive(Clone)]
 pub struct EtcdStore {
     client: Client,
@@ -314,7 +303,8 @@ impl Storage for EtcdStore {
                 }
                 if resp.events().is_empty() && !resp.created() {
                     let revision = Self::revision_of(resp.header());
-                    if revision > 0 && tx.send(Ok(progress(revision))).await.is_err() {
+                    if revision > 0 && tx.send(Ok(StorageEvent::progress(revision))).await.is_err()
+                    {
                         return;
                     }
                     continue;

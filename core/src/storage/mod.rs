@@ -66,6 +66,20 @@ pub struct StorageEvent {
     pub create_revision: Revision,
 }
 
+impl StorageEvent {
+    /// A progress notification: everything up to `revision` was sent.
+    pub fn progress(revision: Revision) -> Self {
+        Self {
+            kind: EventKind::Progress,
+            key: String::new(),
+            value: Arc::from(&[][..]),
+            prev_value: None,
+            revision,
+            create_revision: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StorageError {
     #[error("key not found: {0}")]
