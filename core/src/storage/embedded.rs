@@ -440,9 +440,14 @@ impl Storage for EmbeddedStore {
                             continue;
                         }
                         last = ev.revision;
-                        if ev.key.starts_with(&prefix) && tx.send(Ok((*ev).clone())).await.is_err()
-                        {
-                            return;
+                        if ev.key.starts_with(&prefix) {
+                            if tx.send(Ok((*ev).clone())).await.is_err() {
+                                return;
+                            }
+                        } else if tx.capacity() == tx.max_capacity() {
+                            // Tell an idle consumer how far it is current; a
+                            // busy one learns it from its next change anyway.
+                            let _ = tx.try_send(Ok(StorageEvent::progress(last)));
                         }
                     }
                     // Fell behind the live buffer: catch up from the log, which
@@ -792,6 +797,24 @@ mod tests {
             Err(StorageError::Compacted { .. })
         ));
         assert!(s.watch("/r/", current).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn an_idle_watcher_hears_progress_from_other_prefixes() {
+        let (_d, s) = store();
+        let mut w = s.watch("/quiet/", 0).await.unwrap();
+        let first = w.next().await.unwrap().unwrap();
+        assert_eq!(first.kind, EventKind::Progress);
+        let other = s.create("/busy/a", b"1".to_vec()).await.unwrap();
+        let ev = tokio::time::timeout(std::time::Duration::from_secs(5), w.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (ev.kind, ev.revision),
+            (EventKind::Progress, other.mod_revision)
+        );
     }
 
     #[tokio::test]
