@@ -293,3 +293,35 @@ fn kubectl_pages_through_a_thousand_objects() {
         "kubectl should have fetched 10 pages, saw {pages}"
     );
 }
+
+#[test]
+fn streaming_list_ends_initial_events_with_a_bookmark() {
+    let server = TestServer::start();
+    server.kubectl_ok(&["create", "configmap", "one"]);
+    server.kubectl_ok(&["create", "configmap", "two"]);
+    let resp = server.get(
+        "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+    );
+    assert_eq!(resp.status, 200);
+    let events: Vec<serde_json::Value> = resp
+        .body
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON event per line"))
+        .collect();
+    let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(types, ["ADDED", "ADDED", "BOOKMARK"], "{events:?}");
+    let bookmark = &events[2]["object"];
+    assert_eq!(
+        bookmark["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+    // The bookmark's revision covers both objects.
+    let rv = |e: &serde_json::Value| {
+        e["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or("0")
+            .parse::<i64>()
+            .unwrap_or(0)
+    };
+    assert!(rv(bookmark) >= rv(&events[0]["object"]).max(rv(&events[1]["object"])));
+}
