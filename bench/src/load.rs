@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use capstan_client::{Client, GroupVersionResource};
-use capstan_core::storage::embedded::EmbeddedStore;
 use capstan_core::storage::Storage;
 use serde_json::{json, Value};
 
@@ -30,9 +29,13 @@ pub enum Worker {
     Rest(RestConn),
     Grpc(Box<Client>),
     /// The storage ceiling: the same value written straight into the
-    /// embedded store, skipping HTTP, TLS, decoding, admission and encoding.
+    /// backend (the embedded store, or etcd through the client library the
+    /// server uses), skipping HTTP, TLS, decoding, admission and encoding.
     Store {
-        store: Arc<EmbeddedStore>,
+        store: Arc<dyn Storage>,
+        /// Replaces `/registry` in the key: the etcd ceiling writes beside
+        /// the server's keys, and must not feed the server's watch.
+        root: &'static str,
         /// A stored ConfigMap as the server writes it, so sizes match.
         template: Arc<Value>,
     },
@@ -64,11 +67,15 @@ impl Worker {
                     .await?;
                 Ok(())
             }
-            Self::Store { store, template } => {
+            Self::Store {
+                store,
+                root,
+                template,
+            } => {
                 let mut obj = (**template).clone();
                 obj["metadata"]["name"] = json!(name);
                 obj["metadata"]["namespace"] = json!(namespace);
-                let key = format!("/registry/configmaps/{namespace}/{name}");
+                let key = format!("{root}/configmaps/{namespace}/{name}");
                 store.create(&key, serde_json::to_vec(&obj)?).await?;
                 Ok(())
             }

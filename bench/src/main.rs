@@ -4,6 +4,7 @@
 //! latency — and prints the results as Markdown tables on stdout. Progress
 //! goes to stderr; nothing is written outside a temporary directory.
 
+mod fanout;
 mod load;
 mod rest;
 mod server;
@@ -14,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use capstan_client::{Client, GroupVersionResource, ListParams};
 use capstan_core::storage::embedded::EmbeddedStore;
+use capstan_core::storage::etcd::testing::EtcdServer;
+use capstan_core::storage::Storage;
 use clap::Parser;
 use rand::Rng;
 use serde_json::{json, Value};
@@ -67,9 +70,30 @@ struct Args {
     /// Start-up runs for each of the fresh and existing data-dir cases.
     #[arg(long, default_value_t = 10)]
     startup_runs: usize,
-    /// ConfigMaps in the namespace used for get and list.
+    /// ConfigMaps in the namespace used for get and list: one read run at
+    /// each count, filling up to it (embedded backend).
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+    list_objects: Vec<usize>,
+    /// Backends to measure; `etcd` starts a throwaway `etcd` from PATH.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "embedded,etcd"
+    )]
+    backends: Vec<Backend>,
+    /// Concurrent gRPC watchers for the fan-out run (0 skips it; embedded backend).
     #[arg(long, default_value_t = 1000)]
-    list_objects: usize,
+    watchers: usize,
+    /// gRPC connections the watchers share.
+    #[arg(long, default_value_t = 10)]
+    watch_conns: usize,
+    /// Measured writes in the fan-out run.
+    #[arg(long, default_value_t = 50)]
+    watch_writes: usize,
+    /// Milliseconds between the starts of two fan-out writes.
+    #[arg(long, default_value_t = 20)]
+    watch_interval_ms: u64,
     /// Seconds the server idles before its empty-store RSS is read.
     #[arg(long, default_value_t = 3.0)]
     idle: f64,
@@ -151,7 +175,7 @@ async fn measure_startup(args: &Args) -> Result<StartupStats, BenchError> {
     Ok(StartupStats { fresh, existing })
 }
 
-async fn ensure_namespace(conn: &mut RestConn, name: &str) -> Result<(), BenchError> {
+pub(crate) async fn ensure_namespace(conn: &mut RestConn, name: &str) -> Result<(), BenchError> {
     let body = serde_json::to_vec(&json!({
         "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}
     }))?;
@@ -191,30 +215,25 @@ fn elapsed_us(t0: Instant) -> u32 {
     u32::try_from(t0.elapsed().as_micros()).unwrap_or(u32::MAX)
 }
 
-/// Fills the list namespace, then times gets by name and whole-namespace lists.
-async fn measure_reads(
-    args: &Args,
+/// Adds `cm-<from>` .. `cm-<to - 1>` to the list namespace, 8 connections at once.
+async fn fill(
     server: &ServerProc,
     tls: &Arc<rustls::ClientConfig>,
-    kubeconfig: &std::path::Path,
-) -> Result<Vec<ReadRow>, BenchError> {
-    const NS: &str = "bench-list";
-    const GETS: usize = 1000;
-    const LISTS: usize = 20;
+    from: usize,
+    to: usize,
+) -> Result<(), BenchError> {
+    const FILLERS: usize = 8;
     let mut conn = RestConn::connect(server.port, tls.clone()).await?;
-    ensure_namespace(&mut conn, NS).await?;
-    let fillers = 8;
+    ensure_namespace(&mut conn, LIST_NS).await?;
     let mut tasks = Vec::new();
-    for w in 0..fillers {
+    for w in 0..FILLERS {
         let mut conn = RestConn::connect(server.port, tls.clone()).await?;
-        let names: Vec<usize> = (0..args.list_objects)
-            .filter(|i| i % fillers == w)
-            .collect();
+        let names: Vec<usize> = (from..to).filter(|i| i % FILLERS == w).collect();
         tasks.push(tokio::spawn(async move {
             for i in names {
                 let body = serde_json::to_vec(&load::configmap(&format!("cm-{i:05}")))?;
                 let (status, body) = conn
-                    .post(&format!("/api/v1/namespaces/{NS}/configmaps"), body)
+                    .post(&format!("/api/v1/namespaces/{LIST_NS}/configmaps"), body)
                     .await?;
                 if status != 201 {
                     return Err(BenchError::Status(
@@ -230,11 +249,28 @@ async fn measure_reads(
         task.await
             .map_err(|e| BenchError::Http(format!("filler panicked: {e}")))??;
     }
-    say(format!("stored {} ConfigMaps in {NS}", args.list_objects));
+    say(format!("stored {to} ConfigMaps in {LIST_NS}"));
+    Ok(())
+}
 
+const LIST_NS: &str = "bench-list";
+
+/// The two ways a list can be served from the watch cache.
+const LIST_KINDS: [(&str, &str); 2] = [("consistent", ""), ("resourceVersion=0", "0")];
+
+/// Times gets by name and whole-namespace lists with `count` objects stored.
+async fn measure_reads(
+    server: &ServerProc,
+    tls: &Arc<rustls::ClientConfig>,
+    kubeconfig: &std::path::Path,
+    count: usize,
+) -> Result<Vec<ReadRow>, BenchError> {
+    const GETS: usize = 1000;
+    const LISTS: usize = 20;
+    let mut conn = RestConn::connect(server.port, tls.clone()).await?;
     let mut rng = rand::rng();
     let mut names: Vec<String> = (0..GETS + 100)
-        .map(|_| format!("cm-{:05}", rng.random_range(0..args.list_objects)))
+        .map(|_| format!("cm-{:05}", rng.random_range(0..count)))
         .collect();
     let mut rows = Vec::new();
 
@@ -244,7 +280,7 @@ async fn measure_reads(
     for (i, name) in names.iter().enumerate() {
         let t0 = Instant::now();
         let (status, body) = conn
-            .get(&format!("/api/v1/namespaces/{NS}/configmaps/{name}"))
+            .get(&format!("/api/v1/namespaces/{LIST_NS}/configmaps/{name}"))
             .await?;
         if status != 200 {
             return Err(BenchError::Status(
@@ -259,37 +295,36 @@ async fn measure_reads(
     }
     rows.push(read_row("get by name".into(), "REST", us, bytes));
 
-    let list_path = format!("/api/v1/namespaces/{NS}/configmaps");
-    let mut us = Vec::with_capacity(LISTS);
-    for i in 0..LISTS + 2 {
-        let t0 = Instant::now();
-        let (status, body) = conn.get(&list_path).await?;
-        if status != 200 {
-            return Err(BenchError::Status(
-                status,
-                String::from_utf8_lossy(&body).into(),
-            ));
+    for (label, rv) in LIST_KINDS {
+        let mut list_path = format!("/api/v1/namespaces/{LIST_NS}/configmaps");
+        if !rv.is_empty() {
+            list_path.push_str(&format!("?resourceVersion={rv}"));
         }
-        let items = serde_json::from_slice::<Value>(&body)?["items"]
-            .as_array()
-            .map_or(0, Vec::len);
-        if items != args.list_objects {
-            return Err(BenchError::Http(format!(
-                "list returned {items} items, expected {}",
-                args.list_objects
-            )));
+        let mut us = Vec::with_capacity(LISTS);
+        for i in 0..LISTS + 2 {
+            let t0 = Instant::now();
+            let (status, body) = conn.get(&list_path).await?;
+            if status != 200 {
+                return Err(BenchError::Status(
+                    status,
+                    String::from_utf8_lossy(&body).into(),
+                ));
+            }
+            let items = serde_json::from_slice::<Value>(&body)?["items"]
+                .as_array()
+                .map_or(0, Vec::len);
+            if items != count {
+                return Err(BenchError::Http(format!(
+                    "list returned {items} items, expected {count}"
+                )));
+            }
+            if i >= 2 {
+                us.push(elapsed_us(t0));
+                bytes = body.len();
+            }
         }
-        if i >= 2 {
-            us.push(elapsed_us(t0));
-            bytes = body.len();
-        }
+        rows.push(read_row(format!("list ({label})"), "REST", us, bytes));
     }
-    rows.push(read_row(
-        format!("list {} in one namespace", args.list_objects),
-        "REST",
-        us,
-        bytes,
-    ));
 
     // The same reads over gRPC, for comparison.
     let client = Client::from_kubeconfig(kubeconfig).await?;
@@ -298,45 +333,50 @@ async fn measure_reads(
     let mut us = Vec::with_capacity(GETS);
     for (i, name) in names.iter().enumerate() {
         let t0 = Instant::now();
-        client.get(&gvr, Some(NS), name).await?;
+        client.get(&gvr, Some(LIST_NS), name).await?;
         if i >= 100 {
             us.push(elapsed_us(t0));
         }
     }
     rows.push(read_row("get by name".into(), "gRPC", us, 0));
-    let mut us = Vec::with_capacity(LISTS);
-    for i in 0..LISTS + 2 {
-        let t0 = Instant::now();
-        let list = client.list(&gvr, Some(NS), &ListParams::default()).await?;
-        if list.items.len() != args.list_objects {
-            return Err(BenchError::Http(format!(
-                "gRPC list returned {} items",
-                list.items.len()
-            )));
+    for (label, rv) in LIST_KINDS {
+        let params = ListParams {
+            resource_version: rv.into(),
+            ..Default::default()
+        };
+        let mut us = Vec::with_capacity(LISTS);
+        for i in 0..LISTS + 2 {
+            let t0 = Instant::now();
+            let list = client.list(&gvr, Some(LIST_NS), &params).await?;
+            if list.items.len() != count {
+                return Err(BenchError::Http(format!(
+                    "gRPC list returned {} items, expected {count}",
+                    list.items.len()
+                )));
+            }
+            if i >= 2 {
+                us.push(elapsed_us(t0));
+            }
         }
-        if i >= 2 {
-            us.push(elapsed_us(t0));
-        }
+        rows.push(read_row(format!("list ({label})"), "gRPC", us, 0));
     }
-    rows.push(read_row(
-        format!("list {} in one namespace", args.list_objects),
-        "gRPC",
-        us,
-        0,
-    ));
     Ok(rows)
 }
 
 struct CreateRow {
-    path: &'static str,
+    path: String,
+    kind: PathKind,
     clients: usize,
     result: PhaseResult,
     /// Creates made during the warm-up (stored too, not measured).
     warm_ops: u64,
-    /// CPU of the process doing the work: the server, or (baseline) the bench itself.
+    /// CPU of the capstan server, or for the embedded baseline the bench
+    /// itself (it is the store); zero for the etcd baseline.
     server_cpu: Duration,
-    /// CPU of the load generator (zero for the baseline, which is in-process).
+    /// CPU of the load generator (zero for the embedded baseline).
     client_cpu: Duration,
+    /// CPU of etcd (etcd backend only).
+    etcd_cpu: Option<Duration>,
     /// Share of the machine's CPU time that was busy (any process).
     machine_busy: f64,
 }
@@ -350,11 +390,12 @@ enum PathKind {
 }
 
 impl PathKind {
-    fn label(self) -> &'static str {
-        match self {
-            Self::Baseline => "EmbeddedStore::create (in-process)",
-            Self::Rest => "REST (HTTP/2, TLS)",
-            Self::Grpc => "gRPC (capstan-client)",
+    fn label(self, backend: Backend) -> &'static str {
+        match (self, backend) {
+            (Self::Baseline, Backend::Embedded) => "EmbeddedStore::create (in-process)",
+            (Self::Baseline, Backend::Etcd) => "EtcdStore::create (etcd-client, from the bench)",
+            (Self::Rest, _) => "REST (HTTP/2, TLS)",
+            (Self::Grpc, _) => "gRPC (capstan-client)",
         }
     }
 
@@ -367,13 +408,32 @@ impl PathKind {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Backend {
+    Embedded,
+    Etcd,
+}
+
+impl Backend {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded store",
+            Self::Etcd => "etcd",
+        }
+    }
+}
+
 struct Ctx<'a> {
     args: &'a Args,
+    backend: Backend,
     server: &'a ServerProc,
     tls: Arc<rustls::ClientConfig>,
     kubeconfig: PathBuf,
-    store: Arc<EmbeddedStore>,
+    store: Arc<dyn Storage>,
+    /// The key root of baseline writes (see `Worker::Store`).
+    root: &'static str,
     template: Arc<Value>,
+    etcd_pid: Option<u32>,
 }
 
 async fn workers(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<Vec<Worker>, BenchError> {
@@ -388,6 +448,7 @@ async fn workers(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<Vec<Worker>,
             }
             PathKind::Baseline => Worker::Store {
                 store: ctx.store.clone(),
+                root: ctx.root,
                 template: ctx.template.clone(),
             },
         });
@@ -396,6 +457,7 @@ async fn workers(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<Vec<Worker>,
 }
 
 async fn create_phase(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<CreateRow, BenchError> {
+    let label = kind.label(ctx.backend);
     let namespace = format!("bench-{}-{n}", kind.slug());
     if kind != PathKind::Baseline {
         let mut conn = RestConn::connect(ctx.server.port, ctx.tls.clone()).await?;
@@ -406,13 +468,14 @@ async fn create_phase(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<CreateR
     let (ws, warm) = run_creates(ws, &namespace, "warm", warmup).await;
     if warm.ops == 0 {
         return Err(BenchError::Http(format!(
-            "{} warm-up made no progress: {}",
-            kind.label(),
+            "{label} warm-up made no progress: {}",
             warm.first_error.unwrap_or_default()
         )));
     }
+    let etcd_cpu = || ctx.etcd_pid.map(server::cpu_time_of_pid).transpose();
     let server_cpu0 = ctx.server.cpu_time()?;
     let own_cpu0 = server::own_cpu_time()?;
+    let etcd_cpu0 = etcd_cpu()?;
     let (busy0, total0) = server::machine_cpu()?;
     let (ws, result) = run_creates(
         ws,
@@ -423,17 +486,20 @@ async fn create_phase(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<CreateR
     .await;
     let server_cpu = ctx.server.cpu_time()?.saturating_sub(server_cpu0);
     let own_cpu = server::own_cpu_time()?.saturating_sub(own_cpu0);
+    let etcd_cpu = etcd_cpu()?
+        .zip(etcd_cpu0)
+        .map(|(after, before)| after.saturating_sub(before));
     let (busy1, total1) = server::machine_cpu()?;
     let machine_busy = (busy1 - busy0) as f64 / (total1 - total0).max(1) as f64;
     drop(ws);
-    let (server_cpu, client_cpu) = if kind == PathKind::Baseline {
-        (own_cpu, Duration::ZERO)
-    } else {
-        (server_cpu, own_cpu)
+    let (server_cpu, client_cpu) = match (kind, ctx.backend) {
+        (PathKind::Baseline, Backend::Embedded) => (own_cpu, Duration::ZERO),
+        (PathKind::Baseline, Backend::Etcd) => (Duration::ZERO, own_cpu),
+        _ => (server_cpu, own_cpu),
     };
     say(format!(
-        "{} x{n}: {:.0} creates/s, p50 {} ms, p99 {} ms, {} errors{}",
-        kind.label(),
+        "{} / {label} x{n}: {:.0} creates/s, p50 {} ms, p99 {} ms, {} errors{}",
+        ctx.backend.label(),
         result.throughput(),
         ms(result.percentile(0.5)),
         ms(result.percentile(0.99)),
@@ -445,12 +511,14 @@ async fn create_phase(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<CreateR
             .unwrap_or_default()
     ));
     Ok(CreateRow {
-        path: kind.label(),
+        path: label.to_string(),
+        kind,
         clients: n,
         result,
         warm_ops: warm.ops,
         server_cpu,
         client_cpu,
+        etcd_cpu,
         machine_busy,
     })
 }
@@ -460,6 +528,210 @@ fn per_op(cpu: Duration, ops: u64) -> String {
         return "–".into();
     }
     format!("{:.0} µs", cpu.as_secs_f64() * 1e6 / ops as f64)
+}
+
+/// Everything measured against one backend.
+struct BackendRun {
+    backend: Backend,
+    rss_idle: u64,
+    /// (objects stored, rows, server RSS after reading them).
+    reads: Vec<(usize, Vec<ReadRow>, u64)>,
+    fanout: Option<fanout::FanoutResult>,
+    creates: Vec<CreateRow>,
+    stored_bytes: usize,
+    /// ConfigMaps the server stores at the end.
+    stored_total: u64,
+    rss_end: u64,
+    etcd_rss_end: Option<u64>,
+}
+
+async fn measure_backend(
+    args: &Args,
+    backend: Backend,
+    data_dir: &std::path::Path,
+    baseline_dir: &std::path::Path,
+) -> Result<BackendRun, BenchError> {
+    let etcd = match backend {
+        Backend::Embedded => None,
+        Backend::Etcd => Some(EtcdServer::start().await.map_err(BenchError::Startup)?),
+    };
+    let extra: Vec<&str> = match &etcd {
+        Some(etcd) => vec!["--etcd-servers", etcd.endpoint.as_str()],
+        None => Vec::new(),
+    };
+    let etcd_pid = etcd
+        .as_ref()
+        .and_then(|etcd| server::find_pid(&format!("--listen-client-urls {}", etcd.endpoint)));
+    let server = ServerProc::start_with(&args.binary, data_dir, &extra).await?;
+    say(format!(
+        "{}: measuring server pid {} on port {} (data dir {}{})",
+        backend.label(),
+        server.pid(),
+        server.port,
+        data_dir.display(),
+        etcd_pid
+            .map(|pid| format!(", etcd pid {pid}"))
+            .unwrap_or_default()
+    ));
+    tokio::time::sleep(Duration::from_secs_f64(args.idle)).await;
+    let rss_idle = server.rss_bytes()?;
+    let tls = TlsFiles::from_data_dir(data_dir).config()?;
+    let kubeconfig = data_dir.join("admin.kubeconfig");
+    let mut stored_total = 0u64;
+
+    // Reads and fan-out are served by the watch cache the same way on
+    // either backend, so they run on the embedded one only.
+    let mut reads = Vec::new();
+    let mut fanout = None;
+    if backend == Backend::Embedded {
+        let mut counts = args.list_objects.clone();
+        counts.sort_unstable();
+        counts.dedup();
+        let mut stored = 0;
+        for &count in &counts {
+            fill(&server, &tls, stored, count).await?;
+            stored = count;
+            let rows = measure_reads(&server, &tls, &kubeconfig, count).await?;
+            reads.push((count, rows, server.rss_bytes()?));
+        }
+        stored_total += stored as u64;
+        if args.watchers > 0 {
+            say(format!(
+                "watch fan-out: {} watchers on {} connections",
+                args.watchers, args.watch_conns
+            ));
+            let result = fanout::measure(
+                &server,
+                &tls,
+                &kubeconfig,
+                args.watchers,
+                args.watch_conns,
+                args.watch_writes,
+                Duration::from_millis(args.watch_interval_ms),
+            )
+            .await?;
+            stored_total += result.writes as u64 + 1;
+            fanout = Some(result);
+        }
+    }
+
+    // The baseline stores what the server stores: one of its ConfigMaps.
+    let mut conn = RestConn::connect(server.port, tls.clone()).await?;
+    ensure_namespace(&mut conn, "bench-template").await?;
+    let body = serde_json::to_vec(&load::configmap("template"))?;
+    conn.post("/api/v1/namespaces/bench-template/configmaps", body)
+        .await?;
+    stored_total += 1;
+    let (_, body) = conn
+        .get("/api/v1/namespaces/bench-template/configmaps/template")
+        .await?;
+    let mut template: Value = serde_json::from_slice(&body)?;
+    if let Some(meta) = template["metadata"].as_object_mut() {
+        meta.remove("resourceVersion");
+    }
+    let stored_bytes = serde_json::to_vec(&template)?.len();
+    let (store, root): (Arc<dyn Storage>, &'static str) = match &etcd {
+        None => (Arc::new(EmbeddedStore::open(baseline_dir)?), "/registry"),
+        // Same key length as `/registry`, outside the server's prefix.
+        Some(etcd) => (Arc::new(etcd.connect().await?), "/baseline"),
+    };
+    let ctx = Ctx {
+        args,
+        backend,
+        server: &server,
+        tls,
+        kubeconfig,
+        store,
+        root,
+        template: Arc::new(template),
+        etcd_pid,
+    };
+
+    let mut creates = Vec::new();
+    for &n in &args.clients {
+        // Interleaved so that the store's growth during the run weighs on
+        // REST and gRPC alike.
+        for kind in [PathKind::Baseline, PathKind::Rest, PathKind::Grpc] {
+            if !args.paths.contains(&kind) {
+                continue;
+            }
+            creates.push(create_phase(&ctx, kind, n).await?);
+        }
+    }
+    stored_total += creates
+        .iter()
+        .filter(|r| r.kind != PathKind::Baseline)
+        .map(|r| r.result.ops + r.warm_ops)
+        .sum::<u64>();
+    let rss_end = server.rss_bytes()?;
+    let etcd_rss_end = etcd_pid.map(server::rss_of_pid).transpose()?;
+    server.stop()?;
+    Ok(BackendRun {
+        backend,
+        rss_idle,
+        reads,
+        fanout,
+        creates,
+        stored_bytes,
+        stored_total,
+        rss_end,
+        etcd_rss_end,
+    })
+}
+
+fn throughput_of(run: &BackendRun, kind: PathKind, clients: usize) -> Option<f64> {
+    run.creates
+        .iter()
+        .find(|r| r.kind == kind && r.clients == clients)
+        .map(|r| r.result.throughput())
+}
+
+fn share(run: &BackendRun, kind: PathKind, clients: usize) -> String {
+    match (
+        throughput_of(run, kind, clients),
+        throughput_of(run, PathKind::Baseline, clients),
+    ) {
+        (Some(x), Some(ceiling)) if ceiling > 0.0 => format!("{:.0} %", 100.0 * x / ceiling),
+        _ => "–".into(),
+    }
+}
+
+fn print_creates(args: &Args, run: &BackendRun) {
+    let etcd = run.backend == Backend::Etcd;
+    println!(
+        "\n### Creates, {} backend (ConfigMap, ~200 B of data, {} B stored; {} s measured after {} s warm-up; closed loop, one connection per client)\n",
+        run.backend.label(),
+        run.stored_bytes,
+        args.duration,
+        args.warmup
+    );
+    let (etcd_head, etcd_rule) = if etcd {
+        (" etcd CPU / create |", " ---: |")
+    } else {
+        ("", "")
+    };
+    println!("| path | clients | creates/s | % of ceiling | p50 ms | p99 ms | errors | server CPU / create |{etcd_head} client CPU / create | machine CPU busy |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |{etcd_rule} ---: | ---: |");
+    for row in &run.creates {
+        let etcd_cell = match row.etcd_cpu {
+            Some(cpu) if etcd => format!(" {} |", per_op(cpu, row.result.ops)),
+            _ if etcd => " – |".into(),
+            _ => String::new(),
+        };
+        println!(
+            "| {} | {} | {:.0} | {} | {} | {} | {} | {} |{etcd_cell} {} | {:.0} % |",
+            row.path,
+            row.clients,
+            row.result.throughput(),
+            share(run, row.kind, row.clients),
+            ms(row.result.percentile(0.5)),
+            ms(row.result.percentile(0.99)),
+            row.result.errors,
+            per_op(row.server_cpu, row.result.ops),
+            per_op(row.client_cpu, row.result.ops),
+            100.0 * row.machine_busy,
+        );
+    }
 }
 
 async fn run(args: Args) -> Result<(), BenchError> {
@@ -476,66 +748,20 @@ async fn run(args: Args) -> Result<(), BenchError> {
     };
 
     let work = tempfile::tempdir()?;
-    let data_dir = work.path().join("server");
-    let server = ServerProc::start(&args.binary, &data_dir).await?;
-    say(format!(
-        "measuring server pid {} on port {} (data dir {})",
-        server.pid(),
-        server.port,
-        data_dir.display()
-    ));
-    tokio::time::sleep(Duration::from_secs_f64(args.idle)).await;
-    let rss_idle = server.rss_bytes()?;
-    let tls = TlsFiles::from_data_dir(&data_dir).config()?;
-    let kubeconfig = data_dir.join("admin.kubeconfig");
-
-    let reads = measure_reads(&args, &server, &tls, &kubeconfig).await?;
-    let rss_list = server.rss_bytes()?;
-
-    // The baseline stores what the server stores: one of its ConfigMaps.
-    let mut conn = RestConn::connect(server.port, tls.clone()).await?;
-    let (_, body) = conn
-        .get("/api/v1/namespaces/bench-list/configmaps/cm-00000")
-        .await?;
-    let mut template: Value = serde_json::from_slice(&body)?;
-    if let Some(meta) = template["metadata"].as_object_mut() {
-        meta.remove("resourceVersion");
-    }
-    let stored_bytes = serde_json::to_vec(&template)?.len();
-    let store = Arc::new(EmbeddedStore::open(&work.path().join("baseline"))?);
-    let ctx = Ctx {
-        args: &args,
-        server: &server,
-        tls,
-        kubeconfig,
-        store,
-        template: Arc::new(template),
-    };
-
-    let mut creates = Vec::new();
-    for &n in &args.clients {
-        // Interleaved so that the store's growth during the run weighs on
-        // REST and gRPC alike.
-        for kind in [PathKind::Baseline, PathKind::Rest, PathKind::Grpc] {
-            if !args.paths.contains(&kind) {
-                continue;
-            }
-            creates.push(create_phase(&ctx, kind, n).await?);
+    let mut runs = Vec::new();
+    let mut rss_bench = None;
+    for &backend in &args.backends {
+        let name = match backend {
+            Backend::Embedded => "embedded",
+            Backend::Etcd => "etcd",
+        };
+        let data_dir = work.path().join(format!("server-{name}"));
+        let baseline_dir = work.path().join(format!("baseline-{name}"));
+        runs.push(measure_backend(&args, backend, &data_dir, &baseline_dir).await?);
+        if backend == Backend::Embedded {
+            rss_bench = Some(server::own_rss_bytes()?);
         }
     }
-    let rss_end = server.rss_bytes()?;
-    let rss_bench = server::own_rss_bytes()?;
-    let baseline_total: u64 = creates
-        .iter()
-        .filter(|r| r.path == PathKind::Baseline.label())
-        .map(|r| r.result.ops + r.warm_ops)
-        .sum();
-    let stored_total: u64 = args.list_objects as u64
-        + creates
-            .iter()
-            .filter(|r| r.path != PathKind::Baseline.label())
-            .map(|r| r.result.ops + r.warm_ops)
-            .sum::<u64>();
 
     // ---- report ----
     println!("### Start-up and memory\n");
@@ -551,81 +777,138 @@ async fn run(args: Args) -> Result<(), BenchError> {
             summary(&s.existing)
         );
     }
-    println!(
-        "| RSS after {} s idle, empty store | {} |",
-        args.idle,
-        mib(rss_idle)
-    );
-    println!(
-        "| RSS with {} ConfigMaps stored (after filling, getting and listing them) | {} |",
-        args.list_objects,
-        mib(rss_list)
-    );
-    println!(
-        "| RSS at the end ({stored_total} ConfigMaps stored, create runs done) | {} |",
-        mib(rss_end)
-    );
-    println!(
-        "| RSS of the bench process at the end (holds the baseline store: {baseline_total} values, plus the load generator) | {} |",
-        mib(rss_bench)
-    );
-
-    println!(
-        "\n### Reads ({} ConfigMaps in one namespace, one connection, sequential)\n",
-        args.list_objects
-    );
-    println!("| operation | path | requests | p50 ms | p99 ms | max ms | response bytes |");
-    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: |");
-    for r in &reads {
-        let bytes = if r.bytes == 0 {
-            "–".to_string()
-        } else {
-            r.bytes.to_string()
-        };
+    for run in &runs {
+        let backend = run.backend.label();
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            r.operation,
-            r.path,
-            r.requests,
-            ms(r.p50),
-            ms(r.p99),
-            ms(r.max),
-            bytes
+            "| {backend}: RSS after {} s idle, empty store | {} |",
+            args.idle,
+            mib(run.rss_idle)
+        );
+        for (count, _, rss) in &run.reads {
+            println!(
+                "| {backend}: RSS with {count} ConfigMaps stored (after filling, getting and listing them) | {} |",
+                mib(*rss)
+            );
+        }
+        if let Some(f) = &run.fanout {
+            println!(
+                "| {backend}: RSS before / with {} watchers open ({} connections) | {} / {} ({:.1} KiB per watcher) |",
+                f.watchers,
+                f.conns,
+                mib(f.rss_before),
+                mib(f.rss_open),
+                f.rss_open.saturating_sub(f.rss_before) as f64 / 1024.0 / f.watchers.max(1) as f64
+            );
+        }
+        println!(
+            "| {backend}: RSS at the end ({} ConfigMaps stored, create runs done) | {} |",
+            run.stored_total,
+            mib(run.rss_end)
+        );
+        if let Some(rss) = run.etcd_rss_end {
+            println!("| {backend}: etcd's RSS at the end | {} |", mib(rss));
+        }
+        if run.backend == Backend::Embedded {
+            if let Some(rss) = rss_bench {
+                let values: u64 = run
+                    .creates
+                    .iter()
+                    .filter(|r| r.kind == PathKind::Baseline)
+                    .map(|r| r.result.ops + r.warm_ops)
+                    .sum();
+                println!(
+                    "| RSS of the bench process after the embedded runs (holds the baseline store: {values} values, plus the load generator) | {} |",
+                    mib(rss)
+                );
+            }
+        }
+    }
+
+    for run in &runs {
+        if run.reads.is_empty() {
+            continue;
+        }
+        println!(
+            "\n### Reads, {} backend (one namespace, one connection, sequential)\n",
+            run.backend.label()
+        );
+        println!(
+            "| objects | operation | path | requests | p50 ms | p99 ms | max ms | response bytes |"
+        );
+        println!("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |");
+        for (count, rows, _) in &run.reads {
+            for r in rows {
+                let bytes = if r.bytes == 0 {
+                    "–".to_string()
+                } else {
+                    r.bytes.to_string()
+                };
+                println!(
+                    "| {count} | {} | {} | {} | {} | {} | {} | {} |",
+                    r.operation,
+                    r.path,
+                    r.requests,
+                    ms(r.p50),
+                    ms(r.p99),
+                    ms(r.max),
+                    bytes
+                );
+            }
+        }
+    }
+
+    for run in &runs {
+        let Some(f) = &run.fanout else { continue };
+        println!(
+            "\n### Watch fan-out, {} backend (gRPC watches on one namespace; {} writes, one every {} ms)\n",
+            run.backend.label(),
+            f.writes,
+            f.interval.as_millis()
+        );
+        println!("| watchers | connections | write → last watcher p50 ms | p99 ms | max ms | write → first watcher p50 ms | missed deliveries | server CPU / write | bench CPU / write | set-up (open all, first event to all) |");
+        println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ms |",
+            f.watchers,
+            f.conns,
+            ms(percentile(&f.latencies_us, 0.5)),
+            ms(percentile(&f.latencies_us, 0.99)),
+            ms(percentile(&f.latencies_us, 1.0)),
+            ms(percentile(&f.first_us, 0.5)),
+            f.missed,
+            per_op(f.server_cpu, f.writes as u64),
+            per_op(f.client_cpu, f.writes as u64),
+            ms(f.setup)
         );
     }
 
-    println!(
-        "\n### Creates (ConfigMap, ~200 B of data, {stored_bytes} B stored; {} s measured after {} s warm-up; closed loop, one connection per client)\n",
-        args.duration, args.warmup
-    );
-    println!("| path | clients | creates/s | % of store | p50 ms | p99 ms | errors | server CPU / create | client CPU / create | machine CPU busy |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for row in &creates {
-        let baseline = creates
-            .iter()
-            .find(|b| b.clients == row.clients && b.path == PathKind::Baseline.label())
-            .map(|b| b.result.throughput())
-            .unwrap_or(0.0);
-        let pct = if baseline > 0.0 {
-            format!("{:.0} %", 100.0 * row.result.throughput() / baseline)
-        } else {
-            "–".into()
-        };
-        println!(
-            "| {} | {} | {:.0} | {} | {} | {} | {} | {} | {} | {:.0} % |",
-            row.path,
-            row.clients,
-            row.result.throughput(),
-            pct,
-            ms(row.result.percentile(0.5)),
-            ms(row.result.percentile(0.99)),
-            row.result.errors,
-            per_op(row.server_cpu, row.result.ops),
-            per_op(row.client_cpu, row.result.ops),
-            100.0 * row.machine_busy,
-        );
+    for run in &runs {
+        print_creates(&args, run);
     }
-    server.stop()?;
+
+    println!("\n### API throughput as a share of each backend's ceiling\n");
+    let mut head = String::from("| clients |");
+    let mut rule = String::from("| ---: |");
+    for run in &runs {
+        for kind in [PathKind::Rest, PathKind::Grpc] {
+            head.push_str(&format!(
+                " {} {} |",
+                run.backend.label(),
+                kind.slug().to_uppercase().replace("GRPC", "gRPC")
+            ));
+            rule.push_str(" ---: |");
+        }
+    }
+    println!("{head}\n{rule}");
+    for &n in &args.clients {
+        let mut line = format!("| {n} |");
+        for run in &runs {
+            for kind in [PathKind::Rest, PathKind::Grpc] {
+                line.push_str(&format!(" {} |", share(run, kind, n)));
+            }
+        }
+        println!("{line}");
+    }
     if args.keep {
         say(format!("kept {}", work.keep().display()));
     }

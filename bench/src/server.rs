@@ -22,6 +22,15 @@ impl ServerProc {
     /// Spawns `binary serve` on a free port in `data_dir` and waits until
     /// `/readyz` answers 200.
     pub async fn start(binary: &Path, data_dir: &Path) -> Result<Self, BenchError> {
+        Self::start_with(binary, data_dir, &[]).await
+    }
+
+    /// As [`ServerProc::start`], with extra `serve` flags (e.g. `--etcd-servers`).
+    pub async fn start_with(
+        binary: &Path,
+        data_dir: &Path,
+        extra: &[&str],
+    ) -> Result<Self, BenchError> {
         let port_file = data_dir.join("port");
         let _ = std::fs::remove_file(&port_file);
         std::fs::create_dir_all(data_dir)?;
@@ -37,6 +46,7 @@ impl ServerProc {
             .args(["--secure-port", "0"])
             .arg("--port-file")
             .arg(&port_file)
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -165,6 +175,28 @@ fn cpu_time_of(path: &str) -> Result<Duration, BenchError> {
         (Some(u), Some(s)) => Ok(Duration::from_millis((u + s) * 1000 / clock_ticks())),
         _ => Err(BenchError::Proc(format!("no utime/stime in {path}"))),
     }
+}
+
+/// The first process whose command line contains `needle` (e.g. the etcd
+/// started for the run, found by its client URL).
+pub fn find_pid(needle: &str) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.find_map(|entry| {
+        let entry = entry.ok()?;
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        cmdline.contains(needle).then_some(pid)
+    })
+}
+
+/// User + system CPU time of another process.
+pub fn cpu_time_of_pid(pid: u32) -> Result<Duration, BenchError> {
+    cpu_time_of(&format!("/proc/{pid}/stat"))
+}
+
+/// Resident set size of another process.
+pub fn rss_of_pid(pid: u32) -> Result<u64, BenchError> {
+    rss_of(&format!("/proc/{pid}/status"))
 }
 
 /// Resident set size of this (the load generator's) process.
