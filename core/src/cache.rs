@@ -217,6 +217,11 @@ impl WatchCache {
         self.read().revision
     }
 
+    /// One object by key, as the cache last saw it.
+    pub fn get(&self, key: &str) -> Option<Arc<Value>> {
+        self.read().objects.get(key).cloned()
+    }
+
     /// Keys and objects under `prefix` (a namespace's or the whole type's),
     /// in key order, and the revision they are current at.
     pub fn list(&self, prefix: &str) -> (Vec<(String, Arc<Value>)>, i64) {

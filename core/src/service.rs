@@ -766,8 +766,21 @@ impl ApiCore {
         let Some(ns) = namespace.filter(|_| def.namespaced) else {
             return Ok(());
         };
+        // As upstream's NamespaceLifecycle admission: answer from the cache
+        // (no storage round trip per create), and ask storage only when the
+        // cache has not seen the namespace yet, so a just-created one is
+        // never refused. A namespace that starts terminating meanwhile is
+        // cleaned up by the namespace controller, which retries until empty.
         let ns_def = self.resolve("", "v1", "namespaces")?;
-        let (_, ns_obj) = self.get_stored(&ns_def, None, ns).await?;
+        let cached = self
+            .watch_cache(&ns_def)
+            .await
+            .ok()
+            .and_then(|cache| cache.get(&ns_def.key(&self.prefix, None, ns)));
+        let ns_obj = match cached {
+            Some(obj) => obj,
+            None => Arc::new(self.get_stored(&ns_def, None, ns).await?.1),
+        };
         if ns_obj.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
             return Err(ApiError::forbidden(format!(
                 "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
