@@ -265,6 +265,7 @@ fn object_output(
                 include_object(q)?,
             ))
         }
+        Output::PartialMetadata => Ok(table::partial_metadata(object)),
         _ => Ok(object.clone()),
     }
 }
@@ -462,7 +463,7 @@ fn discovery(
             .ok_or_else(not_found)?,
         (ApiPath::Resource(_), _) => return Err(not_found()),
     };
-    let output = if output == Output::Table {
+    let output = if matches!(output, Output::Table | Output::PartialMetadata) {
         Output::Json
     } else {
         output
@@ -523,6 +524,12 @@ async fn resource_request(
                     let meta = list_metadata(&list);
                     table::to_table(&def, &list.items, meta, include_object(q)?)
                 }
+                Output::PartialMetadata => json!({
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": list_metadata(&list),
+                    "items": list.items.iter().map(table::partial_metadata).collect::<Vec<_>>(),
+                }),
                 _ => list_document(&def, list),
             };
             Ok(encode(StatusCode::OK, output, &doc, &[]))
@@ -589,7 +596,7 @@ async fn resource_request(
                     "uid": result.object.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
                 },
             });
-            let output = if output == Output::Table {
+            let output = if matches!(output, Output::Table | Output::PartialMetadata) {
                 Output::Json
             } else {
                 output
@@ -601,7 +608,7 @@ async fn resource_request(
             let list = core
                 .delete_collection(user, &def, ns, &list_options(q)?, &opts)
                 .await?;
-            let output = if output == Output::Table {
+            let output = if matches!(output, Output::Table | Output::PartialMetadata) {
                 Output::Json
             } else {
                 output
@@ -653,7 +660,8 @@ async fn subresource_request(
         return Err(not_found());
     };
     // A Scale is not the kind's object: no Table for it.
-    let output = if view == View::Scale && output == Output::Table {
+    let output = if view == View::Scale && matches!(output, Output::Table | Output::PartialMetadata)
+    {
         Output::Json
     } else {
         output
@@ -777,6 +785,10 @@ async fn watch(
                     include,
                 )
             }
+            (
+                Output::PartialMetadata,
+                EventType::Added | EventType::Modified | EventType::Deleted,
+            ) => table::partial_metadata(&ev.object),
             _ => ev.object,
         };
         let mut line =

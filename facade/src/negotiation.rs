@@ -19,6 +19,9 @@ pub enum Output {
     Json,
     Yaml,
     Table,
+    /// `metav1.PartialObjectMetadata` (lists: `PartialObjectMetadataList`),
+    /// what client-go's metadata client asks for.
+    PartialMetadata,
     /// Aggregated discovery (apidiscovery.k8s.io/v2 APIGroupDiscoveryList).
     AggregatedDiscovery,
 }
@@ -74,6 +77,13 @@ pub fn negotiate_output(accept: Option<&str>, discovery: bool) -> Result<Output,
                     && matches!(param("v"), Some("v1") | Some("v1beta1")) =>
             {
                 return Ok(Output::Table)
+            }
+            (_, Some("PartialObjectMetadata" | "PartialObjectMetadataList"))
+                if json_like
+                    && param("g") == Some("meta.k8s.io")
+                    && matches!(param("v"), Some("v1") | Some("v1beta1")) =>
+            {
+                return Ok(Output::PartialMetadata)
             }
             (_, Some("APIGroupDiscoveryList"))
                 if json_like
@@ -190,6 +200,16 @@ mod tests {
             Output::AggregatedDiscovery
         );
         assert_eq!(negotiate_output(Some(accept), false).unwrap(), Output::Json);
+    }
+
+    #[test]
+    fn metadata_clients_get_partial_object_metadata() {
+        let accept =
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+        assert_eq!(
+            negotiate_output(Some(accept), false).unwrap(),
+            Output::PartialMetadata
+        );
     }
 
     #[test]
