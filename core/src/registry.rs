@@ -48,6 +48,9 @@ pub struct ResourceDef {
     pub definition: &'static str,
     /// Field selectors beyond metadata.name and metadata.namespace.
     pub selectable_fields: &'static [&'static str],
+    /// Whether an immediate delete answers with the deleted object (upstream's
+    /// ReturnDeletedObject) rather than a Success Status.
+    pub returns_deleted_object: bool,
     /// Served subresources: "status" (status written only through it) and
     /// "scale" (autoscaling/v1 Scale over spec.replicas).
     pub subresources: &'static [&'static str],
@@ -222,6 +225,7 @@ fn def(d: Def, verbs: &'static [&'static str], strategy: Arc<dyn Strategy>) -> R
         definition,
         selectable_fields: selectable_fields(d.group, d.resource),
         subresources: subresources(d.group, d.resource),
+        returns_deleted_object: (d.group, d.resource) == ("", "pods"),
         strategy,
     }
 }

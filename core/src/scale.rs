@@ -53,7 +53,7 @@ pub fn to_scale(def: &ResourceDef, object: &Value) -> Value {
 }
 
 /// Checks a Scale sent by a client (type, name, replicas).
-pub fn check_scale(_def: &ResourceDef, name: &str, scale: &Value) -> ApiResult<()> {
+fn check_scale(name: &str, scale: &Value) -> ApiResult<()> {
     let kind = scale.get("kind").and_then(Value::as_str).unwrap_or("Scale");
     let api_version = scale
         .get("apiVersion")
@@ -93,8 +93,9 @@ pub fn check_scale(_def: &ResourceDef, name: &str, scale: &Value) -> ApiResult<(
 
 /// The workload with the Scale's replicas; the Scale's resourceVersion, if
 /// any, becomes the write's precondition.
-pub fn apply_scale(def: &ResourceDef, name: &str, old: &Value, scale: &Value) -> ApiResult<Value> {
-    check_scale(def, name, scale)?;
+/// Checks the Scale (type, name, replicas) first.
+pub fn apply_scale(name: &str, old: &Value, scale: &Value) -> ApiResult<Value> {
+    check_scale(name, scale)?;
     let mut updated = old.clone();
     let replicas = scale
         .pointer("/spec/replicas")
@@ -136,12 +137,9 @@ mod tests {
         assert_eq!(scale["metadata"]["resourceVersion"], "7");
         let mut wanted = scale.clone();
         wanted["spec"]["replicas"] = json!(5);
-        let updated = apply_scale(&deploy, "web", &d, &wanted).unwrap();
+        let updated = apply_scale("web", &d, &wanted).unwrap();
         assert_eq!(updated["spec"]["replicas"], 5);
         wanted["spec"]["replicas"] = json!(-1);
-        assert_eq!(
-            apply_scale(&deploy, "web", &d, &wanted).unwrap_err().code(),
-            422
-        );
+        assert_eq!(apply_scale("web", &d, &wanted).unwrap_err().code(), 422);
     }
 }

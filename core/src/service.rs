@@ -1019,10 +1019,9 @@ impl ApiCore {
         self.check_view(def, view)?;
         if view == View::Scale {
             let scale = object;
-            crate::scale::check_scale(def, name, &scale)?;
             return self
                 .read_modify_write(def, namespace, name, view, opts, |old| {
-                    crate::scale::apply_scale(def, name, old, &scale)
+                    crate::scale::apply_scale(name, old, &scale)
                 })
                 .await;
         }
@@ -1061,8 +1060,7 @@ impl ApiCore {
                     patch_body,
                     "io.k8s.api.autoscaling.v1.Scale",
                 )?;
-                crate::scale::check_scale(def, name, &patched)?;
-                return crate::scale::apply_scale(def, name, old, &patched);
+                return crate::scale::apply_scale(name, old, &patched);
             }
             patch::apply(patch_type, old, patch_body, def.definition)
         })

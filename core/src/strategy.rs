@@ -176,22 +176,7 @@ impl Strategy for NamespaceStrategy {
         };
         obj.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
         obj.insert("status".into(), json!({"phase": "Active"}));
-        // The namespace's own name is a label every namespace carries upstream.
-        let name = obj
-            .get("metadata")
-            .and_then(|m| m.get("name"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        if let (Some(name), Some(meta)) =
-            (name, obj.get_mut("metadata").and_then(Value::as_object_mut))
-        {
-            let labels = meta
-                .entry("labels")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Some(labels) = labels.as_object_mut() {
-                labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
-            }
-        }
+        label_with_own_name(object);
     }
 
     fn finalizers_done(&self, object: &Value) -> bool {
@@ -217,20 +202,26 @@ impl Strategy for NamespaceStrategy {
                 };
             }
         }
-        let name = old
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        if let (Some(name), Some(meta)) = (
-            name,
-            object.get_mut("metadata").and_then(Value::as_object_mut),
-        ) {
-            let labels = meta
-                .entry("labels")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Some(labels) = labels.as_object_mut() {
-                labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
-            }
+        label_with_own_name(object);
+    }
+}
+
+/// Every namespace carries its own name as the `kubernetes.io/metadata.name`
+/// label, as upstream sets it on create and keeps it on update.
+fn label_with_own_name(object: &mut Value) {
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let (Some(name), Some(meta)) = (
+        name,
+        object.get_mut("metadata").and_then(Value::as_object_mut),
+    ) {
+        let labels = meta
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
         }
     }
 }

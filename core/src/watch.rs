@@ -149,14 +149,15 @@ fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
     }
 }
 
-fn bookmark(def: &ResourceDef, revision: i64, initial_events_end: bool) -> WatchEvent {
+/// A BOOKMARK: only the kind and the revision the watcher is current at.
+fn bookmark(kind: &str, api_version: &str, revision: i64, initial_events_end: bool) -> WatchEvent {
     let mut metadata = json!({"resourceVersion": revision.to_string()});
     if initial_events_end {
         metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
     WatchEvent {
         event_type: EventType::Bookmark,
-        object: json!({"kind": def.kind, "apiVersion": def.api_version(), "metadata": metadata}),
+        object: json!({"kind": kind, "apiVersion": api_version, "metadata": metadata}),
     }
 }
 
@@ -317,7 +318,7 @@ impl ApiCore {
             }
         };
         if opts.send_initial_events == Some(true) && opts.allow_bookmarks {
-            head.push(bookmark(def, start, true));
+            head.push(bookmark(def.kind, &def.api_version(), start, true));
         }
         let timeout = opts.timeout.unwrap_or_else(|| {
             let extra = rand::random::<f64>();
@@ -350,11 +351,7 @@ impl ApiCore {
                         _ = tokio::time::sleep_until(deadline) => return None,
                         _ = tokio::time::sleep(BOOKMARK_INTERVAL), if bookmarks => {
                             st.last = st.source.progress(st.last);
-                            let ev = WatchEvent {
-                                event_type: EventType::Bookmark,
-                                object: json!({"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": st.last.to_string()}}),
-                            };
-                            return Some((ev, st));
+                            return Some((bookmark(kind, &api_version, st.last, false), st));
                         }
                         next = st.source.next() => match next {
                             None => return None,

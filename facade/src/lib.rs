@@ -463,11 +463,7 @@ fn discovery(
             .ok_or_else(not_found)?,
         (ApiPath::Resource(_), _) => return Err(not_found()),
     };
-    let output = if matches!(output, Output::Table | Output::PartialMetadata) {
-        Output::Json
-    } else {
-        output
-    };
+    let output = output.without_object_views();
     Ok(encode(StatusCode::OK, output, &doc, &[]))
 }
 
@@ -575,7 +571,7 @@ async fn resource_request(
                 .object
                 .pointer("/metadata/deletionTimestamp")
                 .is_some();
-            if pending || def.resource == "pods" {
+            if pending || def.returns_deleted_object {
                 return Ok(encode(
                     StatusCode::OK,
                     output,
@@ -596,11 +592,7 @@ async fn resource_request(
                     "uid": result.object.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
                 },
             });
-            let output = if matches!(output, Output::Table | Output::PartialMetadata) {
-                Output::Json
-            } else {
-                output
-            };
+            let output = output.without_object_views();
             Ok(encode(StatusCode::OK, output, &status, &[]))
         }
         (Method::DELETE, None) => {
@@ -608,11 +600,7 @@ async fn resource_request(
             let list = core
                 .delete_collection(user, &def, ns, &list_options(q)?, &opts)
                 .await?;
-            let output = if matches!(output, Output::Table | Output::PartialMetadata) {
-                Output::Json
-            } else {
-                output
-            };
+            let output = output.without_object_views();
             Ok(encode(
                 StatusCode::OK,
                 output,
@@ -660,9 +648,8 @@ async fn subresource_request(
         return Err(not_found());
     };
     // A Scale is not the kind's object: no Table for it.
-    let output = if view == View::Scale && matches!(output, Output::Table | Output::PartialMetadata)
-    {
-        Output::Json
+    let output = if view == View::Scale {
+        output.without_object_views()
     } else {
         output
     };

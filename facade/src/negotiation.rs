@@ -26,6 +26,17 @@ pub enum Output {
     AggregatedDiscovery,
 }
 
+impl Output {
+    /// Tables and partial metadata describe the kind's objects; for other
+    /// documents (Status, Scale, discovery) the client gets plain JSON.
+    pub fn without_object_views(self) -> Self {
+        match self {
+            Self::Table | Self::PartialMetadata => Self::Json,
+            other => other,
+        }
+    }
+}
+
 struct MediaRange<'a> {
     essence: String,
     params: Vec<(&'a str, &'a str)>,
