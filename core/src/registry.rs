@@ -44,6 +44,11 @@ pub struct ResourceDef {
     /// Key segment under the storage prefix; upstream keeps a few historical
     /// names (nodes under "minions", services under "services/specs").
     pub storage_segment: &'static str,
+    /// The group/version/kind objects are stored as; differs from the served
+    /// one for kinds served at several versions and for events.k8s.io events.
+    pub storage_group: &'static str,
+    pub storage_version: &'static str,
+    pub storage_kind: &'static str,
     /// OpenAPI definition name of the kind, e.g. "io.k8s.api.apps.v1.Deployment".
     pub definition: &'static str,
     /// Field selectors beyond metadata.name and metadata.namespace.
@@ -78,10 +83,27 @@ impl ResourceDef {
         self.subresources.contains(&name)
     }
 
+    /// Whether objects are stored in another group/version than this one serves.
+    pub fn converts_for_storage(&self) -> bool {
+        (self.group, self.version) != (self.storage_group, self.storage_version)
+    }
+
+    /// The apiVersion objects are stored at.
+    pub fn storage_api_version(&self) -> String {
+        if self.storage_group.is_empty() {
+            self.storage_version.to_string()
+        } else {
+            format!("{}/{}", self.storage_group, self.storage_version)
+        }
+    }
+
     /// Upstream's discovery storageVersionHash: base64 of the first 8 bytes of
     /// sha256("group/version/kind") of the storage version.
     pub fn storage_version_hash(&self) -> String {
-        let digest = Sha256::digest(format!("{}/{}/{}", self.group, self.version, self.kind));
+        let digest = Sha256::digest(format!(
+            "{}/{}/{}",
+            self.storage_group, self.storage_version, self.storage_kind
+        ));
         base64::engine::general_purpose::STANDARD.encode(&digest[..8])
     }
 
@@ -186,6 +208,7 @@ impl Registry {
     }
 }
 
+/// One row of the built-in table: what discovery says about a resource.
 struct Def {
     group: &'static str,
     version: &'static str,
@@ -196,8 +219,17 @@ struct Def {
     namespaced: bool,
 }
 
+/// Where a resource lives in storage when that is not its own group/version:
+/// a kind served at several versions is stored at one (upstream's storage
+/// version), and events.k8s.io/v1 events are core/v1 events.
+struct StorageOf {
+    group: &'static str,
+    version: &'static str,
+    kind: &'static str,
+    segment: &'static str,
+}
+
 fn def(d: Def, verbs: &'static [&'static str], strategy: Arc<dyn Strategy>) -> ResourceDef {
-    let singular: &'static str = Box::leak(d.kind.to_lowercase().into_boxed_str());
     let storage_segment = match (d.group, d.resource) {
         ("", "nodes") => "minions",
         ("", "services") => "services/specs",
@@ -205,12 +237,37 @@ fn def(d: Def, verbs: &'static [&'static str], strategy: Arc<dyn Strategy>) -> R
         ("", "replicationcontrollers") => "controllers",
         (_, r) => r,
     };
+    def_stored(
+        d,
+        verbs,
+        strategy,
+        StorageOf {
+            group: "",
+            version: "",
+            kind: "",
+            segment: storage_segment,
+        },
+    )
+}
+
+fn def_stored(
+    d: Def,
+    verbs: &'static [&'static str],
+    strategy: Arc<dyn Strategy>,
+    storage: StorageOf,
+) -> ResourceDef {
+    let singular: &'static str = Box::leak(d.kind.to_lowercase().into_boxed_str());
     let package = match d.group {
         "" => "core".to_string(),
         g => g.split('.').next().unwrap_or(g).to_string(),
     };
     let definition: &'static str =
         Box::leak(format!("io.k8s.api.{package}.{}.{}", d.version, d.kind).into_boxed_str());
+    let (storage_group, storage_version, storage_kind) = if storage.version.is_empty() {
+        (d.group, d.version, d.kind)
+    } else {
+        (storage.group, storage.version, storage.kind)
+    };
     ResourceDef {
         group: d.group,
         version: d.version,
@@ -221,7 +278,10 @@ fn def(d: Def, verbs: &'static [&'static str], strategy: Arc<dyn Strategy>) -> R
         categories: d.categories,
         namespaced: d.namespaced,
         verbs,
-        storage_segment,
+        storage_segment: storage.segment,
+        storage_group,
+        storage_version,
+        storage_kind,
         definition,
         selectable_fields: selectable_fields(d.group, d.resource),
         subresources: subresources(d.group, d.resource),
@@ -236,6 +296,11 @@ fn subresources(group: &str, resource: &str) -> &'static [&'static str] {
         ("apps", "deployments" | "replicasets" | "statefulsets")
         | ("", "replicationcontrollers") => &["scale", "status"],
         ("apps", "daemonsets")
+        | ("batch", "jobs" | "cronjobs")
+        | ("autoscaling", "horizontalpodautoscalers")
+        | ("policy", "poddisruptionbudgets")
+        | ("networking.k8s.io", "ingresses")
+        | ("storage.k8s.io", "volumeattachments")
         | (
             "",
             "namespaces"
@@ -246,6 +311,7 @@ fn subresources(group: &str, resource: &str) -> &'static [&'static str] {
             | "resourcequotas"
             | "services",
         ) => &["status"],
+        ("certificates.k8s.io", "certificatesigningrequests") => &["approval", "status"],
         _ => &[],
     }
 }
@@ -263,7 +329,9 @@ fn selectable_fields(group: &str, resource: &str) -> &'static [&'static str] {
             "status.podIP",
             "status.nominatedNodeName",
         ],
-        ("", "events") => &[
+        // events.k8s.io events are stored as core events, and selectors
+        // match the stored form.
+        ("" | "events.k8s.io", "events") => &[
             "involvedObject.kind",
             "involvedObject.namespace",
             "involvedObject.name",
@@ -280,6 +348,8 @@ fn selectable_fields(group: &str, resource: &str) -> &'static [&'static str] {
         ("", "namespaces") => &["status.phase"],
         ("", "nodes") => &["spec.unschedulable"],
         ("", "replicationcontrollers") | ("apps", "replicasets") => &["status.replicas"],
+        ("batch", "jobs") => &["status.successful"],
+        ("certificates.k8s.io", "certificatesigningrequests") => &["spec.signerName"],
         _ => &[],
     }
 }
@@ -294,6 +364,8 @@ fn builtin_resources() -> Vec<ResourceDef> {
     };
     let plain = generic(NameRule::Subdomain, false);
     let workload = generic(NameRule::Subdomain, true);
+    // RBAC names are path segments, not DNS names (upstream's ValidateRBACName).
+    let path_segment = generic(NameRule::PathSegment, false);
     let ns = |group, version, resource, kind, short_names, categories| Def {
         group,
         version,
@@ -313,25 +385,32 @@ fn builtin_resources() -> Vec<ResourceDef> {
         namespaced: false,
     };
     const ALL: &[&str] = &["all"];
+    const NONE: &[&str] = &[];
+    const HPA_STORAGE: StorageOf = StorageOf {
+        group: "autoscaling",
+        version: "v2",
+        kind: "HorizontalPodAutoscaler",
+        segment: "horizontalpodautoscalers",
+    };
     vec![
         // core/v1, in upstream's discovery order.
         def(
-            ns("", "v1", "configmaps", "ConfigMap", &["cm"], &[]),
+            ns("", "v1", "configmaps", "ConfigMap", &["cm"], NONE),
             ALL_VERBS,
             plain.clone(),
         ),
         def(
-            ns("", "v1", "endpoints", "Endpoints", &["ep"], &[]),
+            ns("", "v1", "endpoints", "Endpoints", &["ep"], NONE),
             ALL_VERBS,
             plain.clone(),
         ),
         def(
-            ns("", "v1", "events", "Event", &["ev"], &[]),
+            ns("", "v1", "events", "Event", &["ev"], NONE),
             ALL_VERBS,
             plain.clone(),
         ),
         def(
-            ns("", "v1", "limitranges", "LimitRange", &["limits"], &[]),
+            ns("", "v1", "limitranges", "LimitRange", &["limits"], NONE),
             ALL_VERBS,
             plain.clone(),
         ),
@@ -352,7 +431,7 @@ fn builtin_resources() -> Vec<ResourceDef> {
                 "persistentvolumeclaims",
                 "PersistentVolumeClaim",
                 &["pvc"],
-                &[],
+                NONE,
             ),
             ALL_VERBS,
             plain.clone(),
@@ -368,7 +447,7 @@ fn builtin_resources() -> Vec<ResourceDef> {
             plain.clone(),
         ),
         def(
-            ns("", "v1", "podtemplates", "PodTemplate", &[], &[]),
+            ns("", "v1", "podtemplates", "PodTemplate", NONE, NONE),
             ALL_VERBS,
             plain.clone(),
         ),
@@ -385,17 +464,24 @@ fn builtin_resources() -> Vec<ResourceDef> {
             workload.clone(),
         ),
         def(
-            ns("", "v1", "resourcequotas", "ResourceQuota", &["quota"], &[]),
+            ns(
+                "",
+                "v1",
+                "resourcequotas",
+                "ResourceQuota",
+                &["quota"],
+                NONE,
+            ),
             ALL_VERBS,
             plain.clone(),
         ),
         def(
-            ns("", "v1", "secrets", "Secret", &[], &[]),
+            ns("", "v1", "secrets", "Secret", NONE, NONE),
             ALL_VERBS,
             Arc::new(strategy::SecretStrategy),
         ),
         def(
-            ns("", "v1", "serviceaccounts", "ServiceAccount", &["sa"], &[]),
+            ns("", "v1", "serviceaccounts", "ServiceAccount", &["sa"], NONE),
             ALL_VERBS,
             plain.clone(),
         ),
@@ -411,8 +497,8 @@ fn builtin_resources() -> Vec<ResourceDef> {
                 "v1",
                 "controllerrevisions",
                 "ControllerRevision",
-                &[],
-                &[],
+                NONE,
+                NONE,
             ),
             ALL_VERBS,
             plain.clone(),
@@ -435,7 +521,247 @@ fn builtin_resources() -> Vec<ResourceDef> {
         def(
             ns("apps", "v1", "statefulsets", "StatefulSet", &["sts"], ALL),
             ALL_VERBS,
-            workload,
+            workload.clone(),
+        ),
+        // events.k8s.io/v1: a second view of core/v1 events.
+        def_stored(
+            ns("events.k8s.io", "v1", "events", "Event", &["ev"], NONE),
+            ALL_VERBS,
+            plain.clone(),
+            StorageOf {
+                group: "",
+                version: "v1",
+                kind: "Event",
+                segment: "events",
+            },
+        ),
+        // autoscaling: v2 preferred; both versions share the v2 storage.
+        def_stored(
+            ns(
+                "autoscaling",
+                "v2",
+                "horizontalpodautoscalers",
+                "HorizontalPodAutoscaler",
+                &["hpa"],
+                ALL,
+            ),
+            ALL_VERBS,
+            plain.clone(),
+            HPA_STORAGE,
+        ),
+        def_stored(
+            ns(
+                "autoscaling",
+                "v1",
+                "horizontalpodautoscalers",
+                "HorizontalPodAutoscaler",
+                &["hpa"],
+                ALL,
+            ),
+            ALL_VERBS,
+            plain.clone(),
+            HPA_STORAGE,
+        ),
+        // batch/v1
+        def(
+            ns("batch", "v1", "cronjobs", "CronJob", &["cj"], ALL),
+            ALL_VERBS,
+            workload.clone(),
+        ),
+        def(
+            ns("batch", "v1", "jobs", "Job", NONE, ALL),
+            ALL_VERBS,
+            workload.clone(),
+        ),
+        // certificates.k8s.io/v1
+        def(
+            cluster(
+                "certificates.k8s.io",
+                "v1",
+                "certificatesigningrequests",
+                "CertificateSigningRequest",
+                &["csr"],
+            ),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        // networking.k8s.io/v1
+        def(
+            cluster(
+                "networking.k8s.io",
+                "v1",
+                "ingressclasses",
+                "IngressClass",
+                NONE,
+            ),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        def(
+            ns(
+                "networking.k8s.io",
+                "v1",
+                "ingresses",
+                "Ingress",
+                &["ing"],
+                NONE,
+            ),
+            ALL_VERBS,
+            workload.clone(),
+        ),
+        def(
+            ns(
+                "networking.k8s.io",
+                "v1",
+                "networkpolicies",
+                "NetworkPolicy",
+                &["netpol"],
+                NONE,
+            ),
+            ALL_VERBS,
+            workload.clone(),
+        ),
+        // policy/v1
+        def(
+            ns(
+                "policy",
+                "v1",
+                "poddisruptionbudgets",
+                "PodDisruptionBudget",
+                &["pdb"],
+                NONE,
+            ),
+            ALL_VERBS,
+            workload.clone(),
+        ),
+        // rbac.authorization.k8s.io/v1
+        def(
+            cluster(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "clusterrolebindings",
+                "ClusterRoleBinding",
+                NONE,
+            ),
+            ALL_VERBS,
+            path_segment.clone(),
+        ),
+        def(
+            cluster(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "clusterroles",
+                "ClusterRole",
+                NONE,
+            ),
+            ALL_VERBS,
+            path_segment.clone(),
+        ),
+        def(
+            ns(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "rolebindings",
+                "RoleBinding",
+                NONE,
+                NONE,
+            ),
+            ALL_VERBS,
+            path_segment.clone(),
+        ),
+        def(
+            ns(
+                "rbac.authorization.k8s.io",
+                "v1",
+                "roles",
+                "Role",
+                NONE,
+                NONE,
+            ),
+            ALL_VERBS,
+            path_segment,
+        ),
+        // storage.k8s.io/v1
+        def(
+            cluster("storage.k8s.io", "v1", "csidrivers", "CSIDriver", NONE),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        def(
+            cluster("storage.k8s.io", "v1", "csinodes", "CSINode", NONE),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        def(
+            ns(
+                "storage.k8s.io",
+                "v1",
+                "csistoragecapacities",
+                "CSIStorageCapacity",
+                NONE,
+                NONE,
+            ),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        def(
+            cluster(
+                "storage.k8s.io",
+                "v1",
+                "storageclasses",
+                "StorageClass",
+                &["sc"],
+            ),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        def(
+            cluster(
+                "storage.k8s.io",
+                "v1",
+                "volumeattachments",
+                "VolumeAttachment",
+                NONE,
+            ),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        // scheduling.k8s.io/v1
+        def(
+            cluster(
+                "scheduling.k8s.io",
+                "v1",
+                "priorityclasses",
+                "PriorityClass",
+                &["pc"],
+            ),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        // coordination.k8s.io/v1
+        def(
+            ns("coordination.k8s.io", "v1", "leases", "Lease", NONE, NONE),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        // node.k8s.io/v1
+        def(
+            cluster("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", NONE),
+            ALL_VERBS,
+            plain.clone(),
+        ),
+        // discovery.k8s.io/v1
+        def(
+            ns(
+                "discovery.k8s.io",
+                "v1",
+                "endpointslices",
+                "EndpointSlice",
+                NONE,
+                NONE,
+            ),
+            ALL_VERBS,
+            plain,
         ),
     ]
 }

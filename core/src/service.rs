@@ -83,6 +83,8 @@ pub enum View {
     Status,
     /// `/scale`: an autoscaling/v1 Scale over spec.replicas.
     Scale,
+    /// `/approval` of a CertificateSigningRequest: only status.conditions change.
+    Approval,
 }
 
 impl View {
@@ -92,6 +94,7 @@ impl View {
             None => Some(Self::Main),
             Some("status") => Some(Self::Status),
             Some("scale") => Some(Self::Scale),
+            Some("approval") => Some(Self::Approval),
             Some(_) => None,
         }
     }
@@ -101,6 +104,7 @@ impl View {
             Self::Main => None,
             Self::Status => Some("status"),
             Self::Scale => Some("scale"),
+            Self::Approval => Some("approval"),
         }
     }
 }
@@ -185,6 +189,22 @@ pub(crate) fn decode(kv: &KeyValue) -> ApiResult<Value> {
 }
 
 /// Encodes for storage; the revision is the store's, never part of the value.
+/// The object as `def` serves it, from its stored form.
+pub(crate) fn served(def: &ResourceDef, stored: Value) -> ApiResult<Value> {
+    if !def.converts_for_storage() {
+        return Ok(stored);
+    }
+    crate::conversion::convert(stored, &def.api_version()).map_err(ApiError::internal)
+}
+
+/// The object as it is stored, from the form `def` serves.
+fn storage_form(def: &ResourceDef, object: Value) -> ApiResult<Value> {
+    if !def.converts_for_storage() {
+        return Ok(object);
+    }
+    crate::conversion::convert(object, &def.storage_api_version()).map_err(ApiError::internal)
+}
+
 fn encode(object: &Value) -> ApiResult<Vec<u8>> {
     let mut stored = object.clone();
     object::remove_meta(&mut stored, "resourceVersion");
@@ -505,7 +525,7 @@ impl ApiCore {
     ) -> ApiResult<Value> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "get", def, namespace, Some(name))?;
-        Ok(self.get_stored(def, namespace, name).await?.1)
+        served(def, self.get_stored(def, namespace, name).await?.1)
     }
 
     pub async fn list(
@@ -517,6 +537,24 @@ impl ApiCore {
     ) -> ApiResult<ObjectList> {
         let namespace = self.scope(def, namespace)?;
         self.authorize(user, "list", def, namespace, None)?;
+        let mut list = self.list_stored(def, namespace, opts).await?;
+        if def.converts_for_storage() {
+            list.items = std::mem::take(&mut list.items)
+                .into_iter()
+                .map(|item| served(def, item))
+                .collect::<ApiResult<_>>()?;
+        }
+        Ok(list)
+    }
+
+    /// A list in the stored form; selectors match that form, so a field
+    /// selector means the same at every version a kind is served at.
+    async fn list_stored(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        opts: &ListOptions,
+    ) -> ApiResult<ObjectList> {
         let labels = LabelSelector::parse(&opts.label_selector)?;
         let fields = FieldSelector::parse(&opts.field_selector, &selectable_fields(def))?;
         let prefix = def.key_prefix(&self.prefix, namespace);
@@ -844,7 +882,8 @@ impl ApiCore {
             } else {
                 None
             };
-            let stored = self.storage.create(&key, encode(&object)?).await;
+            let bytes = encode(&storage_form(def, object.clone())?)?;
+            let stored = self.storage.create(&key, bytes).await;
             if let (Err(_), Some(allocated)) = (&stored, &allocated) {
                 self.service_addresses.release_allocated(allocated).await;
             }
@@ -876,6 +915,24 @@ impl ApiCore {
     /// carried over, the parts the view does not own restored, generation
     /// bumped on spec changes, strategy applied.
     fn prepare_update(&self, def: &ResourceDef, object: &mut Value, old: &Value, view: View) {
+        if view == View::Approval {
+            // Upstream's approval strategy: the new conditions, nothing else.
+            let conditions = object.pointer("/status/conditions").cloned();
+            *object = old.clone();
+            if let Some(obj) = object.as_object_mut() {
+                let status = obj.entry("status").or_insert_with(|| json!({}));
+                match (conditions, status.as_object_mut()) {
+                    (Some(conditions), Some(status)) => {
+                        status.insert("conditions".into(), conditions);
+                    }
+                    (None, Some(status)) => {
+                        status.remove("conditions");
+                    }
+                    _ => {}
+                }
+            }
+            return;
+        }
         if view == View::Status {
             // Only status changes through the status subresource.
             let status = object.get("status").cloned();
@@ -936,12 +993,13 @@ impl ApiCore {
     ) -> Result<Value, StorageErrorOrApi> {
         // Upstream skips a write that changes nothing, keeping the
         // resourceVersion; compare as JSON, where key order does not matter.
-        let unchanged =
-            serde_json::from_slice::<Value>(&current.value).is_ok_and(|stored| stored == object);
+        let stored_form = storage_form(def, object.clone())?;
+        let unchanged = serde_json::from_slice::<Value>(&current.value)
+            .is_ok_and(|stored| stored == stored_form);
         if unchanged {
-            return Ok(decode(current)?);
+            return Ok(served(def, decode(current)?)?);
         }
-        let bytes = encode(&object)?;
+        let bytes = encode(&stored_form)?;
         if dry_run {
             return Ok(object);
         }
@@ -1082,6 +1140,7 @@ impl ApiCore {
     ) -> ApiResult<WriteResult> {
         for _ in 0..MAX_CONFLICT_RETRIES {
             let (current, old) = self.get_stored(def, namespace, name).await?;
+            let old = served(def, old)?;
             let mut candidate = mutate(&old)?;
             self.check_type(def, &mut candidate)?;
             let candidate_name = object::name(&candidate).to_string();
@@ -1149,7 +1208,9 @@ impl ApiCore {
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "delete", def, namespace, Some(name))?;
-        self.delete_authorized(def, namespace, name, opts).await
+        let mut done = self.delete_authorized(def, namespace, name, opts).await?;
+        done.object = served(def, done.object)?;
+        Ok(done)
     }
 
     async fn delete_authorized(
@@ -1280,7 +1341,7 @@ impl ApiCore {
                 .delete_authorized(def, ns, object::name(&item), opts)
                 .await
             {
-                Ok(done) => deleted.push(done.object),
+                Ok(done) => deleted.push(served(def, done.object)?),
                 // Someone else deleted it meanwhile: the goal is met.
                 Err(e) if e.code() == 404 => {}
                 Err(e) => return Err(e),

@@ -16,6 +16,8 @@ pub enum NameRule {
     Label,
     /// RFC 1035 label (services: must start with a letter).
     Dns1035Label,
+    /// Any string usable as a URL path segment (RBAC kinds).
+    PathSegment,
 }
 
 pub trait Strategy: Send + Sync {

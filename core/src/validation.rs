@@ -46,6 +46,9 @@ pub fn name_problems(rule: NameRule, value: &str, prefix: bool) -> Vec<String> {
     } else {
         value.to_string()
     };
+    if rule == NameRule::PathSegment {
+        return path_segment_problems(value, prefix);
+    }
     let (ok, max, msg) = match rule {
         NameRule::Subdomain => (
             dns1123_subdomain_ok(&candidate),
@@ -54,6 +57,7 @@ pub fn name_problems(rule: NameRule, value: &str, prefix: bool) -> Vec<String> {
         ),
         NameRule::Label => (dns1123_label_ok(&candidate), LABEL_MAX, DNS1123_LABEL_MSG),
         NameRule::Dns1035Label => (dns1035_label_ok(&candidate), LABEL_MAX, DNS1035_LABEL_MSG),
+        NameRule::PathSegment => return Vec::new(),
     };
     let mut problems = Vec::new();
     if candidate.len() > max {
@@ -63,6 +67,20 @@ pub fn name_problems(rule: NameRule, value: &str, prefix: bool) -> Vec<String> {
         problems.push(msg.to_string());
     }
     problems
+}
+
+/// Upstream's IsValidPathSegmentName (IsValidPathSegmentPrefix for a generateName).
+fn path_segment_problems(value: &str, prefix: bool) -> Vec<String> {
+    if !prefix {
+        if let Some(bad) = [".", ".."].into_iter().find(|bad| value == *bad) {
+            return vec![format!("may not be '{bad}'")];
+        }
+    }
+    ["/", "%"]
+        .into_iter()
+        .filter(|bad| value.contains(bad))
+        .map(|bad| format!("may not contain '{bad}'"))
+        .collect()
 }
 
 pub fn config_map_key(field: &str, key: &str) -> Vec<FieldError> {

@@ -378,7 +378,21 @@ impl ApiCore {
                 }
             }
         });
-        Ok(stream::iter(head).chain(tail).boxed())
+        let events = stream::iter(head).chain(tail);
+        if !def.converts_for_storage() {
+            return Ok(events.boxed());
+        }
+        // Stored at another version: every object goes out at the watched one.
+        let served_version = def.api_version();
+        Ok(events
+            .map(move |event| match event.event_type {
+                EventType::Bookmark | EventType::Error => event,
+                event_type => match crate::conversion::convert(event.object, &served_version) {
+                    Ok(object) => WatchEvent { event_type, object },
+                    Err(e) => error_event(&ApiError::internal(e)),
+                },
+            })
+            .boxed())
     }
 }
 
