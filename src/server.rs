@@ -201,6 +201,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             args.etcd_compaction_interval,
         ));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "garbage-collector") {
+        tokio::spawn(capstan_core::controllers::garbage_collector::run(
+            core.clone(),
+        ));
+    }
     if capstan_core::controllers::enabled(&args.controllers, "namespace") {
         tokio::spawn(capstan_core::controllers::namespace::run(core.clone()));
     }

@@ -1220,8 +1220,41 @@ impl ApiCore {
         name: &str,
         opts: &DeleteOptions,
     ) -> ApiResult<WriteResult> {
+        let gc_finalizer = match opts.propagation_policy.as_deref() {
+            None | Some("Background") => None,
+            Some("Orphan") => Some(crate::controllers::garbage_collector::ORPHAN_FINALIZER),
+            Some("Foreground") => Some(crate::controllers::garbage_collector::FOREGROUND_FINALIZER),
+            Some(other) => {
+                return Err(ApiError::invalid(
+                    "meta.k8s.io",
+                    "DeleteOptions",
+                    "",
+                    vec![crate::error::FieldError {
+                        reason: "FieldValueNotSupported",
+                        message: format!(
+                            "Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+                        ),
+                        field: "propagationPolicy".into(),
+                    }],
+                ))
+            }
+        };
         for _ in 0..MAX_CONFLICT_RETRIES {
             let (current, mut obj) = self.get_stored(def, namespace, name).await?;
+            // Orphan and Foreground deletes wait for the garbage collector,
+            // which holds the object through a finalizer of its own.
+            if let Some(finalizer) = gc_finalizer {
+                let deleting =
+                    object::meta(&obj).is_some_and(|m| m.contains_key("deletionTimestamp"));
+                if !deleting && !object::finalizers(&obj).iter().any(|f| f == finalizer) {
+                    if let Some(meta) = object::meta_mut(&mut obj) {
+                        let list = meta.entry("finalizers").or_insert_with(|| json!([]));
+                        if let Some(list) = list.as_array_mut() {
+                            list.push(Value::String(finalizer.to_string()));
+                        }
+                    }
+                }
+            }
             if let Some(uid) = &opts.precondition_uid {
                 let actual = object::meta_str(&obj, "uid");
                 if uid != actual {
@@ -1450,6 +1483,73 @@ impl ApiCore {
     /// Removes the "kubernetes" finalizer of a terminating namespace (the
     /// finalize subresource's job), which completes its delete. False when
     /// someone else (another replica) already did.
+    /// Changes the metadata of a stored object with compare-and-swap,
+    /// retrying on conflicts; `change` returns false when there is nothing
+    /// to do. Returns false when the object is gone or is another
+    /// incarnation (its uid differs from `uid`). Used by controllers, which
+    /// act for the system, not a user.
+    pub(crate) async fn update_stored_metadata(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        uid: &str,
+        change: impl Fn(&mut serde_json::Map<String, Value>) -> bool,
+    ) -> ApiResult<bool> {
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let (current, mut stored) = match self.get_stored(def, namespace, name).await {
+                Ok(found) => found,
+                Err(e) if e.code() == 404 => return Ok(false),
+                Err(e) => return Err(e),
+            };
+            if object::meta_str(&stored, "uid") != uid {
+                return Ok(false);
+            }
+            let changed = object::meta_mut(&mut stored).is_some_and(&change);
+            if !changed {
+                return Ok(true);
+            }
+            object::remove_meta(&mut stored, "resourceVersion");
+            let stored = served(def, stored)?;
+            match self
+                .write_update(def, namespace, name, &current, stored, false)
+                .await
+            {
+                Ok(_) => return Ok(true),
+                Err(StorageErrorOrApi::Storage(StorageError::Conflict { .. })) => continue,
+                Err(StorageErrorOrApi::Storage(StorageError::NotFound(_))) => return Ok(false),
+                Err(StorageErrorOrApi::Storage(e)) => return Err(storage_error(def, name, e)),
+                Err(StorageErrorOrApi::Api(e)) => return Err(e),
+            }
+        }
+        Err(ApiError::stale_object(def.group, def.resource, name))
+    }
+
+    /// The stored object of `def` named `name`, if it exists.
+    pub(crate) async fn get_if_exists(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> ApiResult<Option<Value>> {
+        match self.get_stored(def, namespace, name).await {
+            Ok((_, stored)) => Ok(Some(stored)),
+            Err(e) if e.code() == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Internal delete on behalf of a controller.
+    pub(crate) async fn delete_as_system(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<WriteResult> {
+        self.delete_authorized(def, namespace, name, opts).await
+    }
+
     pub(crate) async fn release_namespace_finalizer(&self, name: &str) -> ApiResult<bool> {
         let def = self.resolve("", "v1", "namespaces")?;
         for _ in 0..MAX_CONFLICT_RETRIES {

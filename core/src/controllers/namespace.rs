@@ -94,7 +94,13 @@ async fn reconcile_all(core: &ApiCore) -> crate::ApiResult<()> {
 async fn finalize(core: &ApiCore, namespace: &str) -> crate::ApiResult<()> {
     let system = UserInfo::system();
     let mut remaining = 0;
-    for def in core.registry.resources().iter().filter(|r| r.namespaced) {
+    // Kinds served at several versions are stored once: delete through one.
+    for def in core
+        .registry
+        .resources()
+        .iter()
+        .filter(|r| r.namespaced && !r.converts_for_storage())
+    {
         if def.supports("deletecollection") {
             core.delete_collection(
                 &system,

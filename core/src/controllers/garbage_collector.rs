@@ -1,0 +1,411 @@
+//! The garbage collector, as upstream's: objects whose owners
+//! (`metadata.ownerReferences`) are gone are deleted (Background), an owner
+//! deleted with propagationPolicy Orphan first has the references to it
+//! removed from its dependents, and one deleted with Foreground waits until
+//! its dependents that block owner deletion are gone.
+//!
+//! The graph of owners and dependents is rebuilt from the watch caches on
+//! every pass, so it is never a source of truth: each decision that removes
+//! something is checked against storage first (an owner that looks absent is
+//! read back; writes are compare-and-swap with the object's uid), which lets
+//! several replicas run it at once.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{FutureExt, StreamExt};
+use serde_json::{Map, Value};
+
+use crate::object;
+use crate::registry::ResourceDef;
+use crate::service::{ApiCore, DeleteOptions};
+
+/// Holds an owner deleted with propagationPolicy=Orphan until its dependents
+/// no longer refer to it.
+pub const ORPHAN_FINALIZER: &str = "orphan";
+/// Holds an owner deleted with propagationPolicy=Foreground until its
+/// blocking dependents are gone.
+pub const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// A pass runs at most this often while objects keep changing.
+const MIN_PASS_INTERVAL: Duration = Duration::from_millis(100);
+/// And at least this often, to retry what failed or raced.
+const RESYNC: Duration = Duration::from_secs(5);
+
+pub async fn run(core: Arc<ApiCore>) {
+    loop {
+        let start = match core.current_revision().await {
+            Ok(revision) => revision,
+            Err(e) => {
+                tracing::warn!(error = %e, "garbage collector cannot read the revision");
+                tokio::time::sleep(RESYNC).await;
+                continue;
+            }
+        };
+        // One watch over every key says when anything changed; what changed
+        // is read from the caches.
+        let mut changes = match core
+            .storage
+            .watch(&format!("{}/", core.prefix), start)
+            .await
+        {
+            Ok(changes) => changes,
+            Err(e) => {
+                tracing::warn!(error = %e, "garbage collector watch failed");
+                tokio::time::sleep(RESYNC).await;
+                continue;
+            }
+        };
+        let mut seen = start;
+        'passes: loop {
+            if let Err(e) = pass(&core, seen).await {
+                tracing::warn!(error = %e, "garbage collector pass failed");
+            }
+            tokio::time::sleep(MIN_PASS_INTERVAL).await;
+            tokio::select! {
+                change = changes.next() => match change {
+                    Some(Ok(change)) => seen = seen.max(change.revision),
+                    // Compacted or failed: start over from the current revision.
+                    Some(Err(_)) | None => break 'passes,
+                },
+                _ = tokio::time::sleep(RESYNC) => {}
+            }
+            // Everything that changed meanwhile is covered by the next pass.
+            while let Some(change) = changes.next().now_or_never() {
+                match change {
+                    Some(Ok(change)) => seen = seen.max(change.revision),
+                    Some(Err(_)) | None => break 'passes,
+                }
+            }
+        }
+    }
+}
+
+/// One object as the collector sees it.
+struct Node {
+    def: Arc<ResourceDef>,
+    object: Arc<Value>,
+}
+
+impl Node {
+    fn uid(&self) -> &str {
+        object::meta_str(&self.object, "uid")
+    }
+
+    fn name(&self) -> &str {
+        object::name(&self.object)
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        let ns = object::namespace(&self.object);
+        (self.def.namespaced && !ns.is_empty()).then_some(ns)
+    }
+
+    fn deleting(&self) -> bool {
+        object::meta(&self.object).is_some_and(|m| m.contains_key("deletionTimestamp"))
+    }
+
+    fn has_finalizer(&self, finalizer: &str) -> bool {
+        object::finalizers(&self.object)
+            .iter()
+            .any(|f| f == finalizer)
+    }
+
+    fn owner_references(&self) -> &[Value] {
+        object::meta(&self.object)
+            .and_then(|m| m.get("ownerReferences"))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+}
+
+fn reference_uid(reference: &Value) -> &str {
+    reference
+        .get("uid")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+fn blocks_owner_deletion(reference: &Value) -> bool {
+    reference
+        .get("blockOwnerDeletion")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// How long a pass waits for a watch cache to reach the revision that
+/// triggered it before working from what the cache has.
+const CACHE_CATCH_UP: Duration = Duration::from_secs(1);
+
+/// Every stored object, read from the watch caches once they have seen
+/// `revision`: one entry per storage location (kinds served at several
+/// versions are read once).
+async fn snapshot(core: &ApiCore, revision: i64) -> crate::ApiResult<Vec<Node>> {
+    let mut nodes = Vec::new();
+    for def in core
+        .registry
+        .resources()
+        .iter()
+        .filter(|def| !def.converts_for_storage())
+    {
+        let cache = core.watch_cache(def).await?;
+        cache.wait_for_revision(revision, CACHE_CATCH_UP).await;
+        let (objects, _) = cache.list(&def.key_prefix(&core.prefix, None));
+        nodes.extend(objects.into_iter().map(|(_, object)| Node {
+            def: def.clone(),
+            object,
+        }));
+    }
+    Ok(nodes)
+}
+
+async fn pass(core: &ApiCore, revision: i64) -> crate::ApiResult<()> {
+    let nodes = snapshot(core, revision).await?;
+    let by_uid: HashMap<&str, &Node> = nodes.iter().map(|n| (n.uid(), n)).collect();
+    let mut dependents: HashMap<&str, Vec<&Node>> = HashMap::new();
+    for node in &nodes {
+        for reference in node.owner_references() {
+            dependents
+                .entry(reference_uid(reference))
+                .or_default()
+                .push(node);
+        }
+    }
+    let no_dependents = Vec::new();
+    for owner in nodes.iter().filter(|n| n.deleting()) {
+        let owned = dependents.get(owner.uid()).unwrap_or(&no_dependents);
+        if owner.has_finalizer(ORPHAN_FINALIZER) {
+            orphan_dependents(core, owner, owned).await?;
+        } else if owner.has_finalizer(FOREGROUND_FINALIZER) {
+            delete_in_foreground(core, owner, owned).await?;
+        }
+    }
+    let mut checked = HashSet::new();
+    for node in nodes.iter().filter(|n| !n.owner_references().is_empty()) {
+        if checked.insert(node.uid()) {
+            collect_if_orphaned(core, node, &by_uid).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Orphan: drop the owner from every dependent's references, then let the
+/// owner go.
+async fn orphan_dependents(core: &ApiCore, owner: &Node, owned: &[&Node]) -> crate::ApiResult<()> {
+    let owner_uid = owner.uid().to_string();
+    for dependent in owned {
+        core.update_stored_metadata(
+            &dependent.def,
+            dependent.namespace(),
+            dependent.name(),
+            dependent.uid(),
+            |meta| remove_owner_reference(meta, &owner_uid),
+        )
+        .await?;
+    }
+    release_finalizer(core, owner, ORPHAN_FINALIZER).await
+}
+
+/// Foreground: delete every dependent (in foreground too, so the deletion
+/// cascades depth first); the owner goes once no dependent that blocks owner
+/// deletion is left.
+async fn delete_in_foreground(
+    core: &ApiCore,
+    owner: &Node,
+    owned: &[&Node],
+) -> crate::ApiResult<()> {
+    let mut blocking = 0;
+    for dependent in owned {
+        let reference = dependent
+            .owner_references()
+            .iter()
+            .find(|r| reference_uid(r) == owner.uid());
+        if reference.is_some_and(blocks_owner_deletion) {
+            blocking += 1;
+        }
+        if !dependent.deleting() {
+            delete_dependent(core, dependent, "Foreground").await?;
+        }
+    }
+    if blocking == 0 {
+        release_finalizer(core, owner, FOREGROUND_FINALIZER).await?;
+    }
+    Ok(())
+}
+
+/// Background collection: a dependent none of whose owners exist any more
+/// is deleted; references to owners that are gone are dropped while others
+/// remain. An owner is only believed gone after storage confirms it.
+async fn collect_if_orphaned(
+    core: &ApiCore,
+    node: &Node,
+    by_uid: &HashMap<&str, &Node>,
+) -> crate::ApiResult<()> {
+    let mut dangling = Vec::new();
+    let references = node.owner_references();
+    for reference in references {
+        let uid = reference_uid(reference);
+        if by_uid.contains_key(uid) {
+            continue;
+        }
+        if !owner_exists(core, node, reference).await? {
+            dangling.push(uid.to_string());
+        }
+    }
+    if dangling.is_empty() {
+        return Ok(());
+    }
+    if dangling.len() == references.len() {
+        if !node.deleting() {
+            delete_dependent(core, node, "Background").await?;
+        }
+        return Ok(());
+    }
+    // Some owners remain: only the references to the missing ones go.
+    core.update_stored_metadata(
+        &node.def,
+        node.namespace(),
+        node.name(),
+        node.uid(),
+        |meta| {
+            let mut changed = false;
+            for uid in &dangling {
+                // Every one, not just the first: no short-circuit.
+                changed |= remove_owner_reference(meta, uid);
+            }
+            changed
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// Reads the owner a reference names from storage (not the cache, which may
+/// lag behind a create): it exists when an object of that kind and name with
+/// that uid is stored. A reference to a kind this server does not serve
+/// counts as existing, so nothing is deleted on a guess.
+async fn owner_exists(
+    core: &ApiCore,
+    dependent: &Node,
+    reference: &Value,
+) -> crate::ApiResult<bool> {
+    let field = |name: &str| {
+        reference
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let (api_version, kind, name) = (field("apiVersion"), field("kind"), field("name"));
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let Some(owner_def) = core
+        .registry
+        .resources()
+        .iter()
+        .find(|d| d.group == group && d.version == version && d.kind == kind)
+        .cloned()
+    else {
+        return Ok(true);
+    };
+    let namespace = if owner_def.namespaced {
+        // Owners are in the dependent's namespace; a cluster-scoped
+        // dependent cannot have a namespaced owner.
+        match dependent.namespace() {
+            Some(ns) => Some(ns),
+            None => return Ok(false),
+        }
+    } else {
+        None
+    };
+    let stored = core.get_if_exists(&owner_def, namespace, name).await?;
+    Ok(stored.is_some_and(|owner| object::meta_str(&owner, "uid") == reference_uid(reference)))
+}
+
+async fn delete_dependent(core: &ApiCore, node: &Node, policy: &str) -> crate::ApiResult<()> {
+    let opts = DeleteOptions {
+        precondition_uid: Some(node.uid().to_string()),
+        propagation_policy: Some(policy.to_string()),
+        ..Default::default()
+    };
+    match core
+        .delete_as_system(&node.def, node.namespace(), node.name(), &opts)
+        .await
+    {
+        Ok(_) => {
+            tracing::debug!(
+                resource = node.def.resource,
+                name = node.name(),
+                policy,
+                "garbage collected"
+            );
+            Ok(())
+        }
+        // Gone already, or replaced by a new object of the same name.
+        Err(e) if matches!(e.code(), 404 | 409) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+async fn release_finalizer(core: &ApiCore, owner: &Node, finalizer: &str) -> crate::ApiResult<()> {
+    core.update_stored_metadata(
+        &owner.def,
+        owner.namespace(),
+        owner.name(),
+        owner.uid(),
+        |meta| {
+            let Some(list) = meta.get_mut("finalizers").and_then(Value::as_array_mut) else {
+                return false;
+            };
+            let before = list.len();
+            list.retain(|f| f.as_str() != Some(finalizer));
+            let changed = list.len() != before;
+            if list.is_empty() {
+                meta.remove("finalizers");
+            }
+            changed
+        },
+    )
+    .await?;
+    Ok(())
+}
+
+/// Removes the reference to `owner_uid`; false when there was none.
+fn remove_owner_reference(meta: &mut Map<String, Value>, owner_uid: &str) -> bool {
+    let Some(references) = meta
+        .get_mut("ownerReferences")
+        .and_then(Value::as_array_mut)
+    else {
+        return false;
+    };
+    let before = references.len();
+    references.retain(|r| reference_uid(r) != owner_uid);
+    let changed = references.len() != before;
+    if references.is_empty() {
+        meta.remove("ownerReferences");
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn removing_the_last_owner_reference_drops_the_field() {
+        let mut meta = json!({
+            "name": "web-1",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "a"},
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "b"},
+            ],
+        });
+        let meta = meta.as_object_mut().unwrap();
+        assert!(remove_owner_reference(meta, "a"));
+        assert_eq!(meta["ownerReferences"].as_array().unwrap().len(), 1);
+        assert!(!remove_owner_reference(meta, "a"));
+        assert!(remove_owner_reference(meta, "b"));
+        assert!(!meta.contains_key("ownerReferences"));
+    }
+}

@@ -1,0 +1,172 @@
+//! The built-in groups beyond core and apps: discovery rows as kube-apiserver
+//! 1.32 serves them, one kind served at two versions over one storage
+//! (events), and subresources particular to a group (CSR approval).
+
+mod common;
+
+use common::TestServer;
+
+/// `kubectl api-resources` against kube-apiserver 1.32, less the groups
+/// Capstan deliberately does not serve yet (admissionregistration,
+/// apiextensions, apiregistration, flowcontrol, authentication and
+/// authorization reviews) and core's bindings and componentstatuses.
+const UPSTREAM_ROWS: &[&str] = &[
+    "configmaps cm v1 true ConfigMap",
+    "endpoints ep v1 true Endpoints",
+    "events ev v1 true Event",
+    "limitranges limits v1 true LimitRange",
+    "namespaces ns v1 false Namespace",
+    "nodes no v1 false Node",
+    "persistentvolumeclaims pvc v1 true PersistentVolumeClaim",
+    "persistentvolumes pv v1 false PersistentVolume",
+    "pods po v1 true Pod",
+    "podtemplates v1 true PodTemplate",
+    "replicationcontrollers rc v1 true ReplicationController",
+    "resourcequotas quota v1 true ResourceQuota",
+    "secrets v1 true Secret",
+    "serviceaccounts sa v1 true ServiceAccount",
+    "services svc v1 true Service",
+    "controllerrevisions apps/v1 true ControllerRevision",
+    "daemonsets ds apps/v1 true DaemonSet",
+    "deployments deploy apps/v1 true Deployment",
+    "replicasets rs apps/v1 true ReplicaSet",
+    "statefulsets sts apps/v1 true StatefulSet",
+    "horizontalpodautoscalers hpa autoscaling/v2 true HorizontalPodAutoscaler",
+    "cronjobs cj batch/v1 true CronJob",
+    "jobs batch/v1 true Job",
+    "certificatesigningrequests csr certificates.k8s.io/v1 false CertificateSigningRequest",
+    "leases coordination.k8s.io/v1 true Lease",
+    "endpointslices discovery.k8s.io/v1 true EndpointSlice",
+    "events ev events.k8s.io/v1 true Event",
+    "ingressclasses networking.k8s.io/v1 false IngressClass",
+    "ingresses ing networking.k8s.io/v1 true Ingress",
+    "networkpolicies netpol networking.k8s.io/v1 true NetworkPolicy",
+    "runtimeclasses node.k8s.io/v1 false RuntimeClass",
+    "poddisruptionbudgets pdb policy/v1 true PodDisruptionBudget",
+    "clusterrolebindings rbac.authorization.k8s.io/v1 false ClusterRoleBinding",
+    "clusterroles rbac.authorization.k8s.io/v1 false ClusterRole",
+    "rolebindings rbac.authorization.k8s.io/v1 true RoleBinding",
+    "roles rbac.authorization.k8s.io/v1 true Role",
+    "priorityclasses pc scheduling.k8s.io/v1 false PriorityClass",
+    "csidrivers storage.k8s.io/v1 false CSIDriver",
+    "csinodes storage.k8s.io/v1 false CSINode",
+    "csistoragecapacities storage.k8s.io/v1 true CSIStorageCapacity",
+    "storageclasses sc storage.k8s.io/v1 false StorageClass",
+    "volumeattachments storage.k8s.io/v1 false VolumeAttachment",
+];
+
+#[test]
+fn api_resources_lists_upstreams_rows() {
+    let server = TestServer::start();
+    let out = server.kubectl_ok(&["api-resources", "--no-headers"]);
+    let rows: Vec<String> = out
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(rows, UPSTREAM_ROWS, "kubectl api-resources:\n{out}");
+
+    // The group document names both autoscaling versions, v2 preferred, and
+    // both share the storage version's hash.
+    let raw = |path: &str| -> serde_json::Value {
+        let out = server.kubectl_ok(&["get", "--raw", path]);
+        serde_json::from_str(&out).expect("discovery JSON")
+    };
+    let group = raw("/apis/autoscaling");
+    assert_eq!(group["preferredVersion"]["version"], "v2");
+    assert_eq!(group["versions"][1]["version"], "v1");
+    let hash = |gv: &str| {
+        let list = raw(&format!("/apis/{gv}"));
+        list["resources"][0]["storageVersionHash"].clone()
+    };
+    assert_eq!(hash("autoscaling/v1"), hash("autoscaling/v2"));
+}
+
+#[test]
+fn events_are_one_resource_at_two_versions() {
+    let server = TestServer::start();
+    server.apply(
+        r#"
+apiVersion: events.k8s.io/v1
+kind: Event
+metadata: {name: scaled, namespace: default}
+eventTime: "2026-11-22T05:00:00.000000Z"
+reportingController: example.com/scaler
+reportingInstance: scaler-1
+action: Scale
+reason: Scaled
+note: scaled up to 3
+type: Normal
+regarding: {apiVersion: apps/v1, kind: Deployment, name: web, namespace: default}
+"#,
+    );
+    // Read back through core/v1, selected by a core field.
+    let core = server.kubectl_json(&[
+        "get",
+        "events.v1.",
+        "--field-selector",
+        "involvedObject.kind=Deployment,involvedObject.name=web",
+    ]);
+    let items = core["items"].as_array().expect("items");
+    assert_eq!(items.len(), 1, "{core}");
+    assert_eq!(items[0]["apiVersion"], "v1");
+    assert_eq!(items[0]["message"], "scaled up to 3");
+    assert_eq!(items[0]["reportingComponent"], "example.com/scaler");
+    assert_eq!(items[0]["involvedObject"]["name"], "web");
+
+    // A core event reads at events.k8s.io/v1 with upstream's field names.
+    server.apply(
+        r#"
+apiVersion: v1
+kind: Event
+metadata: {name: pulled, namespace: default}
+involvedObject: {kind: Pod, name: web-1, namespace: default}
+reason: Pulled
+message: image pulled
+source: {component: kubelet}
+count: 2
+type: Normal
+"#,
+    );
+    let events = server.kubectl_json(&["get", "events.v1.events.k8s.io", "pulled"]);
+    assert_eq!(events["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(events["note"], "image pulled");
+    assert_eq!(events["regarding"]["name"], "web-1");
+    assert_eq!(events["deprecatedCount"], 2);
+    assert_eq!(events["deprecatedSource"]["component"], "kubelet");
+    assert!(events.get("message").is_none());
+}
+
+#[test]
+fn certificate_signing_requests_are_approved_through_their_subresource() {
+    let server = TestServer::start();
+    // Any PEM block will do: Capstan does not sign, it stores the request.
+    let request = base64_encode(
+        "-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n",
+    );
+    server.apply(&format!(
+        r#"
+apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata: {{name: alice}}
+spec:
+  request: {request}
+  signerName: kubernetes.io/kube-apiserver-client
+  usages: [client auth]
+"#
+    ));
+    server.kubectl_ok(&["certificate", "approve", "alice"]);
+    let csr = server.kubectl_json(&["get", "csr", "alice"]);
+    let conditions = csr["status"]["conditions"].as_array().expect("conditions");
+    assert_eq!(conditions[0]["type"], "Approved", "{csr}");
+    assert_eq!(conditions[0]["status"], "True");
+    // The approval subresource changes conditions only.
+    assert_eq!(
+        csr["spec"]["signerName"],
+        "kubernetes.io/kube-apiserver-client"
+    );
+}
+
+fn base64_encode(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
