@@ -444,7 +444,7 @@ fn builtin_resources() -> Vec<ResourceDef> {
         def(
             ns("", "v1", "pods", "Pod", &["po"], ALL),
             ALL_VERBS,
-            plain.clone(),
+            Arc::new(strategy::PodStrategy),
         ),
         def(
             ns("", "v1", "podtemplates", "PodTemplate", NONE, NONE),

@@ -1001,6 +1001,12 @@ impl ApiCore {
         }
         let bytes = encode(&stored_form)?;
         if dry_run {
+            // Nothing was written: the object is still at the stored revision.
+            object::set_meta(
+                &mut object,
+                "resourceVersion",
+                Value::String(current.mod_revision.to_string()),
+            );
             return Ok(object);
         }
         let key = self.key(def, namespace, name);

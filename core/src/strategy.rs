@@ -163,6 +163,80 @@ impl Strategy for GenericStrategy {
     }
 }
 
+/// Pods start Pending with their QoS class, as upstream's pod strategy sets
+/// the status of a new pod (the kubelet writes it from then on).
+pub struct PodStrategy;
+
+impl Strategy for PodStrategy {
+    fn prepare_for_create(&self, object: &mut Value) {
+        let qos_class = qos_class(object.get("spec").unwrap_or(&Value::Null));
+        let mut status = json!({"phase": "Pending", "qosClass": qos_class});
+        let gated = object
+            .pointer("/spec/schedulingGates")
+            .and_then(Value::as_array)
+            .is_some_and(|gates| !gates.is_empty());
+        if gated {
+            status["conditions"] = json!([{
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+                "lastProbeTime": null,
+                "lastTransitionTime": null,
+            }]);
+        }
+        if let Some(obj) = object.as_object_mut() {
+            obj.insert("status".into(), status);
+        }
+    }
+}
+
+/// Upstream's GetPodQOS over cpu and memory of the (init) containers:
+/// BestEffort without any request or limit, Guaranteed when every container
+/// limits both and requests what it limits, Burstable otherwise. Requests
+/// and limits are compared per container as written (defaulting has copied
+/// limits into missing requests); upstream compares the sums, which only
+/// differs for equal amounts spelled differently.
+fn qos_class(spec: &Value) -> &'static str {
+    const COMPUTE: [&str; 2] = ["cpu", "memory"];
+    let containers = ["containers", "initContainers"]
+        .into_iter()
+        .filter_map(|field| spec.get(field).and_then(Value::as_array))
+        .flatten();
+    // A quantity is zero when its number part has no non-zero digit
+    // ("0", "0m", "0.0Gi").
+    let is_zero = |q: &Value| {
+        q.as_str().is_some_and(|s| {
+            s.chars()
+                .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
+                .all(|c| !c.is_ascii_digit() || c == '0')
+        })
+    };
+    let mut any = false;
+    let mut guaranteed = true;
+    for container in containers {
+        let resources = |kind: &str| {
+            container
+                .pointer(&format!("/resources/{kind}"))
+                .and_then(Value::as_object)
+        };
+        let (requests, limits) = (resources("requests"), resources("limits"));
+        for name in COMPUTE {
+            let request = requests.and_then(|r| r.get(name)).filter(|q| !is_zero(q));
+            let limit = limits.and_then(|l| l.get(name)).filter(|q| !is_zero(q));
+            any |= request.is_some() || limit.is_some();
+            if limit.is_none() || request.is_some_and(|r| Some(r) != limit) {
+                guaranteed = false;
+            }
+        }
+    }
+    match (any, guaranteed) {
+        (false, _) => "BestEffort",
+        (true, true) => "Guaranteed",
+        (true, false) => "Burstable",
+    }
+}
+
 /// Namespaces start Active with the "kubernetes" finalizer, as upstream's
 /// namespace strategy sets them.
 pub struct NamespaceStrategy;
@@ -321,6 +395,34 @@ mod tests {
         let errs = SecretStrategy.validate(&json!({"data": {"k": "not base64!"}}));
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].field, "data[k]");
+    }
+
+    #[test]
+    fn pods_start_pending_with_their_qos_class() {
+        let mut pod = json!({"spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        PodStrategy.prepare_for_create(&mut pod);
+        assert_eq!(
+            pod["status"],
+            json!({"phase": "Pending", "qosClass": "BestEffort"})
+        );
+        let limited = |requests: Value| {
+            json!({"containers": [{"name": "c", "resources": {
+                "limits": {"cpu": "500m", "memory": "128Mi"},
+                "requests": requests,
+            }}]})
+        };
+        assert_eq!(
+            qos_class(&limited(json!({"cpu": "500m", "memory": "128Mi"}))),
+            "Guaranteed"
+        );
+        assert_eq!(
+            qos_class(&limited(json!({"cpu": "100m", "memory": "128Mi"}))),
+            "Burstable"
+        );
+        assert_eq!(
+            qos_class(&json!({"containers": [{"resources": {"requests": {"cpu": "0"}}}]})),
+            "BestEffort"
+        );
     }
 
     #[test]

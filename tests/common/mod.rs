@@ -561,7 +561,7 @@ impl TestServer {
 
     // ---------------------------------------------------------------- kubectl
 
-    fn kubectl_command(&self) -> Command {
+    pub fn kubectl_command(&self) -> Command {
         let mut cmd = Command::new(kubectl_bin());
         cmd.env("KUBECONFIG", self.kubeconfig())
             .arg("--cache-dir")
