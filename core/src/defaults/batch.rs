@@ -11,7 +11,7 @@ pub(super) fn job(job: &mut Object) {
     let template_labels = job
         .get("spec")
         .and_then(|spec| spec.pointer("/template/metadata/labels"))
-        .filter(|labels| labels.is_object())
+        .filter(|labels| labels.as_object().is_some_and(|l| !l.is_empty()))
         .cloned();
     let Some(spec) = ensure_child(job, "spec") else {
         return;
@@ -95,7 +95,11 @@ const CONTROLLER_UID_LABEL: &str = "batch.kubernetes.io/controller-uid";
 /// unless `spec.manualSelector` is true, labels the pod template with the job's
 /// name and `uid` and selects `batch.kubernetes.io/controller-uid=<uid>`.
 /// Labels the user already set are kept (validation rejects conflicts). Call it
-/// on create once `metadata.name` (after generateName) and the uid are known.
+/// on create once `metadata.name` (after generateName) and the uid are known,
+/// then apply the defaults once more: upstream re-defaults every object it
+/// decodes from storage, which is how a label-less Job ends up with the
+/// generated template labels as its own `metadata.labels` in the create
+/// response and on every read.
 pub fn generate_job_selector(object: &mut Value, uid: &str) {
     let Some(job) = object.as_object_mut() else {
         return;

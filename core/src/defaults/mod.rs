@@ -12,6 +12,17 @@
 //!
 //! Service defaults live in the service strategy and Namespace's label and phase
 //! in the namespace strategy; both are left out here on purpose.
+//!
+//! Upstream also defaults every object it decodes from storage, so defaults
+//! show through whatever a strategy cleared or added after the request was
+//! decoded (a PVC's `status.phase` after its status is reset, a Job's labels
+//! after selector generation). Applying the defaults again just before the
+//! object is stored reproduces that; they are idempotent.
+//!
+//! Not reproduced: `SetDefaults_ResourceList` rounding quantities up to milli
+//! precision (a serializer-level concern together with quantity
+//! canonicalization), and defaults behind feature gates that are off in 1.32
+//! (pod-level resources, image volumes' pull policy).
 
 mod apps;
 mod batch;

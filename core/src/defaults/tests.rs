@@ -367,6 +367,27 @@ fn job_defaults_and_generated_selector() {
 }
 
 #[test]
+fn job_redefaulted_after_selector_generation_takes_template_labels() {
+    let mut job = defaulted(
+        "batch/v1",
+        "Job",
+        json!({"metadata": {"name": "pi"}, "spec": {}}),
+    );
+    assert!(job["metadata"].get("labels").is_none());
+    generate_job_selector(&mut job, "u");
+    let job = defaulted("batch/v1", "Job", job);
+    assert_eq!(
+        job["metadata"]["labels"],
+        json!({
+            "batch.kubernetes.io/controller-uid": "u",
+            "batch.kubernetes.io/job-name": "pi",
+            "controller-uid": "u",
+            "job-name": "pi"
+        })
+    );
+}
+
+#[test]
 fn job_variants() {
     let parallel = defaulted(
         "batch/v1",
