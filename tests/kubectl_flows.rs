@@ -717,7 +717,11 @@ fn patch_types() {
     assert_eq!(names(&list), ["web", "sidecar"]);
     assert_eq!(list[0]["image"], "nginx:1.26");
     assert_eq!(list[0]["env"], json!([{"name": "MODE", "value": "blue"}]));
-    assert_eq!(list[0]["ports"], json!([{"containerPort": 80}]));
+    // Port protocol is upstream's default.
+    assert_eq!(
+        list[0]["ports"],
+        json!([{"containerPort": 80, "protocol": "TCP"}])
+    );
     assert_eq!(d["metadata"]["generation"], 2);
     // Strategic $patch: delete removes one list element by key.
     patch(
@@ -740,9 +744,17 @@ fn patch_types() {
         d["metadata"]["labels"],
         json!({"app": "web", "patched": "merge"})
     );
+    // The list is replaced whole, then defaulted as upstream does.
     assert_eq!(
         containers(&d),
-        vec![json!({"name": "only", "image": "alpine:3"})]
+        vec![json!({
+            "name": "only",
+            "image": "alpine:3",
+            "imagePullPolicy": "IfNotPresent",
+            "resources": {},
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        })]
     );
     let generation = d["metadata"]["generation"].as_i64().unwrap();
 

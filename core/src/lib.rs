@@ -7,6 +7,7 @@ pub mod auth;
 pub mod cache;
 pub mod controllers;
 pub mod conversion;
+pub mod defaults;
 pub mod discovery;
 pub mod error;
 pub mod grpc;

@@ -571,7 +571,7 @@ fn builtin_resources() -> Vec<ResourceDef> {
         def(
             ns("batch", "v1", "jobs", "Job", NONE, ALL),
             ALL_VERBS,
-            workload.clone(),
+            Arc::new(strategy::JobStrategy),
         ),
         // certificates.k8s.io/v1
         def(

@@ -189,6 +189,11 @@ pub(crate) fn decode(kv: &KeyValue) -> ApiResult<Value> {
 }
 
 /// Encodes for storage; the revision is the store's, never part of the value.
+/// Upstream's defaulting for the version the request speaks.
+fn apply_defaults(def: &ResourceDef, object: &mut Value) {
+    crate::defaults::apply_defaults(def.group, def.version, def.kind, object);
+}
+
 /// The object as `def` serves it, from its stored form.
 pub(crate) fn served(def: &ResourceDef, stored: Value) -> ApiResult<Value> {
     if !def.converts_for_storage() {
@@ -848,6 +853,7 @@ impl ApiCore {
             ));
         }
         let generate_name = object::meta_str(&object, "generateName").to_string();
+        apply_defaults(def, &mut object);
         self.fill_new_metadata(def, &mut object);
         if def.has_subresource("status") {
             // Status is the controllers' to write, through /status.
@@ -856,6 +862,9 @@ impl ApiCore {
             }
         }
         def.strategy.prepare_for_create(&mut object);
+        // Upstream defaults again when it reads the stored object back, so
+        // defaults show through whatever the strategy cleared or added.
+        apply_defaults(def, &mut object);
         let generated = object::name(&object).is_empty() && !generate_name.is_empty();
         // A generated name that collides is retried with a fresh suffix.
         for attempt in 0.. {
@@ -1161,7 +1170,9 @@ impl ApiCore {
             if !precondition.is_empty() && precondition != current.mod_revision.to_string() {
                 return Err(ApiError::stale_object(def.group, def.resource, name));
             }
+            apply_defaults(def, &mut candidate);
             self.prepare_update(def, &mut candidate, &old, view);
+            apply_defaults(def, &mut candidate);
             object::remove_meta(&mut candidate, "resourceVersion");
             self.validate(def, &candidate, name)?;
             let allocated = if def.strategy.allocates_service_addresses() && view == View::Main {

@@ -237,6 +237,26 @@ fn qos_class(spec: &Value) -> &'static str {
     }
 }
 
+/// Jobs: upstream's job strategy generates the selector and template labels
+/// (`batch.kubernetes.io/controller-uid`, `job-name`) from the new Job's uid
+/// unless the client asked for a manual selector.
+pub struct JobStrategy;
+
+impl Strategy for JobStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn prepare_for_create(&self, object: &mut Value) {
+        let uid = object
+            .pointer("/metadata/uid")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        crate::defaults::generate_job_selector(object, &uid);
+    }
+}
+
 /// Namespaces start Active with the "kubernetes" finalizer, as upstream's
 /// namespace strategy sets them.
 pub struct NamespaceStrategy;

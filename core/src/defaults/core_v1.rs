@@ -1,0 +1,444 @@
+//! core/v1 defaulters: pkg/apis/core/v1/defaults.go, the `+default` tags of
+//! k8s.io/api/core/v1/types.go, and the call graph of zz_generated.defaults.go.
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    child, default_pointer, default_zero, each_item, ensure_child, is_nil, is_zero, str_field,
+    Object,
+};
+
+/// `SetObjectDefaults_Pod`: the pod-only defaults, then the PodSpec's.
+pub(super) fn pod(pod: &mut Object) {
+    let Some(spec) = ensure_child(pod, "spec") else {
+        return;
+    };
+    pod_only(spec);
+    pod_spec(spec);
+}
+
+/// `SetObjectDefaults_PodTemplate`.
+pub(super) fn pod_template(template: &mut Object) {
+    if let Some(template) = ensure_child(template, "template") {
+        pod_template_spec(template);
+    }
+}
+
+/// `SetDefaults_ReplicationController` (selector and labels from the template,
+/// replicas 1) and the template's PodSpec defaults.
+pub(super) fn replication_controller(rc: &mut Object) {
+    let template_labels = rc
+        .get("spec")
+        .and_then(|spec| spec.get("template"))
+        .and_then(|template| template.get("metadata"))
+        .and_then(|meta| meta.get("labels"))
+        .and_then(Value::as_object)
+        .filter(|labels| !labels.is_empty())
+        .cloned();
+    let Some(spec) = ensure_child(rc, "spec") else {
+        return;
+    };
+    default_pointer(spec, "replicas", json!(1));
+    if let Some(labels) = &template_labels {
+        default_zero(spec, "selector", Value::Object(labels.clone()));
+    }
+    // Template is a pointer in ReplicationControllerSpec: defaulted only when sent.
+    if let Some(template) = child(spec, "template") {
+        pod_template_spec(template);
+    }
+    if let Some(labels) = template_labels {
+        if let Some(meta) = ensure_child(rc, "metadata") {
+            default_zero(meta, "labels", Value::Object(labels));
+        }
+    }
+}
+
+/// `SetObjectDefaults_PersistentVolume`.
+pub(super) fn persistent_volume(pv: &mut Object) {
+    if let Some(spec) = ensure_child(pv, "spec") {
+        default_zero(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
+        default_pointer(spec, "volumeMode", json!("Filesystem"));
+        persistent_volume_source(spec);
+    }
+    if let Some(status) = ensure_child(pv, "status") {
+        default_zero(status, "phase", json!("Pending"));
+    }
+}
+
+/// The volume-source defaults of a PersistentVolumeSpec (also used for the
+/// inline spec of a VolumeAttachment).
+pub(super) fn persistent_volume_source(spec: &mut Object) {
+    if let Some(host_path) = child(spec, "hostPath") {
+        default_pointer(host_path, "type", json!(""));
+    }
+    if let Some(rbd) = child(spec, "rbd") {
+        rbd_defaults(rbd);
+    }
+    if let Some(iscsi) = child(spec, "iscsi") {
+        default_zero(iscsi, "iscsiInterface", json!("default"));
+    }
+    if let Some(azure_disk) = child(spec, "azureDisk") {
+        azure_disk_defaults(azure_disk);
+    }
+    if let Some(scale_io) = child(spec, "scaleIO") {
+        scale_io_defaults(scale_io);
+    }
+}
+
+/// `SetObjectDefaults_PersistentVolumeClaim`.
+pub(super) fn persistent_volume_claim(pvc: &mut Object) {
+    if let Some(spec) = ensure_child(pvc, "spec") {
+        persistent_volume_claim_spec(spec);
+    }
+    if let Some(status) = ensure_child(pvc, "status") {
+        default_zero(status, "phase", json!("Pending"));
+    }
+}
+
+/// `SetDefaults_PersistentVolumeClaimSpec`.
+pub(super) fn persistent_volume_claim_spec(spec: &mut Object) {
+    default_pointer(spec, "volumeMode", json!("Filesystem"));
+}
+
+/// `SetDefaults_NodeStatus`: allocatable starts as capacity.
+pub(super) fn node(node: &mut Object) {
+    let Some(status) = ensure_child(node, "status") else {
+        return;
+    };
+    if is_nil(status, "allocatable") {
+        if let Some(capacity) = status.get("capacity").filter(|c| c.is_object()).cloned() {
+            status.insert("allocatable".into(), capacity);
+        }
+    }
+}
+
+/// `SetDefaults_Secret`.
+pub(super) fn secret(secret: &mut Object) {
+    default_zero(secret, "type", json!("Opaque"));
+}
+
+/// `SetDefaults_Endpoints`: port protocol TCP.
+pub(super) fn endpoints(endpoints: &mut Object) {
+    each_item(endpoints, "subsets", |subset| {
+        each_item(subset, "ports", |port| {
+            default_zero(port, "protocol", json!("TCP"));
+        });
+    });
+}
+
+/// `SetDefaults_LimitRangeItem`: for Container limits, default ← max,
+/// defaultRequest ← default, then defaultRequest ← min, key by key.
+pub(super) fn limit_range(limit_range: &mut Object) {
+    let Some(spec) = child(limit_range, "spec") else {
+        return;
+    };
+    each_item(spec, "limits", |item| {
+        if str_field(item, "type") != "Container" {
+            return;
+        }
+        let resource_list = |item: &Object, key: &str| -> Object {
+            item.get(key)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default()
+        };
+        let mut default = resource_list(item, "default");
+        for (name, quantity) in resource_list(item, "max") {
+            default.entry(name).or_insert(quantity);
+        }
+        let mut default_request = resource_list(item, "defaultRequest");
+        for (name, quantity) in default.iter().chain(resource_list(item, "min").iter()) {
+            default_request
+                .entry(name.clone())
+                .or_insert_with(|| quantity.clone());
+        }
+        // Upstream always allocates both maps, but empty maps are omitted when
+        // encoded, so only non-empty ones show.
+        for (key, list) in [("default", default), ("defaultRequest", default_request)] {
+            if !list.is_empty() || item.get(key).is_some_and(Value::is_object) {
+                item.insert(key.into(), Value::Object(list));
+            }
+        }
+    });
+}
+
+/// A PodTemplateSpec: its metadata as upstream encodes it and its PodSpec's defaults.
+pub(super) fn pod_template_spec(template: &mut Object) {
+    // ObjectMeta is a non-pointer struct in PodTemplateSpec and its zero
+    // CreationTimestamp encodes as null, so every stored template shows
+    // `metadata: {creationTimestamp: null}` in 1.32.
+    if let Some(meta) = ensure_child(template, "metadata") {
+        meta.entry("creationTimestamp").or_insert(Value::Null);
+    }
+    if let Some(spec) = ensure_child(template, "spec") {
+        pod_spec(spec);
+    }
+}
+
+/// `SetDefaults_Pod`: only for Pod objects, not for templates.
+fn pod_only(spec: &mut Object) {
+    for key in ["containers", "initContainers"] {
+        each_item(spec, key, requests_from_limits);
+    }
+    default_pointer(spec, "enableServiceLinks", json!(true));
+    if spec.get("hostNetwork").and_then(Value::as_bool) == Some(true) {
+        for key in ["containers", "initContainers"] {
+            each_item(spec, key, |container| {
+                each_item(container, "ports", |port| {
+                    if is_zero(port, "hostPort") {
+                        if let Some(container_port) = port.get("containerPort").cloned() {
+                            port.insert("hostPort".into(), container_port);
+                        }
+                    }
+                });
+            });
+        }
+    }
+}
+
+/// A container's requests default to its limits, resource by resource.
+fn requests_from_limits(container: &mut Object) {
+    let Some(resources) = child(container, "resources") else {
+        return;
+    };
+    let Some(limits) = resources
+        .get("limits")
+        .and_then(Value::as_object)
+        .filter(|l| !l.is_empty())
+        .cloned()
+    else {
+        return;
+    };
+    if let Some(requests) = ensure_child(resources, "requests") {
+        for (name, quantity) in limits {
+            requests.entry(name).or_insert(quantity);
+        }
+    }
+}
+
+/// `SetDefaults_PodSpec` and everything zz_generated calls beneath a PodSpec.
+fn pod_spec(spec: &mut Object) {
+    default_zero(spec, "dnsPolicy", json!("ClusterFirst"));
+    default_zero(spec, "restartPolicy", json!("Always"));
+    default_pointer(spec, "securityContext", json!({}));
+    default_pointer(spec, "terminationGracePeriodSeconds", json!(30));
+    default_zero(spec, "schedulerName", json!("default-scheduler"));
+    each_item(spec, "volumes", volume);
+    for key in ["initContainers", "containers", "ephemeralContainers"] {
+        each_item(spec, key, container);
+    }
+}
+
+/// `SetDefaults_Volume` (no source → emptyDir) and each source's defaults.
+fn volume(volume: &mut Object) {
+    let has_source = volume
+        .iter()
+        .any(|(key, value)| key != "name" && !value.is_null());
+    if !has_source {
+        volume.insert("emptyDir".into(), json!({}));
+    }
+    if let Some(host_path) = child(volume, "hostPath") {
+        default_pointer(host_path, "type", json!(""));
+    }
+    for key in ["secret", "configMap"] {
+        if let Some(source) = child(volume, key) {
+            default_pointer(source, "defaultMode", json!(420));
+        }
+    }
+    if let Some(iscsi) = child(volume, "iscsi") {
+        default_zero(iscsi, "iscsiInterface", json!("default"));
+    }
+    if let Some(rbd) = child(volume, "rbd") {
+        rbd_defaults(rbd);
+    }
+    if let Some(downward_api) = child(volume, "downwardAPI") {
+        default_pointer(downward_api, "defaultMode", json!(420));
+        each_item(downward_api, "items", downward_api_file);
+    }
+    if let Some(azure_disk) = child(volume, "azureDisk") {
+        azure_disk_defaults(azure_disk);
+    }
+    if let Some(projected) = child(volume, "projected") {
+        default_pointer(projected, "defaultMode", json!(420));
+        each_item(projected, "sources", |source| {
+            if let Some(downward_api) = child(source, "downwardAPI") {
+                each_item(downward_api, "items", downward_api_file);
+            }
+            if let Some(token) = child(source, "serviceAccountToken") {
+                default_pointer(token, "expirationSeconds", json!(3600));
+            }
+        });
+    }
+    if let Some(scale_io) = child(volume, "scaleIO") {
+        scale_io_defaults(scale_io);
+    }
+    if let Some(template) =
+        child(volume, "ephemeral").and_then(|eph| child(eph, "volumeClaimTemplate"))
+    {
+        if let Some(spec) = ensure_child(template, "spec") {
+            persistent_volume_claim_spec(spec);
+        }
+    }
+}
+
+fn downward_api_file(file: &mut Object) {
+    if let Some(field_ref) = child(file, "fieldRef") {
+        object_field_selector(field_ref);
+    }
+}
+
+/// `SetDefaults_ObjectFieldSelector`.
+fn object_field_selector(selector: &mut Object) {
+    default_zero(selector, "apiVersion", json!("v1"));
+}
+
+/// RBDVolumeSource / RBDPersistentVolumeSource `+default` tags.
+fn rbd_defaults(rbd: &mut Object) {
+    default_zero(rbd, "pool", json!("rbd"));
+    default_zero(rbd, "user", json!("admin"));
+    default_zero(rbd, "keyring", json!("/etc/ceph/keyring"));
+}
+
+/// AzureDiskVolumeSource `+default` tags.
+fn azure_disk_defaults(disk: &mut Object) {
+    default_pointer(disk, "cachingMode", json!("ReadWrite"));
+    default_pointer(disk, "fsType", json!("ext4"));
+    default_pointer(disk, "readOnly", json!(false));
+    default_pointer(disk, "kind", json!("Shared"));
+}
+
+/// ScaleIOVolumeSource / ScaleIOPersistentVolumeSource `+default` tags.
+fn scale_io_defaults(scale_io: &mut Object) {
+    default_zero(scale_io, "storageMode", json!("ThinProvisioned"));
+    default_zero(scale_io, "fsType", json!("xfs"));
+}
+
+/// `SetDefaults_Container` and the defaults of what a container holds.
+fn container(container: &mut Object) {
+    if is_zero(container, "imagePullPolicy") {
+        let policy = image_pull_policy(str_field(container, "image"));
+        container.insert("imagePullPolicy".into(), json!(policy));
+    }
+    default_zero(
+        container,
+        "terminationMessagePath",
+        json!("/dev/termination-log"),
+    );
+    default_zero(container, "terminationMessagePolicy", json!("File"));
+    each_item(container, "ports", |port| {
+        default_zero(port, "protocol", json!("TCP"));
+    });
+    each_item(container, "env", |env| {
+        if let Some(field_ref) = child(env, "valueFrom").and_then(|from| child(from, "fieldRef")) {
+            object_field_selector(field_ref);
+        }
+    });
+    // ResourceRequirements is a non-pointer struct: upstream always encodes it.
+    container
+        .entry("resources")
+        .or_insert_with(|| Value::Object(Map::new()));
+    for key in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        if let Some(probe) = child(container, key) {
+            probe_defaults(probe);
+        }
+    }
+    if let Some(lifecycle) = child(container, "lifecycle") {
+        for key in ["postStart", "preStop"] {
+            if let Some(http_get) = child(lifecycle, key).and_then(|h| child(h, "httpGet")) {
+                http_get_action(http_get);
+            }
+        }
+    }
+}
+
+/// `SetDefaults_Probe` plus its handler's defaults.
+fn probe_defaults(probe: &mut Object) {
+    default_zero(probe, "timeoutSeconds", json!(1));
+    default_zero(probe, "periodSeconds", json!(10));
+    default_zero(probe, "successThreshold", json!(1));
+    default_zero(probe, "failureThreshold", json!(3));
+    if let Some(http_get) = child(probe, "httpGet") {
+        http_get_action(http_get);
+    }
+    if let Some(grpc) = child(probe, "grpc") {
+        default_pointer(grpc, "service", json!(""));
+    }
+}
+
+/// `SetDefaults_HTTPGetAction`.
+fn http_get_action(action: &mut Object) {
+    default_zero(action, "path", json!("/"));
+    default_zero(action, "scheme", json!("HTTP"));
+}
+
+/// Always for the `latest` tag (explicit or implied by no tag and no digest),
+/// IfNotPresent otherwise — including references upstream cannot parse, whose
+/// tag it reads as empty.
+fn image_pull_policy(image: &str) -> &'static str {
+    if image_tag(image).as_deref() == Some("latest") {
+        "Always"
+    } else {
+        "IfNotPresent"
+    }
+}
+
+/// The tag `parsers.ParseImageName` finds in an image reference; `None` when
+/// the reference does not parse.
+fn image_tag(image: &str) -> Option<String> {
+    if image.is_empty() || image.chars().any(char::is_whitespace) {
+        return None;
+    }
+    let (name, digest) = match image.split_once('@') {
+        Some((name, digest)) => (name, Some(digest)),
+        None => (image, None),
+    };
+    let last_component_start = name.rfind('/').map_or(0, |i| i + 1);
+    let (repository, tag) = match name[last_component_start..].rfind(':') {
+        Some(colon) => {
+            let split = last_component_start + colon;
+            (&name[..split], Some(&name[split + 1..]))
+        }
+        None => (name, None),
+    };
+    if repository.is_empty() || tag == Some("") || digest == Some("") {
+        return None;
+    }
+    // The domain may carry capitals; the repository path must be lowercase.
+    let path = match repository.split_once('/') {
+        Some((first, rest))
+            if first.contains(['.', ':'])
+                || first == "localhost"
+                || first != first.to_lowercase() =>
+        {
+            rest
+        }
+        _ => repository,
+    };
+    if path != path.to_lowercase() {
+        return None;
+    }
+    match (tag, digest) {
+        (Some(tag), _) => Some(tag.to_string()),
+        (None, Some(_)) => Some(String::new()),
+        (None, None) => Some("latest".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_tags_as_upstream_parses_them() {
+        assert_eq!(image_pull_policy("nginx"), "Always");
+        assert_eq!(image_pull_policy("nginx:latest"), "Always");
+        assert_eq!(image_pull_policy("nginx:1.27"), "IfNotPresent");
+        assert_eq!(image_pull_policy("localhost:5000/app"), "Always");
+        assert_eq!(image_pull_policy("localhost:5000/app:v1"), "IfNotPresent");
+        assert_eq!(image_pull_policy("nginx@sha256:abc"), "IfNotPresent");
+        assert_eq!(image_pull_policy("nginx:latest@sha256:abc"), "Always");
+        assert_eq!(image_pull_policy("Registry.io/app"), "Always");
+        assert_eq!(image_pull_policy("registry.io/App"), "IfNotPresent");
+        assert_eq!(image_pull_policy(""), "IfNotPresent");
+    }
+}

@@ -1,0 +1,162 @@
+//! Upstream defaulting (kube-apiserver 1.32): the `SetDefaults_*` functions of
+//! `pkg/apis/<group>/<version>/defaults.go`, the `+default` tags, and the call
+//! graph `zz_generated.defaults.go` builds from them, applied to objects in their
+//! versioned JSON form.
+//!
+//! Upstream defaults typed Go structs, so "unset" depends on the Go type of a
+//! field: a pointer is unset when nil, a string when empty, a number when zero,
+//! a map or slice when empty. Here a field is unset when absent or `null`, and
+//! additionally when it holds that Go zero value for non-pointer fields — which
+//! is also what objects decoded from protobuf bodies carry for fields the client
+//! never set.
+//!
+//! Service defaults live in the service strategy and Namespace's label and phase
+//! in the namespace strategy; both are left out here on purpose.
+//!
+//! Upstream also defaults every object it decodes from storage, so defaults
+//! show through whatever a strategy cleared or added after the request was
+//! decoded (a PVC's `status.phase` after its status is reset, a Job's labels
+//! after selector generation). Applying the defaults again just before the
+//! object is stored reproduces that; they are idempotent.
+//!
+//! Not reproduced: `SetDefaults_ResourceList` rounding quantities up to milli
+//! precision (a serializer-level concern together with quantity
+//! canonicalization), and defaults behind feature gates that are off in 1.32
+//! (pod-level resources, image volumes' pull policy).
+
+mod apps;
+mod batch;
+mod core_v1;
+mod other;
+
+use serde_json::{Map, Value};
+
+pub use batch::generate_job_selector;
+
+type Object = Map<String, Value>;
+
+/// Applies kube-apiserver 1.32's defaulters (pkg/apis/<group>/<version>/defaults.go
+/// and the generated zz_generated.defaults.go call graph) to an object of this
+/// group/version/kind, in place. Idempotent. Called on every create and update
+/// body (upstream defaults on decode), before validation. Kinds without
+/// defaulters, and values that are not JSON objects, are left untouched.
+pub fn apply_defaults(group: &str, version: &str, kind: &str, object: &mut Value) {
+    let Some(object) = object.as_object_mut() else {
+        return;
+    };
+    match (group, version, kind) {
+        ("", "v1", "Pod") => core_v1::pod(object),
+        ("", "v1", "PodTemplate") => core_v1::pod_template(object),
+        ("", "v1", "ReplicationController") => core_v1::replication_controller(object),
+        ("", "v1", "PersistentVolume") => core_v1::persistent_volume(object),
+        ("", "v1", "PersistentVolumeClaim") => core_v1::persistent_volume_claim(object),
+        ("", "v1", "Node") => core_v1::node(object),
+        ("", "v1", "Secret") => core_v1::secret(object),
+        ("", "v1", "Endpoints") => core_v1::endpoints(object),
+        ("", "v1", "LimitRange") => core_v1::limit_range(object),
+        ("apps", "v1", "Deployment") => apps::deployment(object),
+        ("apps", "v1", "ReplicaSet") => apps::replica_set(object),
+        ("apps", "v1", "StatefulSet") => apps::stateful_set(object),
+        ("apps", "v1", "DaemonSet") => apps::daemon_set(object),
+        ("batch", "v1", "Job") => batch::job(object),
+        ("batch", "v1", "CronJob") => batch::cron_job(object),
+        ("autoscaling", "v1", "HorizontalPodAutoscaler") => other::hpa_v1(object),
+        ("autoscaling", "v2", "HorizontalPodAutoscaler") => other::hpa_v2(object),
+        ("rbac.authorization.k8s.io", "v1", "RoleBinding" | "ClusterRoleBinding") => {
+            other::role_binding(object)
+        }
+        ("networking.k8s.io", "v1", "NetworkPolicy") => other::network_policy(object),
+        ("networking.k8s.io", "v1", "IngressClass") => other::ingress_class(object),
+        ("storage.k8s.io", "v1", "StorageClass") => other::storage_class(object),
+        ("storage.k8s.io", "v1", "CSIDriver") => other::csi_driver(object),
+        ("storage.k8s.io", "v1", "VolumeAttachment") => other::volume_attachment(object),
+        ("scheduling.k8s.io", "v1", "PriorityClass") => other::priority_class(object),
+        ("discovery.k8s.io", "v1", "EndpointSlice") => other::endpoint_slice(object),
+        (
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
+        ) => other::webhook_configuration(object, kind == "MutatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy") => {
+            other::validating_admission_policy(object)
+        }
+        ("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding") => {
+            other::validating_admission_policy_binding(object)
+        }
+        ("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema") => other::flow_schema(object),
+        ("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration") => {
+            other::priority_level_configuration(object)
+        }
+        ("apiextensions.k8s.io", "v1", "CustomResourceDefinition") => {
+            other::custom_resource_definition(object)
+        }
+        ("apiregistration.k8s.io", "v1", "APIService") => other::api_service(object),
+        _ => {}
+    }
+}
+
+/// The child object at `key`, if there is one.
+fn child<'a>(map: &'a mut Object, key: &str) -> Option<&'a mut Object> {
+    map.get_mut(key).and_then(Value::as_object_mut)
+}
+
+/// The child object at `key`, created empty when absent or null: for fields
+/// upstream declares as non-pointer structs, which always exist in Go and so
+/// are always defaulted. `None` only when the field holds a non-object.
+fn ensure_child<'a>(map: &'a mut Object, key: &str) -> Option<&'a mut Object> {
+    let slot = map.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    if slot.is_null() {
+        *slot = Value::Object(Map::new());
+    }
+    slot.as_object_mut()
+}
+
+/// Calls `f` on every object in the array at `key`.
+fn each_item(map: &mut Object, key: &str, mut f: impl FnMut(&mut Object)) {
+    if let Some(items) = map.get_mut(key).and_then(Value::as_array_mut) {
+        items
+            .iter_mut()
+            .filter_map(Value::as_object_mut)
+            .for_each(&mut f);
+    }
+}
+
+/// Whether a pointer field is nil.
+fn is_nil(map: &Object, key: &str) -> bool {
+    map.get(key).is_none_or(Value::is_null)
+}
+
+/// Whether a field holds nothing in Go terms: nil, "", 0, false, or an empty
+/// map or slice.
+fn is_zero(map: &Object, key: &str) -> bool {
+    match map.get(key) {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty(),
+        Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+        Some(Value::Bool(b)) => !b,
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(Value::Object(o)) => o.is_empty(),
+    }
+}
+
+/// Defaults a pointer field (`if obj.X == nil`).
+fn default_pointer(map: &mut Object, key: &str, value: Value) {
+    if is_nil(map, key) {
+        map.insert(key.to_string(), value);
+    }
+}
+
+/// Defaults a non-pointer field (`if obj.X == ""`, `== 0`, `len(obj.X) == 0`).
+fn default_zero(map: &mut Object, key: &str, value: Value) {
+    if is_zero(map, key) {
+        map.insert(key.to_string(), value);
+    }
+}
+
+/// The string at `key`, "" when absent.
+fn str_field<'a>(map: &'a Object, key: &str) -> &'a str {
+    map.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,283 @@
+//! Defaulters of the smaller groups: autoscaling, rbac, networking, storage,
+//! scheduling, discovery, admissionregistration, flowcontrol, apiextensions
+//! and apiregistration (each pkg/apis/<group>/<version>/defaults.go).
+
+use serde_json::{json, Value};
+
+use super::core_v1::persistent_volume_source;
+use super::{child, default_pointer, default_zero, each_item, ensure_child, str_field, Object};
+
+/// autoscaling/v1 `SetDefaults_HorizontalPodAutoscaler`: minReplicas 1. The
+/// implicit 80 % CPU target is not a v1 default; conversion adds it.
+pub(super) fn hpa_v1(hpa: &mut Object) {
+    if let Some(spec) = ensure_child(hpa, "spec") {
+        default_pointer(spec, "minReplicas", json!(1));
+    }
+}
+
+/// autoscaling/v2 `SetDefaults_HorizontalPodAutoscaler`: minReplicas 1, an
+/// 80 % CPU utilization metric when none is given, and full scaling rules for
+/// both directions once `behavior` is sent at all.
+pub(super) fn hpa_v2(hpa: &mut Object) {
+    let Some(spec) = ensure_child(hpa, "spec") else {
+        return;
+    };
+    default_pointer(spec, "minReplicas", json!(1));
+    default_zero(spec, "metrics", default_hpa_metrics());
+    if let Some(behavior) = child(spec, "behavior") {
+        fill_scaling_rules(behavior, "scaleUp", default_scale_up_rules());
+        fill_scaling_rules(behavior, "scaleDown", default_scale_down_rules());
+    }
+}
+
+/// The metric list upstream's v2 defaulter and v1 conversion use when none is set.
+fn default_hpa_metrics() -> Value {
+    json!([{
+        "type": "Resource",
+        "resource": {
+            "name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 80}
+        }
+    }])
+}
+
+/// `GenerateHPAScaleUpRules(nil)`.
+fn default_scale_up_rules() -> Value {
+    json!({
+        "stabilizationWindowSeconds": 0,
+        "selectPolicy": "Max",
+        "policies": [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15}
+        ]
+    })
+}
+
+/// `GenerateHPAScaleDownRules(nil)`: the stabilization window stays unset so the
+/// controller's --horizontal-pod-autoscaler-downscale-stabilization applies.
+fn default_scale_down_rules() -> Value {
+    json!({
+        "selectPolicy": "Max",
+        "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]
+    })
+}
+
+/// `copyHPAScalingRules`: the sent rule fields over the defaults.
+fn fill_scaling_rules(behavior: &mut Object, key: &str, defaults: Value) {
+    let mut rules = defaults;
+    if let (Some(sent), Some(rules)) = (
+        behavior.get(key).and_then(Value::as_object),
+        rules.as_object_mut(),
+    ) {
+        for (field, value) in sent {
+            // A nil policies slice keeps the defaults; an empty one replaces them.
+            if !value.is_null() {
+                rules.insert(field.clone(), value.clone());
+            }
+        }
+    }
+    behavior.insert(key.into(), rules);
+}
+
+/// rbac/v1: roleRef's group, and each subject's group by kind.
+pub(super) fn role_binding(binding: &mut Object) {
+    if let Some(role_ref) = ensure_child(binding, "roleRef") {
+        default_zero(role_ref, "apiGroup", json!("rbac.authorization.k8s.io"));
+    }
+    each_item(binding, "subjects", |subject| {
+        let group = match str_field(subject, "kind") {
+            "User" | "Group" => "rbac.authorization.k8s.io",
+            _ => return,
+        };
+        default_zero(subject, "apiGroup", json!(group));
+    });
+}
+
+/// networking/v1 `SetDefaults_NetworkPolicy` and `SetDefaults_NetworkPolicyPort`.
+pub(super) fn network_policy(policy: &mut Object) {
+    let Some(spec) = ensure_child(policy, "spec") else {
+        return;
+    };
+    if super::is_zero(spec, "policyTypes") {
+        let has_egress = spec
+            .get("egress")
+            .and_then(Value::as_array)
+            .is_some_and(|rules| !rules.is_empty());
+        let types = if has_egress {
+            json!(["Ingress", "Egress"])
+        } else {
+            json!(["Ingress"])
+        };
+        spec.insert("policyTypes".into(), types);
+    }
+    for direction in ["ingress", "egress"] {
+        each_item(spec, direction, |rule| {
+            each_item(rule, "ports", |port| {
+                default_pointer(port, "protocol", json!("TCP"));
+            });
+        });
+    }
+}
+
+/// networking/v1 `SetDefaults_IngressClass`: parameters scope Cluster.
+pub(super) fn ingress_class(class: &mut Object) {
+    if let Some(parameters) = child(class, "spec").and_then(|spec| child(spec, "parameters")) {
+        default_pointer(parameters, "scope", json!("Cluster"));
+    }
+}
+
+/// storage/v1 `SetDefaults_StorageClass`.
+pub(super) fn storage_class(class: &mut Object) {
+    default_pointer(class, "reclaimPolicy", json!("Delete"));
+    default_pointer(class, "volumeBindingMode", json!("Immediate"));
+}
+
+/// storage/v1 `SetDefaults_CSIDriver` (SELinuxMountReadWriteOncePod is on by
+/// default in 1.32, so seLinuxMount is defaulted too).
+pub(super) fn csi_driver(driver: &mut Object) {
+    let Some(spec) = ensure_child(driver, "spec") else {
+        return;
+    };
+    default_pointer(spec, "attachRequired", json!(true));
+    default_pointer(spec, "podInfoOnMount", json!(false));
+    default_pointer(spec, "storageCapacity", json!(false));
+    default_pointer(spec, "fsGroupPolicy", json!("ReadWriteOnceWithFSType"));
+    default_zero(spec, "volumeLifecycleModes", json!(["Persistent"]));
+    default_pointer(spec, "requiresRepublish", json!(false));
+    default_pointer(spec, "seLinuxMount", json!(false));
+}
+
+/// storage/v1 VolumeAttachment: the inline PersistentVolumeSpec's source defaults.
+pub(super) fn volume_attachment(attachment: &mut Object) {
+    if let Some(inline) = child(attachment, "spec")
+        .and_then(|spec| child(spec, "source"))
+        .and_then(|source| child(source, "inlineVolumeSpec"))
+    {
+        persistent_volume_source(inline);
+    }
+}
+
+/// scheduling/v1 `SetDefaults_PriorityClass`.
+pub(super) fn priority_class(class: &mut Object) {
+    default_pointer(class, "preemptionPolicy", json!("PreemptLowerPriority"));
+}
+
+/// discovery/v1 `SetDefaults_EndpointPort`: name "" and protocol TCP.
+pub(super) fn endpoint_slice(slice: &mut Object) {
+    each_item(slice, "ports", |port| {
+        default_pointer(port, "name", json!(""));
+        default_pointer(port, "protocol", json!("TCP"));
+    });
+}
+
+/// admissionregistration/v1 webhook defaults (`SetDefaults_ValidatingWebhook`,
+/// `SetDefaults_MutatingWebhook`, `SetDefaults_Rule`, `SetDefaults_ServiceReference`).
+/// sideEffects and admissionReviewVersions are required in v1, not defaulted.
+pub(super) fn webhook_configuration(configuration: &mut Object, mutating: bool) {
+    each_item(configuration, "webhooks", |webhook| {
+        default_pointer(webhook, "failurePolicy", json!("Fail"));
+        default_pointer(webhook, "matchPolicy", json!("Equivalent"));
+        default_pointer(webhook, "namespaceSelector", json!({}));
+        default_pointer(webhook, "objectSelector", json!({}));
+        default_pointer(webhook, "timeoutSeconds", json!(10));
+        if mutating {
+            default_pointer(webhook, "reinvocationPolicy", json!("Never"));
+        }
+        each_item(webhook, "rules", rule);
+        if let Some(service) =
+            child(webhook, "clientConfig").and_then(|config| child(config, "service"))
+        {
+            default_pointer(service, "port", json!(443));
+        }
+    });
+}
+
+/// `SetDefaults_Rule`: scope "*".
+fn rule(rule: &mut Object) {
+    default_pointer(rule, "scope", json!("*"));
+}
+
+/// `SetDefaults_MatchResources` and the rules inside.
+fn match_resources(resources: &mut Object) {
+    default_pointer(resources, "matchPolicy", json!("Equivalent"));
+    default_pointer(resources, "namespaceSelector", json!({}));
+    default_pointer(resources, "objectSelector", json!({}));
+    each_item(resources, "resourceRules", rule);
+    each_item(resources, "excludeResourceRules", rule);
+}
+
+/// admissionregistration/v1 `SetDefaults_ValidatingAdmissionPolicySpec`.
+pub(super) fn validating_admission_policy(policy: &mut Object) {
+    let Some(spec) = ensure_child(policy, "spec") else {
+        return;
+    };
+    default_pointer(spec, "failurePolicy", json!("Fail"));
+    if let Some(constraints) = child(spec, "matchConstraints") {
+        match_resources(constraints);
+    }
+}
+
+/// admissionregistration/v1 ValidatingAdmissionPolicyBinding: its match resources.
+pub(super) fn validating_admission_policy_binding(binding: &mut Object) {
+    if let Some(resources) = child(binding, "spec").and_then(|spec| child(spec, "matchResources")) {
+        match_resources(resources);
+    }
+}
+
+/// flowcontrol/v1 `SetDefaults_FlowSchemaSpec`: matching precedence 1000.
+pub(super) fn flow_schema(schema: &mut Object) {
+    if let Some(spec) = ensure_child(schema, "spec") {
+        default_zero(spec, "matchingPrecedence", json!(1000));
+    }
+}
+
+/// flowcontrol/v1 priority levels: shares, lendable percent and queuing shape.
+pub(super) fn priority_level_configuration(configuration: &mut Object) {
+    let Some(spec) = child(configuration, "spec") else {
+        return;
+    };
+    if let Some(limited) = child(spec, "limited") {
+        // A pointer in v1: an explicit 0 is kept (it means "no seats").
+        default_pointer(limited, "nominalConcurrencyShares", json!(30));
+        default_pointer(limited, "lendablePercent", json!(0));
+        if let Some(queuing) = child(limited, "limitResponse").and_then(|r| child(r, "queuing")) {
+            default_zero(queuing, "handSize", json!(8));
+            default_zero(queuing, "queues", json!(64));
+            default_zero(queuing, "queueLengthLimit", json!(50));
+        }
+    }
+    if let Some(exempt) = child(spec, "exempt") {
+        default_pointer(exempt, "nominalConcurrencyShares", json!(0));
+        default_pointer(exempt, "lendablePercent", json!(0));
+    }
+}
+
+/// apiextensions/v1 `SetDefaults_CustomResourceDefinitionSpec` and the
+/// conversion webhook's service port.
+pub(super) fn custom_resource_definition(crd: &mut Object) {
+    let Some(spec) = ensure_child(crd, "spec") else {
+        return;
+    };
+    if let Some(names) = ensure_child(spec, "names") {
+        let kind = str_field(names, "kind").to_string();
+        if !kind.is_empty() {
+            default_zero(names, "singular", json!(kind.to_lowercase()));
+            default_zero(names, "listKind", json!(format!("{kind}List")));
+        }
+    }
+    default_pointer(spec, "conversion", json!({"strategy": "None"}));
+    if let Some(service) = child(spec, "conversion")
+        .and_then(|conversion| child(conversion, "webhook"))
+        .and_then(|webhook| child(webhook, "clientConfig"))
+        .and_then(|config| child(config, "service"))
+    {
+        default_pointer(service, "port", json!(443));
+    }
+}
+
+/// apiregistration/v1 `SetDefaults_ServiceReference`: port 443.
+pub(super) fn api_service(service: &mut Object) {
+    if let Some(reference) = child(service, "spec").and_then(|spec| child(spec, "service")) {
+        default_pointer(reference, "port", json!(443));
+    }
+}
