@@ -660,7 +660,7 @@ fn int64(value: &Value) -> Result<i64, Failure> {
     match value.as_f64() {
         Some(f) if f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64 => Ok(f as i64),
         _ => Err(invalid(format!(
-            "expected a 64-bit integer, got {}",
+            "expected an integer, got {}",
             match value {
                 Value::Number(n) => n.to_string(),
                 other => describe(other).to_owned(),
@@ -832,8 +832,12 @@ const GO_VALUE_FIELDS: &[(&str, &[&str])] = &[
 /// (`metadata` of every object and list, Status's ListMeta).
 const GO_VALUE_MESSAGES: &[&str] = &["ObjectMeta", "ListMeta"];
 
+/// (message index, field tag) pairs, and message indexes, from the tables
+/// above.
+type ValueFieldTable = (HashSet<(u32, u32)>, HashSet<u32>);
+
 fn always_written(index: u32, field: &Field) -> bool {
-    static TABLE: OnceLock<(HashSet<(u32, u32)>, HashSet<u32>)> = OnceLock::new();
+    static TABLE: OnceLock<ValueFieldTable> = OnceLock::new();
     let (fields, messages) = TABLE.get_or_init(|| {
         let find = |name: &str| schema::find(&format!("{META_V1_PACKAGE}.{name}"));
         let mut fields = HashSet::new();
