@@ -414,14 +414,7 @@ fn put_field(field: &Field, value: &Value, depth: usize, out: &mut Vec<u8>) -> R
             for key in keys {
                 entry.clear();
                 let at = || within(format!("[{key}]"));
-                put_value(
-                    1,
-                    key_kind,
-                    Input::Json(&Value::String(key.clone())),
-                    depth,
-                    &mut entry,
-                )
-                .map_err(at())?;
+                put_map_key(key_kind, key, &mut entry).map_err(at())?;
                 let value = entries.get(key).map_or(Input::Zero, Input::Json);
                 put_value(2, field.kind, value, depth, &mut entry).map_err(at())?;
                 wire::put_key(out, field.tag, WireType::Len);
@@ -430,6 +423,24 @@ fn put_field(field: &Field, value: &Value, depth: usize, out: &mut Vec<u8>) -> R
             Ok(())
         }
     }
+}
+
+/// A map key, field 1 of the entry. JSON object keys are strings; a map
+/// with numeric or boolean keys (none in Kubernetes today) spells them as
+/// Go's encoding/json does.
+fn put_map_key(kind: Kind, key: &str, out: &mut Vec<u8>) -> Result<(), Failure> {
+    if kind == Kind::String {
+        wire::put_key(out, 1, WireType::Len);
+        wire::put_bytes(out, key.as_bytes());
+        return Ok(());
+    }
+    let parsed = key
+        .parse::<i64>()
+        .map(Value::from)
+        .or_else(|_| key.parse::<u64>().map(Value::from))
+        .or_else(|_| key.parse::<bool>().map(Value::from))
+        .map_err(|_| invalid(format!("map key {key:?} is not a {kind:?}")))?;
+    put_value(1, kind, Input::Json(&parsed), 0, out)
 }
 
 /// Writes one value with its key. `Input::Json(null)` inside a list or a
@@ -600,10 +611,19 @@ fn strings(tag: u32, items: &[Value], out: &mut Vec<u8>) -> Result<(), Failure> 
 /// The field whose name normalizes to `name`; matching that way, as the
 /// decoder does, survives changes in prost's snake-casing.
 fn field_named<'m>(message: &'m Message, name: &str) -> Result<&'m Field, Failure> {
+    // `names::normalize` without its allocation: this runs for every Time.
+    let normalized = |field: &&Field| {
+        field
+            .name
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .eq(name.chars())
+    };
     message
         .fields
         .iter()
-        .find(|field| names::normalize(field.name) == name)
+        .find(normalized)
         .ok_or_else(|| invalid(format!("{} has no field {name:?}", message.name)))
 }
 
