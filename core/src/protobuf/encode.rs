@@ -155,11 +155,12 @@ fn invalid(reason: impl Into<String>) -> Failure {
     }
 }
 
-/// Adds a path segment to a failure from below.
-fn within(segment: impl Into<String>) -> impl FnOnce(Failure) -> Failure {
+/// Adds a path segment to a failure from below; the segment is built only
+/// on failure, as this wraps every field written.
+fn within(segment: impl FnOnce() -> String) -> impl FnOnce(Failure) -> Failure {
     move |failure| match failure {
         Failure::Invalid { mut path, reason } => {
-            path.push(segment.into());
+            path.push(segment());
             Failure::Invalid { path, reason }
         }
         too_deep => too_deep,
@@ -310,7 +311,7 @@ fn message(index: u32, input: Input<'_>, depth: usize, out: &mut Vec<u8>) -> Res
                 };
                 for (position, item) in items.iter().enumerate() {
                     put_message(field.tag, props, Input::Json(item), depth, out)
-                        .map_err(within(format!("[{position}]")))?;
+                        .map_err(within(|| format!("[{position}]")))?;
                 }
                 Ok(())
             }
@@ -377,11 +378,11 @@ fn object(
         }
         match fields.get(&*name.json).filter(|value| !value.is_null()) {
             Some(value) => {
-                put_field(field, value, depth, out).map_err(within(name.json.to_string()))?
+                put_field(field, value, depth, out).map_err(within(|| name.json.to_string()))?
             }
             None if field.label == Label::Single && always_written(index, field) => {
                 put_value(field.tag, field.kind, Input::Zero, depth, out)
-                    .map_err(within(name.json.to_string()))?
+                    .map_err(within(|| name.json.to_string()))?
             }
             None => {}
         }
@@ -398,7 +399,7 @@ fn put_field(field: &Field, value: &Value, depth: usize, out: &mut Vec<u8>) -> R
                 .ok_or_else(|| invalid(format!("expected an array, got {}", describe(value))))?;
             for (position, item) in items.iter().enumerate() {
                 put_value(field.tag, field.kind, Input::Json(item), depth, out)
-                    .map_err(within(format!("[{position}]")))?;
+                    .map_err(within(|| format!("[{position}]")))?;
             }
             Ok(())
         }
@@ -413,7 +414,7 @@ fn put_field(field: &Field, value: &Value, depth: usize, out: &mut Vec<u8>) -> R
             let mut entry = Vec::new();
             for key in keys {
                 entry.clear();
-                let at = || within(format!("[{key}]"));
+                let at = || within(|| format!("[{key}]"));
                 put_map_key(key_kind, key, &mut entry).map_err(at())?;
                 let value = entries.get(key).map_or(Input::Zero, Input::Json);
                 put_value(2, field.kind, value, depth, &mut entry).map_err(at())?;
@@ -603,7 +604,7 @@ fn nested(
 fn strings(tag: u32, items: &[Value], out: &mut Vec<u8>) -> Result<(), Failure> {
     for (position, item) in items.iter().enumerate() {
         put_value(tag, Kind::String, Input::Json(item), 0, out)
-            .map_err(within(format!("[{position}]")))?;
+            .map_err(within(|| format!("[{position}]")))?;
     }
     Ok(())
 }
