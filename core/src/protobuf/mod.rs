@@ -1,4 +1,6 @@
-//! Kubernetes protobuf request bodies → the object's JSON.
+//! Kubernetes protobuf: request bodies → the object's JSON, and the
+//! object's JSON → response bodies and watch frames ([`encode_object`],
+//! [`encode_watch_event`]).
 //!
 //! kubectl's typed commands (`create namespace`, `create deployment`, …)
 //! send `application/vnd.kubernetes.protobuf`: the bytes `k8s\0`, then a
@@ -11,10 +13,13 @@
 //! are recovered from the OpenAPI definitions ([`names`]).
 
 mod decode;
+mod encode;
 mod names;
 mod schema;
 mod wire;
 
+#[cfg(test)]
+mod encode_tests;
 #[cfg(test)]
 mod tests;
 
@@ -22,7 +27,12 @@ use serde_json::{Map, Value};
 
 use wire::{Reader, WireType};
 
+pub use encode::{encode_message, encode_object, encode_watch_event};
+
 pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
+/// The Content-Type of a protobuf watch stream (frames from
+/// [`encode_watch_event`]).
+pub const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
 
 /// The magic bytes before every Kubernetes protobuf envelope.
 const PREFIX: [u8; 4] = *b"k8s\0";

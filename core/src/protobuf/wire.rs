@@ -139,3 +139,32 @@ impl<'a> Reader<'a> {
         }
     }
 }
+
+/// Appends `value` as a base-128 varint.
+pub(super) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        // Truncation keeps the low seven bits, which is the point.
+        out.push((value as u8 & 0x7f) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Appends a field key: the field number and the wire type's bits.
+pub(super) fn put_key(out: &mut Vec<u8>, tag: u32, wire_type: WireType) {
+    let bits: u64 = match wire_type {
+        WireType::Varint => 0,
+        WireType::Fixed64 => 1,
+        WireType::Len => 2,
+        WireType::StartGroup => 3,
+        WireType::EndGroup => 4,
+        WireType::Fixed32 => 5,
+    };
+    put_varint(out, (u64::from(tag) << 3) | bits);
+}
+
+/// Appends a length-delimited chunk: its length, then the bytes.
+pub(super) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
