@@ -54,8 +54,8 @@ pub enum Node {
     Deduced,
 }
 
-/// The schemas of one kind; `None` definitions (custom resources, unknown
-/// kinds) make every node deduced.
+/// The schemas of one kind. A kind without a built-in schema (a custom
+/// resource) has typed metadata and untyped everything else.
 #[derive(Clone, Copy)]
 pub struct Schema {
     definitions: Option<&'static std::collections::BTreeMap<String, Value>>,
@@ -73,8 +73,8 @@ impl Schema {
                 root_name: Some(name.as_str()),
             },
             None => Self {
-                definitions: None,
-                root: None,
+                definitions: Some(definitions),
+                root: Some(unknown_kind_root()),
                 root_name: None,
             },
         }
@@ -230,6 +230,22 @@ impl Schema {
         }
         Node::Scalar
     }
+}
+
+/// The root of a kind without a built-in schema (a custom resource): its
+/// metadata is still `ObjectMeta`, every other field is untyped.
+fn unknown_kind_root() -> &'static Value {
+    static ROOT: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": {"$ref": format!("{REF_PREFIX}io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")},
+            },
+        })
+    })
 }
 
 /// The list relationship of `owner.field`: an explicit `+listType` marker

@@ -533,7 +533,7 @@ fn applied_configuration_is_checked_like_upstream() {
 
 #[test]
 fn unknown_kinds_merge_maps_granularly_and_lists_atomically() {
-    let widget = |spec: Value| json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec});
+    let widget = |spec: Value| json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", "labels": {"app": "w"}}, "spec": spec});
     let ctx = |manager| ManagerContext {
         manager,
         api_version: "example.com/v1",
@@ -550,7 +550,7 @@ fn unknown_kinds_merge_maps_granularly_and_lists_atomically() {
     .unwrap();
     assert_eq!(
         entry(&live, "x")["fieldsV1"],
-        json!({"f:spec": {".": {}, "f:a": {}, "f:list": {}}})
+        json!({"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {".": {}, "f:a": {}, "f:list": {}}})
     );
     let merged = apply(
         Some(&live),
