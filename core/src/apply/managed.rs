@@ -194,6 +194,63 @@ impl Managed {
     }
 }
 
+/// Update entries kept before the oldest are merged (upstream's
+/// `DefaultMaxUpdateManagers`).
+const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// The manager name of the merged buckets.
+const OLD_UPDATES_MANAGER: &str = "ancient-changes";
+
+impl Managed {
+    /// Upstream's `capUpdateManagers`: past ten Update entries, the oldest
+    /// are merged into one "ancient-changes" entry per apiVersion.
+    pub fn cap_update_managers(&mut self) {
+        let mut updaters: Vec<(i64, String, ManagerKey)> = self
+            .entries
+            .iter()
+            .filter(|e| e.key.operation == UPDATE)
+            .map(|e| (seconds(&e.time), e.key.identifier(), e.key.clone()))
+            .collect();
+        if updaters.len() <= MAX_UPDATE_MANAGERS {
+            return;
+        }
+        updaters.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        let mut remaining = updaters.len();
+        let mut first_by_version: Vec<(String, ManagerKey)> = Vec::new();
+        for (_, _, key) in updaters {
+            if remaining <= MAX_UPDATE_MANAGERS {
+                break;
+            }
+            let Some(entry) = self.entries.iter().find(|e| e.key == key).cloned() else {
+                continue;
+            };
+            let version = entry.api_version.clone();
+            let Some((_, first)) = first_by_version.iter().find(|(v, _)| *v == version) else {
+                first_by_version.push((version, key));
+                continue;
+            };
+            let bucket = ManagerKey::new(OLD_UPDATES_MANAGER, UPDATE, &version, "");
+            let mut merged = match self.remove(&bucket) {
+                Some(existing) => existing,
+                None => match self.remove(first) {
+                    Some(first_entry) => Entry {
+                        key: bucket.clone(),
+                        ..first_entry
+                    },
+                    None => continue,
+                },
+            };
+            self.remove(&key);
+            merged.fields = entry.fields.union(&merged.fields);
+            merged.api_version = version;
+            // The bucket takes the newer time of the update merged into it.
+            merged.time = entry.time;
+            self.put(merged);
+            remaining -= 1;
+        }
+    }
+}
+
 fn seconds(time: &Option<String>) -> i64 {
     time.as_deref()
         .and_then(|t| DateTime::parse_from_rfc3339(t).ok())

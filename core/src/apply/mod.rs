@@ -271,6 +271,7 @@ pub fn record_update(
             fields,
         });
     }
+    managed.cap_update_managers();
     set_managed_fields(new, managed.encode());
     Ok(())
 }

@@ -605,3 +605,47 @@ fn sets_and_service_ports_use_their_list_keys() {
         json!([{"port": 80}, {"port": 443}])
     );
 }
+
+#[test]
+fn update_entries_past_ten_merge_into_ancient_changes() {
+    let mut object = minimal(0);
+    let mut previous: Option<Value> = None;
+    for n in 0..12 {
+        let mut next = object.clone();
+        next["metadata"]["annotations"] = json!({ format!("a{n}"): "x" });
+        let mut annotations = previous
+            .as_ref()
+            .and_then(|p| p["metadata"].get("annotations").cloned())
+            .unwrap_or(json!({}));
+        annotations[format!("a{n}")] = json!("x");
+        next["metadata"]["annotations"] = annotations;
+        let time = format!("2026-11-22T05:{n:02}:00Z");
+        let manager = format!("m{n:02}");
+        record_update(
+            previous.as_ref(),
+            &mut next,
+            DEPLOYMENT,
+            &ctx(&manager, &time),
+        )
+        .unwrap();
+        previous = Some(next.clone());
+        object = next;
+    }
+    let managers: Vec<&str> = entries(&object)
+        .iter()
+        .map(|e| e["manager"].as_str().unwrap())
+        .collect();
+    assert_eq!(managers.len(), 10);
+    let ancient = entry(&object, "ancient-changes");
+    // m00..m02 merged; the bucket keeps the time of the newest merged entry.
+    assert_eq!(ancient["time"], "2026-11-22T05:02:00Z");
+    assert_eq!(
+        ancient["fieldsV1"]["f:metadata"]["f:annotations"]
+            .as_object()
+            .unwrap()
+            .len(),
+        4
+    );
+    assert!(!managers.contains(&"m00") && !managers.contains(&"m02"));
+    assert!(managers.contains(&"m11"));
+}
