@@ -257,7 +257,6 @@ fn list_kind(owner: &str, field: &str) -> ListKind {
     {
         return match kind {
             ListSpec::Atomic => ListKind::Atomic,
-            ListSpec::Set => ListKind::Set,
             ListSpec::Keys(keys) => ListKind::Map(keys.to_vec()),
         };
     }
@@ -272,8 +271,6 @@ fn list_kind(owner: &str, field: &str) -> ListKind {
 
 enum ListSpec {
     Atomic,
-    #[allow(dead_code)]
-    Set,
     Keys(&'static [&'static str]),
 }
 
