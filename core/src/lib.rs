@@ -3,6 +3,7 @@
 //! Both front ends (REST facade, gRPC) call [`service::ApiCore`].
 
 pub mod allocator;
+pub mod apply;
 pub mod auth;
 pub mod cache;
 pub mod controllers;

@@ -1,0 +1,345 @@
+//! How each field of a built-in kind merges for server-side apply, resolved
+//! from the k8s-openapi schemas plus the facts those schemas lack.
+//!
+//! k8s-openapi's schemas carry no `x-kubernetes-list-type`,
+//! `x-kubernetes-list-map-keys` or `x-kubernetes-map-type`. Upstream's
+//! structured-merge-diff schema (kube-openapi `schemaconv`) takes a list's
+//! relationship from `x-kubernetes-list-type` when present and otherwise from
+//! the strategic-merge-patch tags (merge + key → associative by that key,
+//! merge without key → set), defaulting to atomic. So the merge keys come
+//! from [`crate::patch::patch_meta`], and the tables below hold the
+//! `+listType`, `+listMapKey`, `+structType=atomic` and `+mapType=atomic`
+//! markers that differ from or add to them.
+
+use serde_json::{Map, Value};
+
+use crate::patch::patch_meta::field_patch_meta;
+
+const REF_PREFIX: &str = "#/$defs/";
+
+/// How a list's items are identified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListKind {
+    /// Replaced as a whole.
+    Atomic,
+    /// Scalar items identified by their value.
+    Set,
+    /// Object items identified by these key fields.
+    Map(Vec<&'static str>),
+}
+
+/// The merge semantics of one value's position in an object.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// Declared fields; `definition` names it for the tables.
+    Struct {
+        definition: Option<&'static str>,
+        properties: &'static Map<String, Value>,
+        /// Fields Go serializes even when zero (no `omitempty`).
+        required: &'static [Value],
+        atomic: bool,
+    },
+    /// String-keyed map; `element` is `None` when values are untyped.
+    Map {
+        element: Option<&'static Value>,
+        atomic: bool,
+    },
+    List {
+        items: Option<&'static Value>,
+        kind: ListKind,
+    },
+    Scalar,
+    /// Untyped: shaped by the value itself (objects are granular maps, lists
+    /// atomic), as upstream's `__untyped_deduced_` type.
+    Deduced,
+}
+
+/// The schemas of one kind. A kind without a built-in schema (a custom
+/// resource) has typed metadata and untyped everything else.
+#[derive(Clone, Copy)]
+pub struct Schema {
+    definitions: Option<&'static std::collections::BTreeMap<String, Value>>,
+    root: Option<&'static Value>,
+    root_name: Option<&'static str>,
+}
+
+impl Schema {
+    pub fn for_definition(definition: &str) -> Self {
+        let definitions = crate::openapi::builtin_definitions();
+        match definitions.get_key_value(definition) {
+            Some((name, root)) => Self {
+                definitions: Some(definitions),
+                root: Some(root),
+                root_name: Some(name.as_str()),
+            },
+            None => Self {
+                definitions: Some(definitions),
+                root: Some(unknown_kind_root()),
+                root_name: None,
+            },
+        }
+    }
+
+    pub fn root(&self) -> Node {
+        match self.root {
+            Some(root) => self.resolve(root, self.root_name),
+            None => Node::Deduced,
+        }
+    }
+
+    /// The node of `key` inside a value at `parent`.
+    pub fn field(&self, parent: &Node, key: &str) -> Node {
+        match parent {
+            Node::Struct {
+                definition,
+                properties,
+                ..
+            } => match properties.get(key) {
+                Some(schema) => self.resolve_field(*definition, key, schema),
+                None => Node::Deduced,
+            },
+            Node::Map {
+                element: Some(element),
+                ..
+            } => self.resolve(element, None),
+            _ => Node::Deduced,
+        }
+    }
+
+    /// The node of an item of a list at `parent`.
+    pub fn item(&self, parent: &Node) -> Node {
+        match parent {
+            Node::List {
+                items: Some(items), ..
+            } => self.resolve(items, None),
+            _ => Node::Deduced,
+        }
+    }
+
+    /// The definition name an item schema refers to, for key defaults.
+    pub fn item_definition(&self, parent: &Node) -> Option<&'static str> {
+        match parent {
+            Node::List {
+                items: Some(items), ..
+            } => self.follow(items).1,
+            _ => None,
+        }
+    }
+
+    fn resolve_field(
+        &self,
+        owner: Option<&'static str>,
+        field: &str,
+        schema: &'static Value,
+    ) -> Node {
+        let node = self.resolve(schema, None);
+        let Some(owner) = owner else {
+            return node;
+        };
+        match node {
+            Node::List { items, .. } => Node::List {
+                items,
+                kind: list_kind(owner, field),
+            },
+            Node::Map { element, .. } => Node::Map {
+                element,
+                atomic: ATOMIC_MAPS.contains(&(owner, field)),
+            },
+            other => other,
+        }
+    }
+
+    /// Follows `$ref`s and single-entry `allOf`s to the describing schema.
+    fn follow(
+        &self,
+        mut schema: &'static Value,
+    ) -> (Option<&'static Map<String, Value>>, Option<&'static str>) {
+        let mut name = None;
+        for _ in 0..32 {
+            let Some(map) = schema.as_object() else {
+                return (None, name);
+            };
+            if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+                let Some((found, next)) = reference
+                    .strip_prefix(REF_PREFIX)
+                    .and_then(|n| self.definitions?.get_key_value(n))
+                else {
+                    return (None, name);
+                };
+                name = Some(found.as_str());
+                schema = next;
+                continue;
+            }
+            match map.get("allOf").and_then(Value::as_array) {
+                Some(all) if all.len() == 1 && !map.contains_key("properties") => schema = &all[0],
+                _ => return (Some(map), name),
+            }
+        }
+        (None, name)
+    }
+
+    fn resolve(&self, schema: &'static Value, name: Option<&'static str>) -> Node {
+        let (Some(map), followed) = self.follow(schema) else {
+            return Node::Deduced;
+        };
+        let definition = followed.or(name);
+        let flag = |key: &str| map.get(key).and_then(Value::as_bool).unwrap_or(false);
+        if flag("x-kubernetes-int-or-string") {
+            return Node::Scalar;
+        }
+        if flag("x-kubernetes-preserve-unknown-fields")
+            || map.contains_key("oneOf")
+            || map.contains_key("anyOf")
+        {
+            return Node::Deduced;
+        }
+        let types: Vec<&str> = match map.get("type") {
+            Some(Value::String(single)) => vec![single.as_str()],
+            Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if types.contains(&"array") {
+            return Node::List {
+                items: map.get("items").filter(|i| i.is_object()),
+                kind: ListKind::Atomic,
+            };
+        }
+        if types.contains(&"object") {
+            if let Some(properties) = map.get("properties").and_then(Value::as_object) {
+                return Node::Struct {
+                    definition,
+                    properties,
+                    required: map
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map(Vec::as_slice)
+                        .unwrap_or(&[]),
+                    atomic: definition.is_some_and(|d| ATOMIC_STRUCTS.contains(&d)),
+                };
+            }
+            return match map.get("additionalProperties").filter(|a| a.is_object()) {
+                Some(element) => Node::Map {
+                    element: Some(element),
+                    atomic: false,
+                },
+                None => Node::Deduced,
+            };
+        }
+        if types.is_empty() {
+            return Node::Deduced;
+        }
+        Node::Scalar
+    }
+}
+
+/// The root of a kind without a built-in schema (a custom resource): its
+/// metadata is still `ObjectMeta`, every other field is untyped.
+fn unknown_kind_root() -> &'static Value {
+    static ROOT: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": {"$ref": format!("{REF_PREFIX}io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")},
+            },
+        })
+    })
+}
+
+/// The list relationship of `owner.field`: an explicit `+listType` marker
+/// first, else the strategic-merge-patch tags, else atomic.
+fn list_kind(owner: &str, field: &str) -> ListKind {
+    if let Some((_, _, kind)) = LIST_TYPES
+        .iter()
+        .find(|(definition, name, _)| *definition == owner && *name == field)
+    {
+        return match kind {
+            ListSpec::Atomic => ListKind::Atomic,
+            ListSpec::Keys(keys) => ListKind::Map(keys.to_vec()),
+        };
+    }
+    match field_patch_meta(owner, field) {
+        Some(meta) if meta.strategy.starts_with("merge") => match meta.merge_key {
+            Some(key) => ListKind::Map(vec![key]),
+            None => ListKind::Set,
+        },
+        _ => ListKind::Atomic,
+    }
+}
+
+enum ListSpec {
+    Atomic,
+    Keys(&'static [&'static str]),
+}
+
+const CORE: &str = "io.k8s.api.core.v1.";
+
+/// `+listType` markers that differ from what the patch tags imply.
+const LIST_TYPES: &[(&str, &str, ListSpec)] = &[
+    (
+        "io.k8s.api.core.v1.Container",
+        "ports",
+        ListSpec::Keys(&["containerPort", "protocol"]),
+    ),
+    (
+        "io.k8s.api.core.v1.EphemeralContainer",
+        "ports",
+        ListSpec::Keys(&["containerPort", "protocol"]),
+    ),
+    (
+        "io.k8s.api.core.v1.ServiceSpec",
+        "ports",
+        ListSpec::Keys(&["port", "protocol"]),
+    ),
+    (
+        "io.k8s.api.core.v1.PodSpec",
+        "topologySpreadConstraints",
+        ListSpec::Keys(&["topologyKey", "whenUnsatisfiable"]),
+    ),
+    (
+        "io.k8s.api.core.v1.ResourceRequirements",
+        "claims",
+        ListSpec::Keys(&["name"]),
+    ),
+    (
+        "io.k8s.api.batch.v1.JobStatus",
+        "conditions",
+        ListSpec::Atomic,
+    ),
+];
+
+/// Key fields that upstream's schema defaults when an item omits them, so
+/// `ports: [{containerPort: 80}]` is keyed `{"containerPort":80,"protocol":"TCP"}`.
+pub fn key_default(item_definition: Option<&str>, key: &str) -> Option<Value> {
+    let definition = item_definition?.strip_prefix(CORE)?;
+    match (definition, key) {
+        ("ContainerPort" | "ServicePort" | "EndpointPort", "protocol") => {
+            Some(Value::String("TCP".into()))
+        }
+        _ => None,
+    }
+}
+
+/// `+structType=atomic` (`x-kubernetes-map-type: atomic` on a struct).
+const ATOMIC_STRUCTS: &[&str] = &[
+    "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
+    "io.k8s.api.core.v1.LocalObjectReference",
+    "io.k8s.api.core.v1.ObjectReference",
+    "io.k8s.api.core.v1.TypedLocalObjectReference",
+    "io.k8s.api.core.v1.SecretReference",
+    "io.k8s.api.core.v1.ConfigMapKeySelector",
+    "io.k8s.api.core.v1.SecretKeySelector",
+    "io.k8s.api.core.v1.ObjectFieldSelector",
+    "io.k8s.api.core.v1.ResourceFieldSelector",
+    "io.k8s.api.core.v1.NodeSelector",
+    "io.k8s.api.core.v1.NodeSelectorTerm",
+    "io.k8s.api.core.v1.TopologySelectorTerm",
+];
+
+/// `+mapType=atomic` maps of string values.
+const ATOMIC_MAPS: &[(&str, &str)] = &[
+    ("io.k8s.api.core.v1.ServiceSpec", "selector"),
+    ("io.k8s.api.core.v1.ReplicationControllerSpec", "selector"),
+];
