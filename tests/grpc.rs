@@ -25,7 +25,7 @@ fn configmap(name: &str, data: Value) -> Value {
 }
 
 fn kubectl_cm(s: &TestServer, ns: &str, name: &str) -> Value {
-    s.kubectl_json(&["get", "configmap", name, "-n", ns])
+    s.kubectl_json(&["get", "configmap", name, "-n", ns, "--show-managed-fields"])
 }
 
 /// The typed metadata and the body carry the same identity.

@@ -152,15 +152,31 @@ impl ResourcesService {
     }
 }
 
-fn write_options(opts: Option<&pb::WriteOptions>) -> Result<service::WriteOptions, ApiError> {
-    let Some(o) = opts else {
-        return Ok(service::WriteOptions::default());
-    };
+fn write_options(
+    opts: Option<&pb::WriteOptions>,
+    user_agent: &str,
+) -> Result<service::WriteOptions, ApiError> {
+    let default = pb::WriteOptions::default();
+    let o = opts.unwrap_or(&default);
     Ok(service::WriteOptions {
         dry_run: dry_run(&o.dry_run)?,
-        field_manager: o.field_manager.clone(),
+        field_manager: {
+            service::check_field_manager(&o.field_manager)?;
+            o.field_manager.clone()
+        },
+        default_field_manager: service::field_manager_from_user_agent(user_agent),
         field_validation: FieldValidation::parse(&o.field_validation)?,
+        force: false,
     })
+}
+
+/// The client's User-Agent, which names the field manager by default.
+fn user_agent<T>(req: &Request<T>) -> String {
+    req.metadata()
+        .get("user-agent")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn dry_run(values: &[String]) -> Result<bool, ApiError> {
@@ -238,6 +254,7 @@ impl pb::resources_server::Resources for ResourcesService {
         req: Request<pb::CreateRequest>,
     ) -> Result<Response<pb::Object>, Status> {
         let user = user_of(&req);
+        let agent = user_agent(&req);
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let body = r
@@ -245,7 +262,7 @@ impl pb::resources_server::Resources for ResourcesService {
             .as_ref()
             .map(struct_to_json)
             .ok_or_else(|| Status::invalid_argument("object is required"))?;
-        let opts = write_options(r.options.as_ref())?;
+        let opts = write_options(r.options.as_ref(), &agent)?;
         let out = self
             .core
             .create(&user, &def, ns(&r.namespace), body, &opts)
@@ -258,6 +275,7 @@ impl pb::resources_server::Resources for ResourcesService {
         req: Request<pb::UpdateRequest>,
     ) -> Result<Response<pb::Object>, Status> {
         let user = user_of(&req);
+        let agent = user_agent(&req);
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let body = r
@@ -265,7 +283,7 @@ impl pb::resources_server::Resources for ResourcesService {
             .as_ref()
             .map(struct_to_json)
             .ok_or_else(|| Status::invalid_argument("object is required"))?;
-        let opts = write_options(r.options.as_ref())?;
+        let opts = write_options(r.options.as_ref(), &agent)?;
         let out = self
             .core
             .update(
@@ -283,6 +301,7 @@ impl pb::resources_server::Resources for ResourcesService {
 
     async fn patch(&self, req: Request<pb::PatchRequest>) -> Result<Response<pb::Object>, Status> {
         let user = user_of(&req);
+        let agent = user_agent(&req);
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let patch_type = match pb::PatchType::try_from(r.r#type) {
@@ -297,7 +316,8 @@ impl pb::resources_server::Resources for ResourcesService {
             .as_ref()
             .map(prost_to_json)
             .ok_or_else(|| Status::invalid_argument("patch is required"))?;
-        let opts = write_options(r.options.as_ref())?;
+        let mut opts = write_options(r.options.as_ref(), &agent)?;
+        opts.force = r.force;
         let out = self
             .core
             .patch(

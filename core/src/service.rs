@@ -51,8 +51,41 @@ impl FieldValidation {
 #[derive(Debug, Clone, Default)]
 pub struct WriteOptions {
     pub dry_run: bool,
+    /// Who owns the fields this write sets (managedFields), as the client
+    /// named it; server-side apply requires it.
     pub field_manager: String,
+    /// The manager of a write that names none: upstream's default from the
+    /// client's User-Agent (see [`field_manager_from_user_agent`]).
+    pub default_field_manager: String,
     pub field_validation: FieldValidation,
+    /// Server-side apply only: take over fields other managers own.
+    pub force: bool,
+}
+
+/// Upstream's field manager for a write that names none: the User-Agent up
+/// to its first '/', e.g. "kubectl" or "OpenAPI-Generator".
+pub fn field_manager_from_user_agent(user_agent: &str) -> String {
+    let prefix = user_agent.split('/').next().unwrap_or_default();
+    prefix.chars().take(128).collect()
+}
+
+/// A fieldManager parameter as upstream checks it.
+pub fn check_field_manager(field_manager: &str) -> ApiResult<()> {
+    if field_manager.len() > 128 {
+        return Err(ApiError::bad_request(
+            "fieldManager: Too long: may not be more than 128 bytes",
+        ));
+    }
+    Ok(())
+}
+
+/// How a write's managedFields come about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FieldOwnership {
+    /// A create/update/patch: the fields it changed become the manager's.
+    RecordUpdate,
+    /// Server-side apply already computed them.
+    Applied,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -189,6 +222,26 @@ pub(crate) fn decode(kv: &KeyValue) -> ApiResult<Value> {
 }
 
 /// Encodes for storage; the revision is the store's, never part of the value.
+/// The field manager of a write through `view`.
+fn manager_context<'a>(
+    opts: &'a WriteOptions,
+    api_version: &'a str,
+    view: View,
+    time: &'a str,
+) -> crate::apply::ManagerContext<'a> {
+    let manager = if opts.field_manager.is_empty() {
+        &opts.default_field_manager
+    } else {
+        &opts.field_manager
+    };
+    crate::apply::ManagerContext {
+        manager,
+        api_version,
+        subresource: view.subresource(),
+        time,
+    }
+}
+
 /// Upstream's defaulting for the version the request speaks.
 fn apply_defaults(def: &ResourceDef, object: &mut Value) {
     crate::defaults::apply_defaults(def.group, def.version, def.kind, object);
@@ -839,11 +892,23 @@ impl ApiCore {
         user: &UserInfo,
         def: &ResourceDef,
         namespace: Option<&str>,
-        mut object: Value,
+        object: Value,
         opts: &WriteOptions,
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "create", def, namespace, None)?;
+        self.create_authorized(def, namespace, object, opts, FieldOwnership::RecordUpdate)
+            .await
+    }
+
+    async fn create_authorized(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        mut object: Value,
+        opts: &WriteOptions,
+        ownership: FieldOwnership,
+    ) -> ApiResult<WriteResult> {
         self.check_type(def, &mut object)?;
         self.check_namespace(def, namespace, &mut object)?;
         let warnings = self.check_fields(def, &mut object, opts.field_validation)?;
@@ -865,6 +930,12 @@ impl ApiCore {
         // Upstream defaults again when it reads the stored object back, so
         // defaults show through whatever the strategy cleared or added.
         apply_defaults(def, &mut object);
+        if ownership == FieldOwnership::RecordUpdate {
+            let time = object::now_timestamp();
+            let api_version = def.api_version();
+            let ctx = manager_context(opts, &api_version, View::Main, &time);
+            crate::apply::record_update(None, &mut object, def.definition, &ctx)?;
+        }
         let generated = object::name(&object).is_empty() && !generate_name.is_empty();
         // A generated name that collides is retried with a fresh suffix.
         for attempt in 0.. {
@@ -1093,13 +1164,27 @@ impl ApiCore {
         if view == View::Scale {
             let scale = object;
             return self
-                .read_modify_write(def, namespace, name, view, opts, |old| {
-                    crate::scale::apply_scale(name, old, &scale)
-                })
+                .read_modify_write(
+                    def,
+                    namespace,
+                    name,
+                    view,
+                    opts,
+                    FieldOwnership::RecordUpdate,
+                    |old| crate::scale::apply_scale(name, old, &scale),
+                )
                 .await;
         }
-        self.read_modify_write(def, namespace, name, view, opts, |_| Ok(object.clone()))
-            .await
+        self.read_modify_write(
+            def,
+            namespace,
+            name,
+            view,
+            opts,
+            FieldOwnership::RecordUpdate,
+            |_| Ok(object.clone()),
+        )
+        .await
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1118,25 +1203,112 @@ impl ApiCore {
         self.authorize(user, "patch", def, namespace, Some(name))?;
         self.check_view(def, view)?;
         if patch_type == PatchType::Apply {
-            return Err(ApiError::new(
-                crate::error::StatusReason::UnsupportedMediaType,
-                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (server-side apply is not available yet)",
+            return self
+                .server_side_apply(def, namespace, name, patch_body, opts, view)
+                .await;
+        }
+        if opts.force {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                vec![crate::error::FieldError::forbidden(
+                    "force",
+                    "may not be specified for non-apply patch",
+                )],
             ));
         }
-        self.read_modify_write(def, namespace, name, view, opts, |old| {
-            if view == View::Scale {
-                // A scale patch applies to the Scale, then lands in spec.replicas.
-                let scale = crate::scale::to_scale(def, old);
-                let patched = patch::apply(
-                    patch_type,
-                    &scale,
-                    patch_body,
-                    "io.k8s.api.autoscaling.v1.Scale",
-                )?;
-                return crate::scale::apply_scale(name, old, &patched);
+        self.read_modify_write(
+            def,
+            namespace,
+            name,
+            view,
+            opts,
+            FieldOwnership::RecordUpdate,
+            |old| {
+                if view == View::Scale {
+                    // A scale patch applies to the Scale, then lands in spec.replicas.
+                    let scale = crate::scale::to_scale(def, old);
+                    let patched = patch::apply(
+                        patch_type,
+                        &scale,
+                        patch_body,
+                        "io.k8s.api.autoscaling.v1.Scale",
+                    )?;
+                    return crate::scale::apply_scale(name, old, &patched);
+                }
+                patch::apply(patch_type, old, patch_body, def.definition)
+            },
+        )
+        .await
+    }
+
+    /// `PATCH` with `application/apply-patch+yaml`: merges the applied
+    /// configuration into the object (creating it when there is none),
+    /// with conflicts against other field managers unless forced.
+    async fn server_side_apply(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        config: &Value,
+        opts: &WriteOptions,
+        view: View,
+    ) -> ApiResult<WriteResult> {
+        if opts.field_manager.is_empty() {
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                vec![crate::error::FieldError::required(
+                    "fieldManager",
+                    "is required for apply patch",
+                )],
+            ));
+        }
+        if view == View::Scale {
+            return Err(ApiError::new(
+                crate::error::StatusReason::UnsupportedMediaType,
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json",
+            ));
+        }
+        let api_version = def.api_version();
+        let time = object::now_timestamp();
+        let ctx = manager_context(opts, &api_version, view, &time);
+        if view == View::Main && self.get_if_exists(def, namespace, name).await?.is_none() {
+            let created = crate::apply::apply(None, config, def.definition, &ctx, opts.force)?;
+            let created_name = object::name(&created).to_string();
+            if created_name != name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({created_name}) does not match the name on the URL ({name})"
+                )));
             }
-            patch::apply(patch_type, old, patch_body, def.definition)
-        })
+            let result = self
+                .create_authorized(def, namespace, created, opts, FieldOwnership::Applied)
+                .await;
+            match result {
+                // Someone created it meanwhile: apply over theirs instead.
+                Err(e) if e.reason == crate::error::StatusReason::AlreadyExists => {}
+                other => return other,
+            }
+        }
+        self.read_modify_write(
+            def,
+            namespace,
+            name,
+            view,
+            opts,
+            FieldOwnership::Applied,
+            |old| {
+                Ok(crate::apply::apply(
+                    Some(old),
+                    config,
+                    def.definition,
+                    &ctx,
+                    opts.force,
+                )?)
+            },
+        )
         .await
     }
 
@@ -1144,6 +1316,7 @@ impl ApiCore {
     /// produce the client's version of it, check it, keep what the view does
     /// not own, and compare-and-swap it in, retrying when someone else wrote
     /// in between — unless the client named the resourceVersion it expects.
+    #[allow(clippy::too_many_arguments)]
     async fn read_modify_write(
         &self,
         def: &ResourceDef,
@@ -1151,6 +1324,7 @@ impl ApiCore {
         name: &str,
         view: View,
         opts: &WriteOptions,
+        ownership: FieldOwnership,
         mutate: impl Fn(&Value) -> ApiResult<Value>,
     ) -> ApiResult<WriteResult> {
         for _ in 0..MAX_CONFLICT_RETRIES {
@@ -1173,6 +1347,12 @@ impl ApiCore {
             apply_defaults(def, &mut candidate);
             self.prepare_update(def, &mut candidate, &old, view);
             apply_defaults(def, &mut candidate);
+            if ownership == FieldOwnership::RecordUpdate {
+                let time = object::now_timestamp();
+                let api_version = def.api_version();
+                let ctx = manager_context(opts, &api_version, view, &time);
+                crate::apply::record_update(Some(&old), &mut candidate, def.definition, &ctx)?;
+            }
             object::remove_meta(&mut candidate, "resourceVersion");
             self.validate(def, &candidate, name)?;
             let allocated = if def.strategy.allocates_service_addresses() && view == View::Main {

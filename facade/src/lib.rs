@@ -138,17 +138,25 @@ fn dry_run(values: &[String]) -> Result<bool, ApiError> {
     }
 }
 
-fn write_options(q: &Query) -> Result<WriteOptions, ApiError> {
-    let field_manager = q.string("fieldManager");
-    if field_manager.len() > 128 {
-        return Err(ApiError::bad_request(
-            "fieldManager: Too long: may not be more than 128 bytes",
-        ));
-    }
+fn write_options(q: &Query, user_agent: &str) -> Result<WriteOptions, ApiError> {
     Ok(WriteOptions {
         dry_run: dry_run(&q.all("dryRun"))?,
-        field_manager,
+        field_manager: {
+            let field_manager = q.string("fieldManager");
+            capstan_core::service::check_field_manager(&field_manager)?;
+            field_manager
+        },
+        default_field_manager: capstan_core::service::field_manager_from_user_agent(user_agent),
         field_validation: FieldValidation::parse(q.get("fieldValidation").unwrap_or(""))?,
+        force: match q.get("force") {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "invalid boolean value for force: {other:?}"
+                )))
+            }
+        },
     })
 }
 
@@ -484,12 +492,16 @@ async fn resource_request(
         .filter(|v| v.subresource().is_none_or(|sub| def.has_subresource(sub)))
         .ok_or_else(not_found)?;
     let output = negotiation::negotiate_output(accept(headers).as_deref(), false)?;
+    let agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
     if view != View::Main {
         return subresource_request(
             core,
             user,
             method,
-            q,
+            (q, agent),
             &def,
             &target,
             view,
@@ -533,14 +545,24 @@ async fn resource_request(
         (Method::POST, None) => {
             let format = negotiation::body_format(content_type, false)?;
             let obj = negotiation::decode_body(format, &body, def.kind)?;
-            let result = core.create(user, &def, ns, obj, &write_options(q)?).await?;
+            let result = core
+                .create(user, &def, ns, obj, &write_options(q, agent)?)
+                .await?;
             write_response(&def, output, q, result)
         }
         (Method::PUT, Some(name)) => {
             let format = negotiation::body_format(content_type, false)?;
             let obj = negotiation::decode_body(format, &body, def.kind)?;
             let result = core
-                .update(user, &def, ns, name, obj, &write_options(q)?, View::Main)
+                .update(
+                    user,
+                    &def,
+                    ns,
+                    name,
+                    obj,
+                    &write_options(q, agent)?,
+                    View::Main,
+                )
                 .await?;
             write_response(&def, output, q, result)
         }
@@ -558,7 +580,7 @@ async fn resource_request(
                     name,
                     patch_type,
                     &patch,
-                    &write_options(q)?,
+                    &write_options(q, agent)?,
                     View::Main,
                 )
                 .await?;
@@ -635,7 +657,7 @@ async fn subresource_request(
     core: &ApiCore,
     user: &UserInfo,
     method: &Method,
-    q: &Query,
+    (q, agent): (&Query, &str),
     def: &ResourceDef,
     target: &ResourcePath,
     view: View,
@@ -671,7 +693,7 @@ async fn subresource_request(
         Method::PUT => {
             let format = negotiation::body_format(content_type, false)?;
             let obj = negotiation::decode_body(format, body, body_kind)?;
-            core.update(user, def, ns, name, obj, &write_options(q)?, view)
+            core.update(user, def, ns, name, obj, &write_options(q, agent)?, view)
                 .await?
         }
         Method::PATCH => {
@@ -687,7 +709,7 @@ async fn subresource_request(
                 name,
                 patch_type,
                 &patch,
-                &write_options(q)?,
+                &write_options(q, agent)?,
                 view,
             )
             .await?
