@@ -63,19 +63,11 @@ fn restart_always(template: &Value, kind: &str, errs: &mut Vec<FieldError>) {
             &["Always"],
         ));
     }
-    if let Some(deadline) = int_of(template_spec, "activeDeadlineSeconds") {
-        if kind == "DaemonSet" {
-            errs.push(FieldError::invalid_rendered(
-                "spec.template.spec.activeDeadlineSeconds",
-                &deadline.to_string(),
-                "activeDeadlineSeconds in DaemonSet is not Supported",
-            ));
-        } else {
-            errs.push(FieldError::forbidden(
-                "spec.template.spec.activeDeadlineSeconds",
-                &format!("activeDeadlineSeconds in {kind} is not Supported"),
-            ));
-        }
+    if opt(template_spec, "activeDeadlineSeconds").is_some() {
+        errs.push(FieldError::forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            &format!("activeDeadlineSeconds in {kind} is not Supported"),
+        ));
     }
 }
 
@@ -198,12 +190,18 @@ pub fn daemon_set(object: &Value) -> Vec<FieldError> {
     let spec = field(object, "spec");
     let mut errs = Vec::new();
     let selector = opt(spec, "selector");
-    if selector.is_none() {
-        errs.push(FieldError::required("spec.selector", ""));
-    }
     errs.extend(meta::label_selector(selector, "spec.selector"));
     let template = field(spec, "template");
-    template_matches(selector, template, &mut errs);
+    // A nil selector converts to "match nothing", so it never matches.
+    let matches = selector
+        .is_some_and(|s| meta::selector_matches(s, map_of(field(template, "metadata"), "labels")));
+    if !matches {
+        errs.push(FieldError::invalid_rendered(
+            "spec.template.metadata.labels",
+            &pod::template_labels_rendered(template),
+            "`selector` does not match template `labels`",
+        ));
+    }
     if let Some(selector) = selector.filter(|s| meta::selector_is_empty(s)) {
         errs.push(FieldError::invalid_rendered(
             "spec.selector",
@@ -223,16 +221,21 @@ pub fn daemon_set(object: &Value) -> Vec<FieldError> {
             }
         }
         "OnDelete" => {}
-        other => errs.push(FieldError::not_supported(
+        other => errs.push(FieldError::not_supported_rendered(
             "spec.updateStrategy",
-            other,
-            &["OnDelete", "RollingUpdate"],
+            &format!(
+                "apps.DaemonSetUpdateStrategy{{Type:{}, RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}}",
+                meta::go_quote(other)
+            ),
+            &["RollingUpdate", "OnDelete"],
         )),
     }
     nonnegative(spec, "revisionHistoryLimit", -1, &mut errs);
     errs
 }
 
+/// ValidateRollingUpdateDaemonSet: exactly one of maxUnavailable and
+/// maxSurge is non-zero (defaults 1 and 0).
 fn daemon_set_rolling_update(rolling: &Value) -> Vec<FieldError> {
     let path = "spec.updateStrategy.rollingUpdate";
     let mut errs = Vec::new();
@@ -241,29 +244,33 @@ fn daemon_set_rolling_update(rolling: &Value) -> Vec<FieldError> {
         .unwrap_or(Value::from(1));
     let surge = opt(rolling, "maxSurge").cloned().unwrap_or(Value::from(0));
     let unavailable_path = child(path, "maxUnavailable");
+    let surge_path = child(path, "maxSurge");
     errs.extend(meta::positive_int_or_percent(
         &unavailable,
         &unavailable_path,
     ));
-    let is_zero = |v: &Value| match v {
-        Value::String(s) => meta::percent_value(s) == Some(0),
-        other => other.as_i64() == Some(0),
-    };
-    if is_zero(&unavailable) && is_zero(&surge) {
-        errs.push(FieldError::invalid_rendered(
-            &unavailable_path,
-            &meta::go_int_or_string(&unavailable),
-            "may not be 0 when `maxSurge` is 0",
-        ));
-    }
+    errs.extend(meta::positive_int_or_percent(&surge, &surge_path));
     errs.extend(meta::not_more_than_100_percent(
         &unavailable,
         &unavailable_path,
     ));
-    errs.extend(meta::positive_int_or_percent(
-        &surge,
-        &child(path, "maxSurge"),
-    ));
+    errs.extend(meta::not_more_than_100_percent(&surge, &surge_path));
+    let non_zero = |v: &Value| match v {
+        Value::String(s) => meta::percent_value(s) != Some(0),
+        other => other.as_i64() != Some(0),
+    };
+    match (non_zero(&unavailable), non_zero(&surge)) {
+        (true, true) => errs.push(FieldError::invalid_rendered(
+            &surge_path,
+            &meta::go_int_or_string(&surge),
+            "may not be set when maxUnavailable is non-zero",
+        )),
+        (false, false) => errs.push(FieldError::required(
+            &unavailable_path,
+            "cannot be 0 when maxSurge is 0",
+        )),
+        _ => {}
+    }
     errs
 }
 
@@ -329,7 +336,17 @@ pub fn stateful_set(object: &Value) -> Vec<FieldError> {
     let selector = selector(spec, "statefulset", &mut errs);
     let template = field(spec, "template");
     template_matches(selector.as_ref(), template, &mut errs);
-    errs.extend(pod::template_spec(template, "spec.template"));
+    // 1.32 validates only the template's labels and annotations for a
+    // StatefulSet, not its pod spec (that came in 1.34).
+    let template_meta = field(template, "metadata");
+    errs.extend(meta::labels(
+        opt(template_meta, "labels"),
+        "spec.template.labels",
+    ));
+    errs.extend(meta::annotations(
+        opt(template_meta, "annotations"),
+        "spec.template.annotations",
+    ));
     restart_always(template, "StatefulSet", &mut errs);
     errs
 }

@@ -541,9 +541,27 @@ fn replica_set_and_daemon_set_rejections() {
         &[(
             NOT_SUPPORTED,
             "spec.updateStrategy",
-            "Unsupported value: \"Whenever\": supported values: \"OnDelete\", \"RollingUpdate\"",
+            "Unsupported value: apps.DaemonSetUpdateStrategy{Type:\"Whenever\", RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}: supported values: \"RollingUpdate\", \"OnDelete\"",
         )],
     );
+    create(
+        "apps",
+        "DaemonSet",
+        &with(
+            &ds,
+            |d| {
+                d["spec"]["updateStrategy"] =
+                    json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}})
+            },
+        ),
+        &[(
+            REQUIRED,
+            "spec.updateStrategy.rollingUpdate.maxUnavailable",
+            "Required value: cannot be 0 when maxSurge is 0",
+        )],
+    );
+    create("apps", "DaemonSet", &with(&ds, |d| { d["spec"].as_object_mut().unwrap().remove("selector"); }),
+        &[(INVALID, "spec.template.metadata.labels", "Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`")]);
     let ds_new = with(&ds, |d| {
         d["spec"]["selector"]["matchLabels"]["tier"] = json!("x")
     });
@@ -580,6 +598,28 @@ fn stateful_set_rejections_and_update_rule() {
             "Forbidden: activeDeadlineSeconds in StatefulSet is not Supported",
         )],
     );
+    // 1.32 does not validate a StatefulSet's pod spec, only template metadata.
+    create(
+        "apps",
+        "StatefulSet",
+        &with(&ss, |s| {
+            s["spec"]["template"]["spec"]["containers"][0]["image"] = json!("")
+        }),
+        &[],
+    );
+    create("apps", "StatefulSet", &with(&ss, |s| s["spec"]["template"]["metadata"]["labels"]["-bad"] = json!("x")),
+        &[(INVALID, "spec.template.labels", "Invalid value: \"-bad\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")]);
+    // 1.32 does not validate a StatefulSet's pod spec, only template metadata.
+    create(
+        "apps",
+        "StatefulSet",
+        &with(&ss, |s| {
+            s["spec"]["template"]["spec"]["containers"][0]["image"] = json!("")
+        }),
+        &[],
+    );
+    create("apps", "StatefulSet", &with(&ss, |s| s["spec"]["template"]["metadata"]["labels"]["-bad"] = json!("x")),
+        &[(INVALID, "spec.template.labels", "Invalid value: \"-bad\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")]);
     let renamed = with(&ss, |s| s["spec"]["serviceName"] = json!("other"));
     expect(validate_update("apps", "StatefulSet", &renamed, &ss),
         &[(FORBIDDEN, "spec", "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")]);
