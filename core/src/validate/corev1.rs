@@ -23,6 +23,10 @@ pub fn pod(object: &Value) -> Vec<FieldError> {
     errs
 }
 
+pub fn pod_create_only(object: &Value) -> Vec<FieldError> {
+    pod::pod_create_only(field(object, "spec"))
+}
+
 pub fn pod_update(object: &Value, old: &Value) -> Vec<FieldError> {
     pod::pod_update(object, old)
 }

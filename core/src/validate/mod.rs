@@ -32,10 +32,12 @@ use crate::error::FieldError;
 type CreateRule = fn(&Value) -> Vec<FieldError>;
 type UpdateRule = fn(&Value, &Value) -> Vec<FieldError>;
 
-/// What upstream checks for one kind: the object on its own, and (for kinds
-/// with immutable fields) the object against the stored one.
+/// What upstream checks for one kind: the object on its own (on create and
+/// update), rules upstream applies only on create, and (for kinds with
+/// immutable fields) the object against the stored one.
 struct KindRules {
-    create: CreateRule,
+    validate: CreateRule,
+    create_only: Option<CreateRule>,
     update: Option<UpdateRule>,
 }
 
@@ -87,7 +89,16 @@ fn rules(group: &str, kind: &str) -> Option<KindRules> {
         ("policy", "PodDisruptionBudget") => (policy::pod_disruption_budget, None),
         _ => return None,
     };
-    Some(KindRules { create, update })
+    let create_only: Option<CreateRule> = match (group, kind) {
+        ("", "Pod") => Some(corev1::pod_create_only),
+        ("batch", "CronJob") => Some(batch::cron_job_create_only),
+        _ => None,
+    };
+    Some(KindRules {
+        validate: create,
+        create_only,
+        update,
+    })
 }
 
 /// kube-apiserver 1.32's ValidateXxx for a new object of this kind (group "" =
@@ -98,7 +109,10 @@ pub fn validate_create(group: &str, kind: &str, object: &Value) -> Vec<FieldErro
         return Vec::new();
     };
     let mut errs = meta::finalizers(object);
-    errs.extend((rules.create)(object));
+    errs.extend((rules.validate)(object));
+    if let Some(create_only) = rules.create_only {
+        errs.extend(create_only(object));
+    }
     errs
 }
 
@@ -109,7 +123,7 @@ pub fn validate_update(group: &str, kind: &str, object: &Value, old: &Value) -> 
         return Vec::new();
     };
     let mut errs = meta::finalizers(object);
-    errs.extend((rules.create)(object));
+    errs.extend((rules.validate)(object));
     if let Some(update) = rules.update {
         errs.extend(update(object, old));
     }

@@ -79,6 +79,23 @@ pub fn pod_spec(spec: &Value, path: &str, is_pod: bool) -> Vec<FieldError> {
         opt(spec, "nodeSelector"),
         &child(path, "nodeSelector"),
     ));
+    if let Some(context) = opt(spec, "securityContext") {
+        errs.extend(pod_security_context(
+            context,
+            &child(path, "securityContext"),
+        ));
+    }
+    // v1 keeps these on the spec; upstream checks them as part of the pod
+    // security context and reports them there.
+    if bool_of(spec, "hostPID")
+        && opt(spec, "shareProcessNamespace").and_then(Value::as_bool) == Some(true)
+    {
+        errs.push(FieldError::invalid_rendered(
+            child(&child(path, "securityContext"), "shareProcessNamespace"),
+            "true",
+            "ShareProcessNamespace and HostPID cannot both be enabled",
+        ));
+    }
     if dns_policy == "None" {
         match opt(spec, "dnsConfig") {
             None => errs.push(FieldError::required(
@@ -380,6 +397,7 @@ fn container_common(ctr: &Value, volumes: &HashSet<String>, path: &str) -> Vec<F
         &child(path, "ports"),
     ));
     errs.extend(env(list_of(ctr, "env"), &child(path, "env")));
+    errs.extend(env_from(list_of(ctr, "envFrom"), &child(path, "envFrom")));
     errs.extend(volume_mounts(
         list_of(ctr, "volumeMounts"),
         volumes,
@@ -397,6 +415,9 @@ fn container_common(ctr: &Value, volumes: &HashSet<String>, path: &str) -> Vec<F
         field(ctr, "resources"),
         &child(path, "resources"),
     ));
+    if let Some(context) = opt(ctr, "securityContext") {
+        errs.extend(security_context(context, &child(path, "securityContext")));
+    }
     errs
 }
 
@@ -454,7 +475,7 @@ fn host_port_conflicts(containers: &[Value], path: &str) -> Vec<FieldError> {
                 "" => "TCP",
                 p => p,
             };
-            let id = format!("{}/{protocol}/{host_port}", str_of(port, "hostIP"));
+            let id = format!("{protocol}/{}/{host_port}", str_of(port, "hostIP"));
             if !seen.insert(id.clone()) {
                 let port_path = index(&child(&index(path, ci), "ports"), pi);
                 errs.push(FieldError::duplicate(child(&port_path, "hostPort"), &id));
@@ -489,23 +510,211 @@ fn host_network_deps(spec: &Value, path: &str, is_pod: bool) -> Vec<FieldError> 
     errs
 }
 
+const RELAXED_ENV_NAME_MSG: &str =
+    "a valid environment variable name must consist only of printable ASCII characters other than '='";
+
+fn env_name_ok(name: &str) -> bool {
+    !name
+        .chars()
+        .any(|c| !c.is_ascii() || c.is_ascii_control() || c == '=')
+}
+
 /// ValidateEnv, with 1.32's relaxed variable-name rule (on by default).
 fn env(vars: &[Value], path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (i, var) in vars.iter().enumerate() {
-        let name_path = child(&index(path, i), "name");
+        let var_path = index(path, i);
+        let name_path = child(&var_path, "name");
         let name = str_of(var, "name");
         if name.is_empty() {
             errs.push(FieldError::required(name_path, ""));
-        } else if name
-            .chars()
-            .any(|c| !c.is_ascii() || c.is_ascii_control() || c == '=')
-        {
-            errs.push(FieldError::invalid(
-                name_path,
-                name,
-                "a valid environment variable name must consist only of printable ASCII characters other than '='",
+        } else if !env_name_ok(name) {
+            errs.push(FieldError::invalid(name_path, name, RELAXED_ENV_NAME_MSG));
+        }
+        if let Some(from) = opt(var, "valueFrom") {
+            errs.extend(env_value_from(
+                from,
+                !str_of(var, "value").is_empty(),
+                &child(&var_path, "valueFrom"),
             ));
+        }
+    }
+    errs
+}
+
+/// validateEnvVarValueFrom: exactly one source, and no literal value too.
+fn env_value_from(from: &Value, has_value: bool, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut sources = 0;
+    for name in [
+        "fieldRef",
+        "resourceFieldRef",
+        "configMapKeyRef",
+        "secretKeyRef",
+    ] {
+        let Some(source) = opt(from, name) else {
+            continue;
+        };
+        sources += 1;
+        let source_path = child(path, name);
+        match name {
+            "fieldRef" => {
+                if str_of(source, "fieldPath").is_empty() {
+                    errs.push(FieldError::required(child(&source_path, "fieldPath"), ""));
+                }
+            }
+            "resourceFieldRef" => {
+                if str_of(source, "resource").is_empty() {
+                    errs.push(FieldError::required(child(&source_path, "resource"), ""));
+                }
+            }
+            _ => errs.extend(key_selector(source, &source_path)),
+        }
+    }
+    if sources == 0 {
+        errs.push(FieldError::invalid(
+            path,
+            "",
+            "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+        ));
+    } else if has_value {
+        errs.push(FieldError::invalid(
+            path,
+            "",
+            "may not be specified when `value` is not empty",
+        ));
+    } else if sources > 1 {
+        errs.push(FieldError::invalid(
+            path,
+            "",
+            "may not have more than one field specified at a time",
+        ));
+    }
+    errs
+}
+
+/// validateConfigMapKeySelector / validateSecretKeySelector.
+fn key_selector(selector: &Value, path: &str) -> Vec<FieldError> {
+    let name = str_of(selector, "name");
+    let mut errs: Vec<FieldError> =
+        crate::validation::name_problems(NameRule::Subdomain, name, false)
+            .iter()
+            .map(|msg| FieldError::invalid(child(path, "name"), name, msg))
+            .collect();
+    let key_name = str_of(selector, "key");
+    if key_name.is_empty() {
+        errs.push(FieldError::required(child(path, "key"), ""));
+    } else {
+        errs.extend(crate::validation::config_map_key(
+            &child(path, "key"),
+            key_name,
+        ));
+    }
+    errs
+}
+
+/// ValidateEnvFrom: one of configMapRef and secretRef per entry.
+fn env_from(sources: &[Value], path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (i, source) in sources.iter().enumerate() {
+        let source_path = index(path, i);
+        let prefix = str_of(source, "prefix");
+        if !prefix.is_empty() && !env_name_ok(prefix) {
+            errs.push(FieldError::invalid(
+                child(&source_path, "prefix"),
+                prefix,
+                RELAXED_ENV_NAME_MSG,
+            ));
+        }
+        let mut count = 0;
+        for name in ["configMapRef", "secretRef"] {
+            let Some(reference) = opt(source, name) else {
+                continue;
+            };
+            count += 1;
+            let ref_name = str_of(reference, "name");
+            let name_path = child(&child(&source_path, name), "name");
+            if ref_name.is_empty() {
+                errs.push(FieldError::required(name_path, ""));
+            } else {
+                for msg in crate::validation::name_problems(NameRule::Subdomain, ref_name, true) {
+                    errs.push(FieldError::invalid(&name_path, ref_name, &msg));
+                }
+            }
+        }
+        // Upstream reports these on the list path.
+        if count == 0 {
+            errs.push(FieldError::invalid(
+                path,
+                "",
+                "must specify one of: `configMapRef` or `secretRef`",
+            ));
+        } else if count > 1 {
+            errs.push(FieldError::invalid(
+                path,
+                "",
+                "may not have more than one field specified at a time",
+            ));
+        }
+    }
+    errs
+}
+
+/// IsValidUserID / IsValidGroupID.
+fn id_range(value: Option<i64>, path: &str) -> Option<FieldError> {
+    let value = value?;
+    (!(0..=MAX_INT32).contains(&value)).then(|| {
+        FieldError::invalid_rendered(
+            path,
+            &value.to_string(),
+            "must be between 0 and 2147483647, inclusive",
+        )
+    })
+}
+
+/// validatePodSpecSecurityContext's id ranges.
+fn pod_security_context(context: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for name in ["fsGroup", "runAsUser", "runAsGroup"] {
+        errs.extend(id_range(int_of(context, name), &child(path, name)));
+    }
+    for (i, gid) in list_of(context, "supplementalGroups").iter().enumerate() {
+        errs.extend(id_range(
+            gid.as_i64(),
+            &index(&child(path, "supplementalGroups"), i),
+        ));
+    }
+    errs
+}
+
+/// ValidateSecurityContext: id ranges and privilege-escalation conflicts.
+fn security_context(context: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for name in ["runAsUser", "runAsGroup"] {
+        errs.extend(id_range(int_of(context, name), &child(path, name)));
+    }
+    let no_escalation =
+        opt(context, "allowPrivilegeEscalation").and_then(Value::as_bool) == Some(false);
+    if no_escalation {
+        // The bad value is the whole context; Go prints its pointers as
+        // addresses, so only its shape is kept.
+        let rendered = "&core.SecurityContext{...}";
+        if opt(context, "privileged").and_then(Value::as_bool) == Some(true) {
+            errs.push(FieldError::invalid_rendered(
+                path,
+                rendered,
+                "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+            ));
+        }
+        let capabilities = field(context, "capabilities");
+        for cap in list_of(capabilities, "add") {
+            if cap.as_str() == Some("CAP_SYS_ADMIN") {
+                errs.push(FieldError::invalid_rendered(
+                    path,
+                    rendered,
+                    "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN",
+                ));
+            }
         }
     }
     errs
@@ -534,12 +743,10 @@ fn volume_mounts(mounts: &[Value], volumes: &HashSet<String>, path: &str) -> Vec
                 "must be unique",
             ));
         }
+        // Upstream reports subPath problems on the list path, not the item.
         let sub_path = str_of(mount, "subPath");
         if !sub_path.is_empty() {
-            errs.extend(local_descending_path(
-                sub_path,
-                &child(&mount_path, "subPath"),
-            ));
+            errs.extend(local_descending_path(sub_path, &child(path, "subPath")));
         }
     }
     errs
@@ -614,12 +821,49 @@ pub fn resources(res: &Value, path: &str) -> Vec<FieldError> {
     errs
 }
 
+/// Unprefixed resource names upstream knows (IsStandardResourceName).
+fn standard_resource(name: &str) -> bool {
+    matches!(
+        name,
+        "cpu"
+            | "memory"
+            | "ephemeral-storage"
+            | "requests.cpu"
+            | "requests.memory"
+            | "requests.ephemeral-storage"
+            | "limits.cpu"
+            | "limits.memory"
+            | "limits.ephemeral-storage"
+            | "pods"
+            | "services"
+            | "replicationcontrollers"
+            | "resourcequotas"
+            | "secrets"
+            | "persistentvolumeclaims"
+            | "configmaps"
+            | "services.nodeports"
+            | "services.loadbalancers"
+            | "storage"
+            | "requests.storage"
+    ) || name.starts_with("hugepages-")
+        || name.starts_with("requests.hugepages-")
+}
+
+/// validateContainerResourceName.
 fn resource_name(name: &str, path: &str) -> Vec<FieldError> {
     let mut errs: Vec<FieldError> = meta::qualified_name_problems(name)
         .iter()
         .map(|msg| FieldError::invalid(path, name, msg))
         .collect();
-    if !name.contains('/') && !standard_container_resource(name) {
+    let unprefixed = !name.contains('/');
+    if errs.is_empty() && unprefixed && !standard_resource(name) {
+        errs.push(FieldError::invalid(
+            path,
+            name,
+            "must be a standard resource type or fully qualified",
+        ));
+    }
+    if unprefixed && !standard_container_resource(name) {
         errs.push(FieldError::invalid(
             path,
             name,
@@ -649,8 +893,16 @@ fn resource_quantity(
     }
 }
 
+/// Lifecycle hooks and probes (regular and restartable init containers).
 fn probes(ctr: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    if let Some(lifecycle) = opt(ctr, "lifecycle") {
+        for hook in ["postStart", "preStop"] {
+            if let Some(action) = opt(lifecycle, hook) {
+                errs.extend(handler(action, &child(&child(path, "lifecycle"), hook)));
+            }
+        }
+    }
     for (name, needs_one_success) in [
         ("livenessProbe", true),
         ("readinessProbe", false),
@@ -661,6 +913,15 @@ fn probes(ctr: &Value, path: &str) -> Vec<FieldError> {
         };
         let probe_path = child(path, name);
         errs.extend(probe_fields(probe, &probe_path));
+        if name == "readinessProbe" {
+            if let Some(grace) = int_of(probe, "terminationGracePeriodSeconds") {
+                errs.push(FieldError::invalid_rendered(
+                    child(&probe_path, "terminationGracePeriodSeconds"),
+                    &grace.to_string(),
+                    "must not be set for readinessProbes",
+                ));
+            }
+        }
         if needs_one_success {
             if let Some(threshold) =
                 int_of(probe, "successThreshold").filter(|t| *t != 1 && *t != 0)
@@ -983,6 +1244,25 @@ fn only_deleted_scheduling_gates(new: &[Value], old: &[Value]) -> Vec<FieldError
             )
         })
         .collect()
+}
+
+/// ValidatePodCreate's extra rules: no ephemeral containers, no node for a
+/// gated pod.
+pub fn pod_create_only(spec: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if !list_of(spec, "ephemeralContainers").is_empty() {
+        errs.push(FieldError::forbidden(
+            "spec.ephemeralContainers",
+            "cannot be set on create",
+        ));
+    }
+    if !str_of(spec, "nodeName").is_empty() && !list_of(spec, "schedulingGates").is_empty() {
+        errs.push(FieldError::forbidden(
+            "spec.nodeName",
+            "cannot be set until all schedulingGates have been cleared",
+        ));
+    }
+    errs
 }
 
 /// Pod-only checks (not for templates): images without surrounding space.

@@ -207,11 +207,18 @@ fn pod_requests_may_not_exceed_limits() {
         &with(&pod(), |p| {
             p["spec"]["containers"][0]["resources"]["limits"]["gpu"] = json!("1")
         }),
-        &[(
-            INVALID,
-            "spec.containers[0].resources.limits[gpu]",
-            "Invalid value: \"gpu\": must be a standard resource for containers",
-        )],
+        &[
+            (
+                INVALID,
+                "spec.containers[0].resources.limits[gpu]",
+                "Invalid value: \"gpu\": must be a standard resource type or fully qualified",
+            ),
+            (
+                INVALID,
+                "spec.containers[0].resources.limits[gpu]",
+                "Invalid value: \"gpu\": must be a standard resource for containers",
+            ),
+        ],
     );
     // Equal after canonicalisation is fine.
     create(
@@ -1718,4 +1725,136 @@ fn unknown_kinds_are_not_validated() {
         &[],
     );
     create("", "Service", &json!({"spec": {}}), &[]);
+}
+
+#[test]
+fn pod_env_sources_security_and_host_ports() {
+    create("", "Pod", &with(&pod(), |p| p["spec"]["containers"][0]["env"][0] = json!({"name": "A", "valueFrom": {}})),
+        &[(INVALID, "spec.containers[0].env[0].valueFrom", "Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`")]);
+    create(
+        "",
+        "Pod",
+        &with(
+            &pod(),
+            |p| p["spec"]["containers"][0]["env"][0] = json!({"name": "A", "value": "x", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}),
+        ),
+        &[(
+            INVALID,
+            "spec.containers[0].env[0].valueFrom",
+            "Invalid value: \"\": may not be specified when `value` is not empty",
+        )],
+    );
+    create(
+        "",
+        "Pod",
+        &with(&pod(), |p| {
+            p["spec"]["containers"][0]["envFrom"] = json!([{}])
+        }),
+        &[(
+            INVALID,
+            "spec.containers[0].envFrom",
+            "Invalid value: \"\": must specify one of: `configMapRef` or `secretRef`",
+        )],
+    );
+    create(
+        "",
+        "Pod",
+        &with(&pod(), |p| {
+            p["spec"]["containers"][0]["securityContext"] = json!({"runAsUser": -1})
+        }),
+        &[(
+            INVALID,
+            "spec.containers[0].securityContext.runAsUser",
+            "Invalid value: -1: must be between 0 and 2147483647, inclusive",
+        )],
+    );
+    create("", "Pod", &with(&pod(), |p| p["spec"]["containers"][0]["securityContext"] = json!({"privileged": true, "allowPrivilegeEscalation": false})),
+        &[(INVALID, "spec.containers[0].securityContext", "Invalid value: &core.SecurityContext{...}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true")]);
+    let two_ports = with(&pod(), |p| {
+        p["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80, "hostPort": 8080}, {"containerPort": 81, "hostPort": 8080}]);
+    });
+    create(
+        "",
+        "Pod",
+        &two_ports,
+        &[(
+            DUPLICATE,
+            "spec.containers[0].ports[1].hostPort",
+            "Duplicate value: \"TCP//8080\"",
+        )],
+    );
+    create(
+        "",
+        "Pod",
+        &with(&pod(), |p| {
+            p["spec"]["containers"][0]["volumeMounts"][0]["subPath"] = json!("../etc")
+        }),
+        &[(
+            INVALID,
+            "spec.containers[0].volumeMounts.subPath",
+            "Invalid value: \"../etc\": must not contain '..'",
+        )],
+    );
+    create(
+        "",
+        "Pod",
+        &with(
+            &pod(),
+            |p| {
+                p["spec"]["containers"][0]["readinessProbe"] =
+                    json!({"exec": {"command": ["true"]}, "terminationGracePeriodSeconds": 5})
+            },
+        ),
+        &[(
+            INVALID,
+            "spec.containers[0].readinessProbe.terminationGracePeriodSeconds",
+            "Invalid value: 5: must not be set for readinessProbes",
+        )],
+    );
+}
+
+#[test]
+fn pod_create_only_rules_do_not_apply_on_update() {
+    let debugged = with(
+        &pod(),
+        |p| p["spec"]["ephemeralContainers"] = json!([{"name": "dbg", "image": "busybox", "terminationMessagePolicy": "File", "imagePullPolicy": "Always"}]),
+    );
+    create(
+        "",
+        "Pod",
+        &debugged,
+        &[(
+            FORBIDDEN,
+            "spec.ephemeralContainers",
+            "Forbidden: cannot be set on create",
+        )],
+    );
+    expect(validate_update("", "Pod", &debugged, &debugged), &[]);
+    let gated = with(&pod(), |p| {
+        p["spec"]["schedulingGates"] = json!([{"name": "example.com/wait"}]);
+        p["spec"]["nodeName"] = json!("n1");
+    });
+    create(
+        "",
+        "Pod",
+        &gated,
+        &[(
+            FORBIDDEN,
+            "spec.nodeName",
+            "Forbidden: cannot be set until all schedulingGates have been cleared",
+        )],
+    );
+    let long = with(&cron_job(), |c| {
+        c["metadata"]["name"] = json!("a".repeat(53))
+    });
+    let errs = validate_create("batch", "CronJob", &long);
+    assert_eq!(errs.len(), 1);
+    assert_eq!(
+        errs[0].message,
+        format!(
+            "Invalid value: \"{}\": must be no more than 52 characters",
+            "a".repeat(53)
+        )
+    );
+    expect(validate_update("batch", "CronJob", &long, &long), &[]);
 }
