@@ -6,12 +6,14 @@ use super::meta;
 use super::{child, field, index, int_of, list_of, opt, str_of};
 use crate::error::FieldError;
 
-const METRIC_TYPES: &[&str] = &[
-    "ContainerResource",
-    "External",
-    "Object",
-    "Pods",
-    "Resource",
+/// Metric source types in upstream's listing order, with the field each
+/// one populates.
+const METRIC_TYPES: &[(&str, &str)] = &[
+    ("Object", "object"),
+    ("Pods", "pods"),
+    ("Resource", "resource"),
+    ("External", "external"),
+    ("ContainerResource", "containerResource"),
 ];
 
 pub fn horizontal_pod_autoscaler(object: &Value) -> Vec<FieldError> {
@@ -53,31 +55,60 @@ pub fn horizontal_pod_autoscaler(object: &Value) -> Vec<FieldError> {
     }
     if ref_errs.is_empty() {
         for (i, metric) in list_of(spec, "metrics").iter().enumerate() {
-            let path = index("spec.metrics", i);
-            match str_of(metric, "type") {
-                "" => errs.push(FieldError::required(
-                    child(&path, "type"),
-                    "must specify a metric source type",
-                )),
-                t if !METRIC_TYPES.contains(&t) => errs.push(FieldError::not_supported(
-                    child(&path, "type"),
-                    t,
-                    METRIC_TYPES,
-                )),
-                "Resource" => {
-                    if let Some(resource) = opt(metric, "resource") {
-                        if str_of(resource, "name").is_empty() {
-                            errs.push(FieldError::required(
-                                child(&child(&path, "resource"), "name"),
-                                "must specify a resource name",
-                            ));
-                        }
-                    }
-                }
-                _ => {}
-            }
+            errs.extend(metric_spec(metric, &index("spec.metrics", i)));
         }
     }
     errs.extend(ref_errs);
+    errs
+}
+
+/// validateMetricSpec: a known type, and exactly its source populated.
+fn metric_spec(metric: &Value, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let metric_type = str_of(metric, "type");
+    let type_path = child(path, "type");
+    if metric_type.is_empty() {
+        errs.push(FieldError::required(
+            &type_path,
+            "must specify a metric source type",
+        ));
+    }
+    let expected = METRIC_TYPES.iter().find(|(t, _)| *t == metric_type);
+    if expected.is_none() {
+        let names: Vec<&str> = METRIC_TYPES.iter().map(|(t, _)| *t).collect();
+        errs.push(FieldError::not_supported(&type_path, metric_type, &names));
+    }
+    if let Some((_, source)) = expected {
+        if opt(metric, source).is_none() {
+            errs.push(FieldError::required(
+                child(path, source),
+                "must populate information for the given metric source",
+            ));
+        }
+    }
+    let present: Vec<&str> = METRIC_TYPES
+        .iter()
+        .map(|(_, f)| *f)
+        .filter(|f| opt(metric, f).is_some())
+        .collect();
+    if present.len() != 1 {
+        for source in present {
+            if expected.is_some_and(|(_, f)| *f == source) {
+                continue;
+            }
+            errs.push(FieldError::forbidden(
+                child(path, source),
+                "must populate the given metric source only",
+            ));
+        }
+    }
+    if let Some(resource) = opt(metric, "resource") {
+        if str_of(resource, "name").is_empty() {
+            errs.push(FieldError::required(
+                child(&child(path, "resource"), "name"),
+                "must specify a resource name",
+            ));
+        }
+    }
     errs
 }

@@ -1858,3 +1858,22 @@ fn pod_create_only_rules_do_not_apply_on_update() {
     );
     expect(validate_update("batch", "CronJob", &long, &long), &[]);
 }
+
+#[test]
+fn horizontal_pod_autoscaler_metric_rules() {
+    let hpa = json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}, "maxReplicas": 3, "metrics": [{"type": "Memory"}]}});
+    create("autoscaling", "HorizontalPodAutoscaler", &hpa,
+        &[(NOT_SUPPORTED, "spec.metrics[0].type", "Unsupported value: \"Memory\": supported values: \"Object\", \"Pods\", \"Resource\", \"External\", \"ContainerResource\"")]);
+    create(
+        "autoscaling",
+        "HorizontalPodAutoscaler",
+        &with(&hpa, |h| {
+            h["spec"]["metrics"][0] = json!({"type": "Resource"})
+        }),
+        &[(
+            REQUIRED,
+            "spec.metrics[0].resource",
+            "Required value: must populate information for the given metric source",
+        )],
+    );
+}
