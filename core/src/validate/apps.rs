@@ -402,7 +402,7 @@ pub fn stateful_set_update(object: &Value, old: &Value) -> Vec<FieldError> {
         spec
     };
     let mut errs = Vec::new();
-    if strip(field(object, "spec")) != strip(field(old, "spec")) {
+    if !meta::semantically_equal(&strip(field(object, "spec")), &strip(field(old, "spec"))) {
         errs.push(FieldError::forbidden(
             "spec",
             "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",

@@ -114,7 +114,7 @@ pub fn job_update(object: &Value, old: &Value) -> Vec<FieldError> {
             t.clone()
         }
     };
-    if comparable(new_template) != comparable(old_template) {
+    if !meta::semantically_equal(&comparable(new_template), &comparable(old_template)) {
         errs.push(FieldError::immutable(
             "spec.template",
             &format!("core.PodTemplateSpec{}", new_template),

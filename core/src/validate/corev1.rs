@@ -559,7 +559,7 @@ pub fn persistent_volume_update(object: &Value, old: &Value) -> Vec<FieldError> 
     };
     let new_sources = pick(field(object, "spec"));
     let old_sources = pick(field(old, "spec"));
-    if new_sources != old_sources {
+    if !meta::semantically_equal(&new_sources, &old_sources) {
         errs.push(FieldError::forbidden(
             "spec.persistentvolumesource",
             &format!(
@@ -670,7 +670,7 @@ pub fn persistent_volume_claim_update(object: &Value, old: &Value) -> Vec<FieldE
             };
         }
     }
-    if new_spec != old_spec {
+    if !meta::semantically_equal(&new_spec, &old_spec) {
         errs.push(FieldError::forbidden(
             "spec",
             &format!(

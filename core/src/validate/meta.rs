@@ -484,6 +484,40 @@ pub fn cidr_contains(outer: (std::net::IpAddr, u8), addr: std::net::IpAddr) -> b
     }
 }
 
+/// The value as Go's typed structs see it: null, false, 0, "" and empty
+/// lists and maps are what an unset field holds, so they are dropped. This
+/// keeps a protobuf body's zero values (`hostPort: 0`) from counting as a
+/// change against a stored object that omits them.
+pub fn semantic(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), semantic(v)))
+                .filter(|(_, v)| !is_zero(v))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(semantic).collect()),
+        other => other.clone(),
+    }
+}
+
+fn is_zero(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+    }
+}
+
+/// Whether two values are equal the way upstream's semantic equality sees
+/// them (zero values and absence alike).
+pub fn semantically_equal(a: &Value, b: &Value) -> bool {
+    semantic(a) == semantic(b)
+}
+
 /// A compact description of how two JSON values differ, standing in for the
 /// go-cmp diff upstream appends to some Forbidden messages.
 pub fn diff(old: &Value, new: &Value) -> String {

@@ -1154,16 +1154,16 @@ pub fn pod_update(new: &Value, old: &Value) -> Vec<FieldError> {
         list_of(new_spec, "schedulingGates"),
         list_of(old_spec, "schedulingGates"),
     ));
-    if new_spec == old_spec {
+    if meta::semantically_equal(new_spec, old_spec) {
         return errs;
     }
     let munged = munge_updatable(new_spec, old_spec);
-    if munged != *old_spec {
+    if !meta::semantically_equal(&munged, old_spec) {
         errs.push(FieldError::forbidden(
             "spec",
             &format!(
                 "pod updates may not change fields other than {UPDATABLE_POD_SPEC_FIELDS}\n{}",
-                meta::diff(old_spec, &munged)
+                meta::diff(&meta::semantic(old_spec), &meta::semantic(&munged))
             ),
         ));
     }

@@ -1877,3 +1877,19 @@ fn horizontal_pod_autoscaler_metric_rules() {
         )],
     );
 }
+
+#[test]
+fn zero_values_do_not_count_as_changes_on_update() {
+    let stored = pod();
+    let from_protobuf = with(&stored, |p| {
+        p["spec"]["hostNetwork"] = json!(false);
+        p["spec"]["nodeSelector"] = json!({});
+        p["spec"]["containers"][0]["stdin"] = json!(false);
+        p["spec"]["containers"][0]["workingDir"] = json!("");
+        p["spec"]["containers"][0]["image"] = json!("nginx:1.28");
+    });
+    expect(validate_update("", "Pod", &from_protobuf, &stored), &[]);
+    let ss = json!({"spec": {"serviceName": "web", "selector": {"matchLabels": {"app": "web"}}, "template": template()}});
+    let ss_zeroed = with(&ss, |s| s["spec"]["volumeClaimTemplates"] = json!([]));
+    expect(validate_update("apps", "StatefulSet", &ss_zeroed, &ss), &[]);
+}
