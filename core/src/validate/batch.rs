@@ -218,15 +218,6 @@ fn cron_job_spec(spec: &Value) -> Vec<FieldError> {
         )),
     }
     let job_template = field(spec, "jobTemplate");
-    let template_meta = field(job_template, "metadata");
-    errs.extend(meta::labels(
-        opt(template_meta, "labels"),
-        "spec.jobTemplate.metadata.labels",
-    ));
-    errs.extend(meta::annotations(
-        opt(template_meta, "annotations"),
-        "spec.jobTemplate.metadata.annotations",
-    ));
     let job_spec_value = field(job_template, "spec");
     errs.extend(job_spec(job_spec_value, "spec.jobTemplate.spec"));
     if let Some(selector) = opt(job_spec_value, "selector") {
