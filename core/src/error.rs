@@ -142,6 +142,95 @@ impl FieldError {
         }
     }
 
+    /// `Invalid value` whose value is already rendered the way Go's
+    /// field.Error prints it (`-1`, `map[string]string{"a":"b"}`, `"x"`).
+    pub fn invalid_rendered(field: impl Into<String>, rendered: &str, detail: &str) -> Self {
+        let message = if detail.is_empty() {
+            format!("Invalid value: {rendered}")
+        } else {
+            format!("Invalid value: {rendered}: {detail}")
+        };
+        Self {
+            reason: "FieldValueInvalid",
+            message,
+            field: field.into(),
+        }
+    }
+
+    /// `field is immutable`, upstream's ValidateImmutableField.
+    pub fn immutable(field: impl Into<String>, rendered: &str) -> Self {
+        Self::invalid_rendered(field, rendered, "field is immutable")
+    }
+
+    /// An enum value outside the supported set, listed in upstream's order.
+    pub fn not_supported(field: impl Into<String>, value: &str, supported: &[&str]) -> Self {
+        Self::not_supported_rendered(field, &quote_go(value), supported)
+    }
+
+    /// [`FieldError::not_supported`] for a value that is not printed as a string.
+    pub fn not_supported_rendered(
+        field: impl Into<String>,
+        rendered: &str,
+        supported: &[&str],
+    ) -> Self {
+        let mut message = format!("Unsupported value: {rendered}");
+        if !supported.is_empty() {
+            let quoted: Vec<String> = supported.iter().map(|v| quote_go(v)).collect();
+            message.push_str(&format!(": supported values: {}", quoted.join(", ")));
+        }
+        Self {
+            reason: "FieldValueNotSupported",
+            message,
+            field: field.into(),
+        }
+    }
+
+    pub fn duplicate(field: impl Into<String>, value: &str) -> Self {
+        Self::duplicate_rendered(field, &quote_go(value), "")
+    }
+
+    pub fn duplicate_rendered(field: impl Into<String>, rendered: &str, detail: &str) -> Self {
+        let message = if detail.is_empty() {
+            format!("Duplicate value: {rendered}")
+        } else {
+            format!("Duplicate value: {rendered}: {detail}")
+        };
+        Self {
+            reason: "FieldValueDuplicate",
+            message,
+            field: field.into(),
+        }
+    }
+
+    pub fn not_found(field: impl Into<String>, value: &str) -> Self {
+        Self {
+            reason: "FieldValueNotFound",
+            message: format!("Not found: {}", quote_go(value)),
+            field: field.into(),
+        }
+    }
+
+    /// `Too many: 3: must have at most 2 items`.
+    pub fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Self {
+        let noun = if max == 1 { "item" } else { "items" };
+        Self {
+            reason: "FieldValueTooMany",
+            message: format!("Too many: {actual}: must have at most {max} {noun}"),
+            field: field.into(),
+        }
+    }
+
+    /// `Too long: may not be more than N bytes` (upstream's TooLong, which
+    /// never prints the value).
+    pub fn too_long_bytes(field: impl Into<String>, max: usize) -> Self {
+        let unit = if max == 1 { "byte" } else { "bytes" };
+        Self {
+            reason: "FieldValueTooLong",
+            message: format!("Too long: may not be more than {max} {unit}"),
+            field: field.into(),
+        }
+    }
+
     /// `field: message`, as upstream's field.Error.Error().
     pub fn render(&self) -> String {
         format!("{}: {}", self.field, self.message)

@@ -817,9 +817,33 @@ impl ApiCore {
         }
     }
 
-    fn validate(&self, def: &ResourceDef, object: &Value, name: &str) -> ApiResult<()> {
+    /// Upstream's validation of a new object (`old` None) or an update;
+    /// kinds stored at another version are validated in their stored form,
+    /// the one upstream's (internal-version) rules are written against.
+    fn validate(
+        &self,
+        def: &ResourceDef,
+        object: &Value,
+        old: Option<&Value>,
+        name: &str,
+    ) -> ApiResult<()> {
         let mut errs = validation::object_meta(object, def.strategy.name_rule(), def.namespaced);
         errs.extend(def.strategy.validate(object));
+        let (group, kind) = (def.storage_group, def.storage_kind);
+        let converted;
+        let (object, old) = if def.converts_for_storage() {
+            converted = (
+                storage_form(def, object.clone())?,
+                old.map(|o| storage_form(def, o.clone())).transpose()?,
+            );
+            (&converted.0, converted.1.as_ref())
+        } else {
+            (object, old)
+        };
+        errs.extend(match old {
+            None => crate::validate::validate_create(group, kind, object),
+            Some(old) => crate::validate::validate_update(group, kind, object, old),
+        });
         if errs.is_empty() {
             Ok(())
         } else {
@@ -947,7 +971,7 @@ impl ApiCore {
                 );
             }
             let name = object::name(&object).to_string();
-            self.validate(def, &object, &name)?;
+            self.validate(def, &object, None, &name)?;
             self.ensure_namespace_accepts(def, namespace, &name).await?;
             if opts.dry_run {
                 return Ok(WriteResult {
@@ -1354,7 +1378,7 @@ impl ApiCore {
                 crate::apply::record_update(Some(&old), &mut candidate, def.definition, &ctx)?;
             }
             object::remove_meta(&mut candidate, "resourceVersion");
-            self.validate(def, &candidate, name)?;
+            self.validate(def, &candidate, Some(&old), name)?;
             let allocated = if def.strategy.allocates_service_addresses() && view == View::Main {
                 Some(
                     self.service_addresses
