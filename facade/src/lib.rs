@@ -71,6 +71,19 @@ fn encode(code: StatusCode, output: Output, value: &Value, warnings: &[String]) 
             }
             Err(e) => return error_response(&ApiError::internal(e)),
         },
+        output if output.is_protobuf() => match capstan_core::protobuf::encode_object(value) {
+            Ok(bytes) => {
+                let mut r = (code, bytes).into_response();
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(capstan_core::protobuf::MEDIA_TYPE),
+                );
+                r
+            }
+            // Documents without a protobuf schema go out as JSON, which
+            // every protobuf client also accepts.
+            Err(_) => json_response(code, value, "application/json"),
+        },
         _ => json_response(code, value, "application/json"),
     };
     for w in warnings {
@@ -273,7 +286,7 @@ fn object_output(
                 include_object(q)?,
             ))
         }
-        Output::PartialMetadata => Ok(table::partial_metadata(object)),
+        output if output.is_partial_metadata() => Ok(table::partial_metadata(object)),
         _ => Ok(object.clone()),
     }
 }
@@ -532,7 +545,7 @@ async fn resource_request(
                     let meta = list_metadata(&list);
                     table::to_table(&def, &list.items, meta, include_object(q)?)
                 }
-                Output::PartialMetadata => json!({
+                output if output.is_partial_metadata() => json!({
                     "kind": "PartialObjectMetadataList",
                     "apiVersion": "meta.k8s.io/v1",
                     "metadata": list_metadata(&list),
@@ -794,26 +807,47 @@ async fn watch(
                     include,
                 )
             }
-            (
-                Output::PartialMetadata,
-                EventType::Added | EventType::Modified | EventType::Deleted,
-            ) => table::partial_metadata(&ev.object),
+            (output, EventType::Added | EventType::Modified | EventType::Deleted)
+                if output.is_partial_metadata() =>
+            {
+                table::partial_metadata(&ev.object)
+            }
             _ => ev.object,
         };
+        if output.is_protobuf() {
+            return Ok::<_, std::convert::Infallible>(Bytes::from(protobuf_watch_frame(
+                ev.event_type.as_str(),
+                &object,
+            )));
+        }
         let mut line =
             serde_json::to_vec(&json!({"type": ev.event_type.as_str(), "object": object}))
                 .unwrap_or_default();
         line.push(b'\n');
-        Ok::<_, std::convert::Infallible>(Bytes::from(line))
+        Ok(Bytes::from(line))
     });
     let mut resp = Response::new(Body::from_stream(lines));
     resp.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+        HeaderValue::from_static(if output.is_protobuf() {
+            capstan_core::protobuf::WATCH_MEDIA_TYPE
+        } else {
+            "application/json"
+        }),
     );
     resp.headers_mut().insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static("no-cache, private"),
     );
     Ok(resp)
+}
+
+/// One protobuf watch frame; an object that cannot be encoded becomes an
+/// ERROR event carrying an InternalError Status, so the client learns why
+/// rather than seeing the stream stall.
+fn protobuf_watch_frame(event_type: &str, object: &Value) -> Vec<u8> {
+    capstan_core::protobuf::encode_watch_event(event_type, object).unwrap_or_else(|e| {
+        let status = ApiError::internal(e).to_status();
+        capstan_core::protobuf::encode_watch_event("ERROR", &status).unwrap_or_default()
+    })
 }

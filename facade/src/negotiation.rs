@@ -24,6 +24,10 @@ pub enum Output {
     PartialMetadata,
     /// Aggregated discovery (apidiscovery.k8s.io/v2 APIGroupDiscoveryList).
     AggregatedDiscovery,
+    /// The Kubernetes protobuf envelope (`application/vnd.kubernetes.protobuf`).
+    Protobuf,
+    /// PartialObjectMetadata(List) in the protobuf envelope.
+    PartialMetadataProtobuf,
 }
 
 impl Output {
@@ -32,8 +36,19 @@ impl Output {
     pub fn without_object_views(self) -> Self {
         match self {
             Self::Table | Self::PartialMetadata => Self::Json,
+            Self::PartialMetadataProtobuf => Self::Protobuf,
             other => other,
         }
+    }
+
+    /// Whether the response is protobuf.
+    pub fn is_protobuf(self) -> bool {
+        matches!(self, Self::Protobuf | Self::PartialMetadataProtobuf)
+    }
+
+    /// Whether objects are reduced to PartialObjectMetadata.
+    pub fn is_partial_metadata(self) -> bool {
+        matches!(self, Self::PartialMetadata | Self::PartialMetadataProtobuf)
     }
 }
 
@@ -58,10 +73,8 @@ fn parse_media_ranges(header: &str) -> Vec<MediaRange<'_>> {
         .collect()
 }
 
-const ACCEPTED: &str = "application/json, application/yaml";
-/// Request bodies may also be protobuf; responses are JSON or YAML only.
-const ACCEPTED_BODIES: &str =
-    "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+const ACCEPTED: &str = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
+const ACCEPTED_BODIES: &str = ACCEPTED;
 
 /// The first representation in the Accept header that we serve.
 /// `discovery` allows the aggregated discovery form.
@@ -81,6 +94,20 @@ pub fn negotiate_output(accept: Option<&str>, discovery: bool) -> Result<Output,
             range.essence.as_str(),
             "application/json" | "*/*" | "application/*"
         );
+        if range.essence == capstan_core::protobuf::MEDIA_TYPE {
+            // Protobuf: plain objects and partial metadata; Tables and
+            // discovery documents are JSON-only here, as upstream.
+            match param("as") {
+                None => return Ok(Output::Protobuf),
+                Some("PartialObjectMetadata" | "PartialObjectMetadataList")
+                    if param("g") == Some("meta.k8s.io")
+                        && matches!(param("v"), Some("v1") | Some("v1beta1")) =>
+                {
+                    return Ok(Output::PartialMetadataProtobuf)
+                }
+                Some(_) => continue,
+            }
+        }
         match (range.essence.as_str(), param("as")) {
             (_, Some("Table"))
                 if json_like
@@ -221,6 +248,23 @@ mod tests {
             negotiate_output(Some(accept), false).unwrap(),
             Output::PartialMetadata
         );
+    }
+
+    #[test]
+    fn protobuf_clients_get_protobuf() {
+        let accept = "application/vnd.kubernetes.protobuf, */*";
+        assert_eq!(
+            negotiate_output(Some(accept), false).unwrap(),
+            Output::Protobuf
+        );
+        let accept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+        assert_eq!(
+            negotiate_output(Some(accept), false).unwrap(),
+            Output::PartialMetadataProtobuf
+        );
+        let accept =
+            "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json";
+        assert_eq!(negotiate_output(Some(accept), false).unwrap(), Output::Json);
     }
 
     #[test]

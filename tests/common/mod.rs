@@ -291,6 +291,8 @@ pub struct HttpResponse {
     pub status: u16,
     pub headers: String,
     pub body: String,
+    /// The body's bytes, for binary (protobuf) responses.
+    pub raw: Vec<u8>,
 }
 
 impl HttpResponse {
@@ -789,10 +791,12 @@ impl TestServer {
         let status = text(&out.stdout).trim().parse().unwrap_or_else(|_| {
             panic!("curl printed no status: {}", describe_output("curl", &out))
         });
+        let raw = fs::read(&body_out).unwrap_or_default();
         HttpResponse {
             status,
             headers: fs::read_to_string(&headers_out).unwrap_or_default(),
-            body: String::from_utf8_lossy(&fs::read(&body_out).unwrap_or_default()).into_owned(),
+            body: String::from_utf8_lossy(&raw).into_owned(),
+            raw,
         }
     }
 
