@@ -170,3 +170,73 @@ fn base64_encode(text: &str) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(text)
 }
+
+#[test]
+fn horizontal_pod_autoscalers_read_back_at_both_versions() {
+    let server = TestServer::start();
+    // Created at autoscaling/v2, read at v1.
+    server.apply(
+        r#"
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 10
+  metrics:
+  - type: Resource
+    resource: {name: cpu, target: {type: Utilization, averageUtilization: 70}}
+  - type: Resource
+    resource: {name: memory, target: {type: AverageValue, averageValue: 500Mi}}
+"#,
+    );
+    let v1 = server.kubectl_json(&["get", "horizontalpodautoscalers.v1.autoscaling", "web"]);
+    assert_eq!(v1["apiVersion"], "autoscaling/v1");
+    assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 70);
+    assert_eq!(v1["spec"]["minReplicas"], 2);
+    assert!(v1["spec"].get("metrics").is_none(), "{v1}");
+    // What v1 has no field for travels in upstream's annotation.
+    let kept = v1["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/metrics"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(kept.contains("memory"), "{v1}");
+    // And reads back intact at v2.
+    let v2 = server.kubectl_json(&["get", "horizontalpodautoscalers.v2.autoscaling", "web"]);
+    let metrics = v2["spec"]["metrics"].as_array().expect("metrics");
+    assert_eq!(metrics.len(), 2, "{v2}");
+    assert!(v2["metadata"]["annotations"]
+        .get("autoscaling.alpha.kubernetes.io/metrics")
+        .is_none());
+
+    // Created at autoscaling/v1, read at v2.
+    server.apply(
+        r#"
+apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {name: api}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: api}
+  maxReplicas: 4
+  targetCPUUtilizationPercentage: 50
+"#,
+    );
+    let v2 = server.kubectl_json(&["get", "horizontalpodautoscalers.v2.autoscaling", "api"]);
+    assert_eq!(v2["apiVersion"], "autoscaling/v2");
+    assert_eq!(v2["spec"]["minReplicas"], 1, "upstream's default: {v2}");
+    assert_eq!(
+        v2["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+        50
+    );
+    assert_eq!(v2["spec"]["metrics"][0]["resource"]["name"], "cpu");
+    // Invalid at either version is refused with v2's rules.
+    let err = server.kubectl_err(&[
+        "patch",
+        "horizontalpodautoscalers.v1.autoscaling",
+        "api",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"maxReplicas":0}}"#,
+    ]);
+    assert!(err.contains("spec.maxReplicas"), "{err}");
+}

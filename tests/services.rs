@@ -101,3 +101,28 @@ spec: {type: NodePort, clusterIP: 10.0.0.50, ports: [{port: 80, nodePort: 30080}
     assert_eq!(again["spec"]["clusterIP"], "10.0.0.50");
     assert_eq!(again["spec"]["ports"][0]["nodePort"], 30080);
 }
+
+#[test]
+fn the_kubernetes_service_points_at_the_server() {
+    let server = TestServer::start();
+    let service = server.kubectl_json(&["get", "service", "kubernetes", "-n", "default"]);
+    assert_eq!(service["spec"]["clusterIP"], "10.0.0.1");
+    assert_eq!(service["spec"]["ports"][0]["port"], 443);
+    let port = serde_json::json!(server.port());
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], port);
+
+    let endpoints = server.kubectl_json(&["get", "endpoints", "kubernetes", "-n", "default"]);
+    assert_eq!(endpoints["subsets"][0]["addresses"][0]["ip"], "127.0.0.1");
+    assert_eq!(endpoints["subsets"][0]["ports"][0]["port"], port);
+
+    let slice = server.kubectl_json(&["get", "endpointslice", "kubernetes", "-n", "default"]);
+    assert_eq!(slice["addressType"], "IPv4");
+    assert_eq!(
+        slice["metadata"]["labels"]["kubernetes.io/service-name"],
+        "kubernetes"
+    );
+    assert_eq!(slice["endpoints"][0]["addresses"][0], "127.0.0.1");
+    assert_eq!(slice["endpoints"][0]["conditions"]["ready"], true);
+    assert_eq!(slice["ports"][0]["port"], port);
+    assert_eq!(slice["ports"][0]["name"], "https");
+}

@@ -79,6 +79,9 @@ pub fn check_field_manager(field_manager: &str) -> ApiResult<()> {
     Ok(())
 }
 
+/// The field manager of writes the server makes itself, as upstream names it.
+const SYSTEM_FIELD_MANAGER: &str = "kube-apiserver";
+
 /// How a write's managedFields come about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum FieldOwnership {
@@ -381,7 +384,10 @@ impl ApiCore {
                     &services,
                     Some("default"),
                     service,
-                    &WriteOptions::default(),
+                    &WriteOptions {
+                        field_manager: SYSTEM_FIELD_MANAGER.to_string(),
+                        ..Default::default()
+                    },
                 )
                 .await;
             // Another replica may have created it (and taken its address) meanwhile.
@@ -397,60 +403,112 @@ impl ApiCore {
         let endpoints = self.resolve("", "v1", "endpoints")?;
         let entry = json!({"ip": address.to_string()});
         let subset_port = json!({"name": "https", "port": port, "protocol": "TCP"});
+        self.reconcile_system_object(&endpoints, "default", "kubernetes", |current| {
+            let mut addresses: Vec<Value> = current
+                .and_then(|c| c.pointer("/subsets/0/addresses"))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let ports_match =
+                current.and_then(|c| c.pointer("/subsets/0/ports/0")) == Some(&subset_port);
+            if addresses.contains(&entry) && ports_match {
+                return None;
+            }
+            addresses.retain(|a| a != &entry);
+            addresses.push(entry.clone());
+            let mut desired = current.cloned().unwrap_or_else(|| {
+                json!({
+                    "apiVersion": "v1", "kind": "Endpoints",
+                    "metadata": {"name": "kubernetes", "namespace": "default",
+                                 "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+                })
+            });
+            desired["subsets"] = json!([{"addresses": addresses, "ports": [subset_port.clone()]}]);
+            Some(desired)
+        })
+        .await?;
+        // The same address in the EndpointSlice clients of discovery.k8s.io read.
+        let slices = self.resolve("discovery.k8s.io", "v1", "endpointslices")?;
+        let address_type = if address.is_ipv4() { "IPv4" } else { "IPv6" };
+        let endpoint = json!({"addresses": [address.to_string()], "conditions": {"ready": true}});
+        let slice_port = json!({"name": "https", "port": port, "protocol": "TCP"});
+        self.reconcile_system_object(&slices, "default", "kubernetes", |current| {
+            let mut endpoints: Vec<Value> = current
+                .and_then(|c| c.get("endpoints"))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let ports_match = current.and_then(|c| c.pointer("/ports/0")) == Some(&slice_port);
+            if endpoints.contains(&endpoint) && ports_match {
+                return None;
+            }
+            endpoints.retain(|e| e["addresses"] != endpoint["addresses"]);
+            endpoints.push(endpoint.clone());
+            let mut desired = current.cloned().unwrap_or_else(|| {
+                json!({
+                    "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                    "metadata": {"name": "kubernetes", "namespace": "default",
+                                 "labels": {"kubernetes.io/service-name": "kubernetes"}},
+                    "addressType": address_type,
+                })
+            });
+            desired["endpoints"] = json!(endpoints);
+            desired["ports"] = json!([slice_port.clone()]);
+            Some(desired)
+        })
+        .await
+    }
+
+    /// Creates or updates an object the server itself maintains: `desired`
+    /// gets the current object (None when absent) and returns what it should
+    /// be, or None when it is right already. Retries on conflicts with other
+    /// replicas doing the same.
+    async fn reconcile_system_object(
+        &self,
+        def: &ResourceDef,
+        namespace: &str,
+        name: &str,
+        desired: impl Fn(Option<&Value>) -> Option<Value>,
+    ) -> ApiResult<()> {
+        let system = UserInfo::system();
+        let opts = WriteOptions {
+            field_manager: SYSTEM_FIELD_MANAGER.to_string(),
+            ..Default::default()
+        };
         for _ in 0..MAX_CONFLICT_RETRIES {
-            match self
-                .get_stored(&endpoints, Some("default"), "kubernetes")
-                .await
-            {
-                Ok((_, mut current)) => {
-                    let subset = &mut current["subsets"][0];
-                    let addresses = subset["addresses"].as_array().cloned().unwrap_or_default();
-                    if addresses.contains(&entry) && subset["ports"][0] == subset_port {
-                        return Ok(());
-                    }
-                    let mut addresses: Vec<Value> =
-                        addresses.into_iter().filter(|a| a != &entry).collect();
-                    addresses.push(entry.clone());
-                    current["subsets"] =
-                        json!([{"addresses": addresses, "ports": [subset_port.clone()]}]);
-                    match self
-                        .update(
-                            &system,
-                            &endpoints,
-                            Some("default"),
-                            "kubernetes",
-                            current,
-                            &WriteOptions::default(),
-                            View::Main,
-                        )
-                        .await
-                    {
-                        Ok(_) => return Ok(()),
-                        Err(e) if e.reason == crate::error::StatusReason::Conflict => continue,
-                        Err(e) => return Err(e),
-                    }
+            let current = self.get_if_exists(def, Some(namespace), name).await?;
+            let current = current.map(|c| served(def, c)).transpose()?;
+            let Some(wanted) = desired(current.as_ref()) else {
+                return Ok(());
+            };
+            let written = match current {
+                Some(_) => {
+                    self.update(
+                        &system,
+                        def,
+                        Some(namespace),
+                        name,
+                        wanted,
+                        &opts,
+                        View::Main,
+                    )
+                    .await
                 }
-                Err(e) if e.code() == 404 => {
-                    let created = json!({
-                        "apiVersion": "v1", "kind": "Endpoints",
-                        "metadata": {"name": "kubernetes", "namespace": "default",
-                                     "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
-                        "subsets": [{"addresses": [entry.clone()], "ports": [subset_port.clone()]}],
-                    });
-                    match self
-                        .create(
-                            &system,
-                            &endpoints,
-                            Some("default"),
-                            created,
-                            &WriteOptions::default(),
-                        )
+                None => {
+                    self.create(&system, def, Some(namespace), wanted, &opts)
                         .await
-                    {
-                        Ok(_) => return Ok(()),
-                        Err(e) if e.reason == crate::error::StatusReason::AlreadyExists => continue,
-                        Err(e) => return Err(e),
-                    }
+                }
+            };
+            match written {
+                Ok(_) => return Ok(()),
+                Err(e)
+                    if matches!(
+                        e.reason,
+                        crate::error::StatusReason::Conflict
+                            | crate::error::StatusReason::AlreadyExists
+                    ) =>
+                {
+                    continue
                 }
                 Err(e) => return Err(e),
             }
