@@ -454,3 +454,60 @@ fn unsupported_field_selector_is_bad_request() {
     assert_eq!(list["items"].as_array().unwrap().len(), 0);
     assert_nothing_stored(&s, "b", &["a"]);
 }
+
+#[test]
+fn unknown_and_duplicate_fields_follow_field_validation() {
+    let s = server();
+    let body = |name: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}"}},"data":{{"a":"1","a":"2"}},"colour":"blue"}}"#
+        )
+    };
+    // Strict: refused, naming both problems, nothing stored.
+    let strict = post(
+        &s,
+        &format!("{CMS}?fieldValidation=Strict"),
+        "application/json",
+        body("strict").as_bytes(),
+    );
+    let status = strict.assert_status(400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "colour", duplicate field "data.a""#
+    );
+    assert_nothing_stored(&s, "strict", &[]);
+
+    // Warn: stored (last value wins, unknown field dropped) with a Warning per problem.
+    let warned = post(
+        &s,
+        &format!("{CMS}?fieldValidation=Warn"),
+        "application/json",
+        body("warned").as_bytes(),
+    );
+    assert_eq!(warned.status, 201, "{}", warned.body);
+    let warnings: Vec<&str> = warned
+        .headers
+        .lines()
+        .filter(|l| l.to_ascii_lowercase().starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{}", warned.headers);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains(r#"duplicate field \"data.a\""#)),
+        "{warnings:?}"
+    );
+    let stored = warned.json();
+    assert_eq!(stored["data"]["a"], "2");
+    assert!(stored.get("colour").is_none());
+
+    // Ignore: stored, no warnings.
+    let ignored = post(
+        &s,
+        &format!("{CMS}?fieldValidation=Ignore"),
+        "application/json",
+        body("ignored").as_bytes(),
+    );
+    assert_eq!(ignored.status, 201);
+    assert!(!ignored.headers.to_ascii_lowercase().contains("warning:"));
+}

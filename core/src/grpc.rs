@@ -167,6 +167,8 @@ fn write_options(
         default_field_manager: service::field_manager_from_user_agent(user_agent),
         field_validation: FieldValidation::parse(&o.field_validation)?,
         force: false,
+        // A protobuf Struct cannot repeat a key.
+        duplicate_fields: Vec::new(),
     })
 }
 

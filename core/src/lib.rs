@@ -10,6 +10,7 @@ pub mod controllers;
 pub mod conversion;
 pub mod defaults;
 pub mod discovery;
+pub mod duplicate_fields;
 pub mod error;
 pub mod grpc;
 pub mod object;

@@ -60,6 +60,9 @@ pub struct WriteOptions {
     pub field_validation: FieldValidation,
     /// Server-side apply only: take over fields other managers own.
     pub force: bool,
+    /// Keys the JSON body repeated (dotted paths), found by the front end
+    /// while decoding; reported per fieldValidation like unknown fields.
+    pub duplicate_fields: Vec<String>,
 }
 
 /// Upstream's field manager for a write that names none: the User-Agent up
@@ -915,13 +918,18 @@ impl ApiCore {
         &self,
         def: &ResourceDef,
         object: &mut Value,
-        mode: FieldValidation,
+        opts: &WriteOptions,
     ) -> ApiResult<Vec<String>> {
-        let unknown: Vec<String> = crate::openapi::strip_unknown_fields(def.definition, object)
+        let mut unknown: Vec<String> = crate::openapi::strip_unknown_fields(def.definition, object)
             .into_iter()
             .map(|f| format!("unknown field \"{f}\""))
             .collect();
-        match mode {
+        unknown.extend(
+            opts.duplicate_fields
+                .iter()
+                .map(|f| format!("duplicate field \"{f}\"")),
+        );
+        match opts.field_validation {
             FieldValidation::Strict if !unknown.is_empty() => {
                 let version = def.version;
                 Err(ApiError::bad_request(format!(
@@ -993,7 +1001,7 @@ impl ApiCore {
     ) -> ApiResult<WriteResult> {
         self.check_type(def, &mut object)?;
         self.check_namespace(def, namespace, &mut object)?;
-        let warnings = self.check_fields(def, &mut object, opts.field_validation)?;
+        let warnings = self.check_fields(def, &mut object, opts)?;
         if !object::resource_version(&object).is_empty() {
             return Err(ApiError::bad_request(
                 "resourceVersion should not be set on objects to be created",
@@ -1421,7 +1429,7 @@ impl ApiCore {
                 )));
             }
             self.check_namespace(def, namespace, &mut candidate)?;
-            let warnings = self.check_fields(def, &mut candidate, opts.field_validation)?;
+            let warnings = self.check_fields(def, &mut candidate, opts)?;
             let precondition = object::resource_version(&candidate).to_string();
             if !precondition.is_empty() && precondition != current.mod_revision.to_string() {
                 return Err(ApiError::stale_object(def.group, def.resource, name));

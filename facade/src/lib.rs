@@ -170,7 +170,24 @@ fn write_options(q: &Query, user_agent: &str) -> Result<WriteOptions, ApiError> 
                 )))
             }
         },
+        duplicate_fields: Vec::new(),
     })
+}
+
+/// Write options for a create or update whose body was decoded from
+/// `format`: JSON bodies are also checked for repeated keys, which the
+/// decoder itself silently collapses.
+fn body_write_options(
+    q: &Query,
+    user_agent: &str,
+    format: BodyFormat,
+    body: &[u8],
+) -> Result<WriteOptions, ApiError> {
+    let mut opts = write_options(q, user_agent)?;
+    if format == BodyFormat::Json && opts.field_validation != FieldValidation::Ignore {
+        opts.duplicate_fields = capstan_core::duplicate_fields::duplicate_fields(body);
+    }
+    Ok(opts)
 }
 
 fn list_options(q: &Query) -> Result<ListOptions, ApiError> {
@@ -558,24 +575,16 @@ async fn resource_request(
         (Method::POST, None) => {
             let format = negotiation::body_format(content_type, false)?;
             let obj = negotiation::decode_body(format, &body, def.kind)?;
-            let result = core
-                .create(user, &def, ns, obj, &write_options(q, agent)?)
-                .await?;
+            let opts = body_write_options(q, agent, format, &body)?;
+            let result = core.create(user, &def, ns, obj, &opts).await?;
             write_response(&def, output, q, result)
         }
         (Method::PUT, Some(name)) => {
             let format = negotiation::body_format(content_type, false)?;
             let obj = negotiation::decode_body(format, &body, def.kind)?;
+            let opts = body_write_options(q, agent, format, &body)?;
             let result = core
-                .update(
-                    user,
-                    &def,
-                    ns,
-                    name,
-                    obj,
-                    &write_options(q, agent)?,
-                    View::Main,
-                )
+                .update(user, &def, ns, name, obj, &opts, View::Main)
                 .await?;
             write_response(&def, output, q, result)
         }
