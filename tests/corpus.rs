@@ -168,7 +168,12 @@ fn match_partial(expected: &Value, actual: Option<&Value>, path: &str, diffs: &m
         Value::Object(fields) => match actual {
             Some(Value::Object(actual_fields)) => {
                 for (key, value) in fields {
-                    match_partial(value, actual_fields.get(key), &format!("{path}.{key}"), diffs);
+                    match_partial(
+                        value,
+                        actual_fields.get(key),
+                        &format!("{path}.{key}"),
+                        diffs,
+                    );
                 }
             }
             _ => diffs.push(format!("{path}: expected {expected}, got {actual_shown}")),
@@ -236,7 +241,10 @@ fn valid_manifests_apply_and_read_back_with_upstream_defaults() {
             manifest["kind"].as_str().unwrap(),
         );
         let object_name = manifest["metadata"]["name"].as_str().unwrap();
-        covered.insert((split_api_version(api_version).0.to_string(), kind.to_string()));
+        covered.insert((
+            split_api_version(api_version).0.to_string(),
+            kind.to_string(),
+        ));
 
         let applied = server.kubectl(&["apply", "-f", &file.to_string_lossy()]);
         if !applied.status.success() {
@@ -408,6 +416,19 @@ fn unmatched_causes(expected: &[Cause], actual: &[Cause]) -> (Vec<Cause>, Vec<Ca
     (missing, remaining)
 }
 
+/// Deletes an object the server should never have stored.
+fn delete_object(server: &TestServer, api_version: &str, resource: &Resource, name: &str) {
+    let _ = server.kubectl(&[
+        "delete",
+        &kubectl_resource(api_version, resource),
+        name,
+        "-n",
+        NAMESPACE,
+        "--wait=true",
+        "--timeout=15s",
+    ]);
+}
+
 #[test]
 fn invalid_manifests_are_rejected_with_upstreams_field_paths() {
     let server = TestServer::start();
@@ -450,6 +471,8 @@ fn invalid_manifests_are_rejected_with_upstreams_field_paths() {
                 "kubectl apply succeeded: {}",
                 text(&applied.stdout).trim_end()
             ));
+            // Remove it again so the raw POST below gets its own answer.
+            delete_object(&server, api_version, resource, object_name);
         } else {
             for cause in &expectation.causes {
                 let needle = match &cause.message {
@@ -467,8 +490,7 @@ fn invalid_manifests_are_rejected_with_upstreams_field_paths() {
         // The raw Status must carry exactly upstream's causes.
         let response = server.post_json(&collection_path(api_version, resource), manifest);
         let status: Value = serde_json::from_str(&response.body).unwrap_or(Value::Null);
-        if response.status != expectation.code || status["reason"] != expectation.reason.as_str()
-        {
+        if response.status != expectation.code || status["reason"] != expectation.reason.as_str() {
             problems.push(format!(
                 "expected {} {}, got {} {}",
                 expectation.code, expectation.reason, response.status, status["reason"]
@@ -513,14 +535,7 @@ fn invalid_manifests_are_rejected_with_upstreams_field_paths() {
                     text(&get.stderr).trim_end()
                 ));
                 // Clean up so later manifests reusing the name are unaffected.
-                let _ = server.kubectl(&[
-                    "delete",
-                    &kubectl_resource(api_version, resource),
-                    object_name,
-                    "-n",
-                    NAMESPACE,
-                    "--wait=false",
-                ]);
+                delete_object(&server, api_version, resource, object_name);
             }
         }
         if !problems.is_empty() {
