@@ -422,7 +422,7 @@ fn builtin_resources() -> Vec<ResourceDef> {
         def(
             cluster("", "v1", "nodes", "Node", &["no"]),
             ALL_VERBS,
-            plain.clone(),
+            Arc::new(strategy::NodeStrategy),
         ),
         def(
             ns(
@@ -583,7 +583,7 @@ fn builtin_resources() -> Vec<ResourceDef> {
                 &["csr"],
             ),
             ALL_VERBS,
-            plain.clone(),
+            Arc::new(strategy::CertificateSigningRequestStrategy),
         ),
         // networking.k8s.io/v1
         def(

@@ -987,12 +987,20 @@ impl ApiCore {
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "create", def, namespace, None)?;
-        self.create_authorized(def, namespace, object, opts, FieldOwnership::RecordUpdate)
-            .await
+        self.create_authorized(
+            user,
+            def,
+            namespace,
+            object,
+            opts,
+            FieldOwnership::RecordUpdate,
+        )
+        .await
     }
 
     async fn create_authorized(
         &self,
+        user: &UserInfo,
         def: &ResourceDef,
         namespace: Option<&str>,
         mut object: Value,
@@ -1010,13 +1018,18 @@ impl ApiCore {
         let generate_name = object::meta_str(&object, "generateName").to_string();
         apply_defaults(def, &mut object);
         self.fill_new_metadata(def, &mut object);
-        if def.has_subresource("status") {
-            // Status is the controllers' to write, through /status.
+        if def.has_subresource("status") && !def.strategy.keeps_status_on_create() {
+            // Status is the controllers' to write, through /status; a new
+            // object starts with the empty status Go would encode.
             if let Some(obj) = object.as_object_mut() {
-                obj.remove("status");
+                obj.insert(
+                    "status".into(),
+                    crate::strategy::empty_status(def.group, def.kind),
+                );
             }
         }
         def.strategy.prepare_for_create(&mut object);
+        def.strategy.prepare_for_create_by(&mut object, user);
         // Upstream defaults again when it reads the stored object back, so
         // defaults show through whatever the strategy cleared or added.
         apply_defaults(def, &mut object);
@@ -1294,7 +1307,7 @@ impl ApiCore {
         self.check_view(def, view)?;
         if patch_type == PatchType::Apply {
             return self
-                .server_side_apply(def, namespace, name, patch_body, opts, view)
+                .server_side_apply(user, def, namespace, name, patch_body, opts, view)
                 .await;
         }
         if opts.force {
@@ -1336,8 +1349,10 @@ impl ApiCore {
     /// `PATCH` with `application/apply-patch+yaml`: merges the applied
     /// configuration into the object (creating it when there is none),
     /// with conflicts against other field managers unless forced.
+    #[allow(clippy::too_many_arguments)]
     async fn server_side_apply(
         &self,
+        user: &UserInfo,
         def: &ResourceDef,
         namespace: Option<&str>,
         name: &str,
@@ -1374,7 +1389,7 @@ impl ApiCore {
                 )));
             }
             let result = self
-                .create_authorized(def, namespace, created, opts, FieldOwnership::Applied)
+                .create_authorized(user, def, namespace, created, opts, FieldOwnership::Applied)
                 .await;
             match result {
                 // Someone created it meanwhile: apply over theirs instead.

@@ -33,6 +33,15 @@ pub trait Strategy: Send + Sync {
     /// Clears or fills server-owned fields of a new object.
     fn prepare_for_create(&self, _object: &mut Value) {}
 
+    /// Fills fields a new object takes from the user creating it.
+    fn prepare_for_create_by(&self, _object: &mut Value, _user: &crate::auth::UserInfo) {}
+
+    /// Whether a create may set status although the kind has a status
+    /// subresource (nodes: the kubelet registers with its status).
+    fn keeps_status_on_create(&self) -> bool {
+        false
+    }
+
     /// Carries server-owned fields over from the stored object.
     fn prepare_for_update(&self, _object: &mut Value, _old: &Value) {}
 
@@ -129,10 +138,37 @@ impl Strategy for ServiceStrategy {
         if service_type != "ExternalName" && !headless && ports.is_none_or(|p| p.is_empty()) {
             errs.push(FieldError::required("spec.ports", ""));
         }
+        if service_type == "ExternalName"
+            && object
+                .pointer("/spec/externalName")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .is_empty()
+        {
+            errs.push(FieldError::required("spec.externalName", ""));
+        }
+        // Upstream's validateServicePort: several ports need unique DNS-label names.
+        let require_name = ports.is_some_and(|p| p.len() > 1);
+        let mut names = std::collections::HashSet::new();
         for (i, port) in ports.into_iter().flatten().enumerate() {
+            let name = port.get("name").and_then(Value::as_str).unwrap_or_default();
+            let name_field = format!("spec.ports[{i}].name");
+            if name.is_empty() {
+                if require_name {
+                    errs.push(FieldError::required(name_field, ""));
+                }
+            } else {
+                for problem in validation::name_problems(NameRule::Label, name, false) {
+                    errs.push(FieldError::invalid(name_field.clone(), name, &problem));
+                }
+                if !names.insert(name) {
+                    errs.push(FieldError::duplicate(name_field, name));
+                }
+            }
             let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);
             if !(1..=65535).contains(&number) {
-                errs.push(FieldError::invalid(
+                // Go prints the int32 unquoted.
+                errs.push(FieldError::invalid_rendered(
                     format!("spec.ports[{i}].port"),
                     &number.to_string(),
                     "must be between 1 and 65535, inclusive",
@@ -144,6 +180,98 @@ impl Strategy for ServiceStrategy {
 
     fn allocates_service_addresses(&self) -> bool {
         true
+    }
+}
+
+/// The status a new object of a kind with a status subresource starts
+/// with: upstream clears it to the Go zero value, whose JSON keeps the
+/// fields that have no `omitempty`.
+pub fn empty_status(group: &str, kind: &str) -> Value {
+    match (group, kind) {
+        ("", "Service") | ("networking.k8s.io", "Ingress") => json!({"loadBalancer": {}}),
+        ("", "ReplicationController") | ("apps", "ReplicaSet") => json!({"replicas": 0}),
+        ("apps", "StatefulSet") => json!({"replicas": 0, "availableReplicas": 0}),
+        ("apps", "DaemonSet") => json!({
+            "currentNumberScheduled": 0,
+            "numberMisscheduled": 0,
+            "desiredNumberScheduled": 0,
+            "numberReady": 0,
+        }),
+        ("policy", "PodDisruptionBudget") => json!({
+            "disruptionsAllowed": 0,
+            "currentHealthy": 0,
+            "desiredHealthy": 0,
+            "expectedPods": 0,
+        }),
+        ("autoscaling", "HorizontalPodAutoscaler") => json!({"desiredReplicas": 0}),
+        ("storage.k8s.io", "VolumeAttachment") => json!({"attached": false}),
+        _ => json!({}),
+    }
+}
+
+/// CertificateSigningRequests record who asked (upstream's
+/// PrepareForCreate) and can never be created approved.
+pub struct CertificateSigningRequestStrategy;
+
+impl Strategy for CertificateSigningRequestStrategy {
+    fn prepare_for_create_by(&self, object: &mut Value, user: &crate::auth::UserInfo) {
+        let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+            return;
+        };
+        for field in ["username", "uid", "groups", "extra"] {
+            spec.remove(field);
+        }
+        spec.insert("username".into(), json!(user.name));
+        if !user.groups.is_empty() {
+            spec.insert("groups".into(), json!(user.groups));
+        }
+    }
+}
+
+/// Nodes register with their status, and carry both spellings of their pod
+/// CIDRs (upstream's v1 conversion fills one from the other).
+pub struct NodeStrategy;
+
+impl NodeStrategy {
+    fn sync_pod_cidrs(object: &mut Value) {
+        let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
+            return;
+        };
+        let single = spec
+            .get("podCIDR")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let many_empty = spec
+            .get("podCIDRs")
+            .and_then(Value::as_array)
+            .is_none_or(|list| list.is_empty());
+        if many_empty && !single.is_empty() {
+            spec.insert("podCIDRs".into(), json!([single]));
+        } else if single.is_empty() {
+            let first = spec
+                .get("podCIDRs")
+                .and_then(Value::as_array)
+                .and_then(|list| list.first())
+                .cloned();
+            if let Some(first) = first {
+                spec.insert("podCIDR".into(), first);
+            }
+        }
+    }
+}
+
+impl Strategy for NodeStrategy {
+    fn keeps_status_on_create(&self) -> bool {
+        true
+    }
+
+    fn prepare_for_create(&self, object: &mut Value) {
+        Self::sync_pod_cidrs(object);
+    }
+
+    fn prepare_for_update(&self, object: &mut Value, _old: &Value) {
+        Self::sync_pod_cidrs(object);
     }
 }
 
@@ -270,7 +398,23 @@ impl Strategy for NamespaceStrategy {
         let Some(obj) = object.as_object_mut() else {
             return;
         };
-        obj.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
+        // Upstream keeps the finalizers a client asked for and makes sure
+        // "kubernetes" is among them.
+        let spec = obj.entry("spec").or_insert_with(|| json!({}));
+        if !spec.is_object() {
+            *spec = json!({});
+        }
+        if let Some(spec) = spec.as_object_mut() {
+            let finalizers = spec.entry("finalizers").or_insert_with(|| json!([]));
+            if !finalizers.is_array() {
+                *finalizers = json!([]);
+            }
+            if let Some(list) = finalizers.as_array_mut() {
+                if !list.iter().any(|f| f == "kubernetes") {
+                    list.push(json!("kubernetes"));
+                }
+            }
+        }
         obj.insert("status".into(), json!({"phase": "Active"}));
         label_with_own_name(object);
     }

@@ -99,8 +99,10 @@ pub fn config_map_key(field: &str, key: &str) -> Vec<FieldError> {
     if !ok {
         errs.push(FieldError::invalid(field, key, CONFIG_KEY_MSG));
     }
-    if key == "." || key == ".." {
-        errs.push(FieldError::invalid(field, key, "must not be '.' or '..'"));
+    if key == "." {
+        errs.push(FieldError::invalid(field, key, "must not be '.'"));
+    } else if key == ".." {
+        errs.push(FieldError::invalid(field, key, "must not be '..'"));
     } else if key.starts_with("..") {
         errs.push(FieldError::invalid(field, key, "must not start with '..'"));
     }

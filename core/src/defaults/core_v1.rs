@@ -128,6 +128,22 @@ pub(super) fn endpoints(endpoints: &mut Object) {
 
 /// `SetDefaults_LimitRangeItem`: for Container limits, default ← max,
 /// defaultRequest ← default, then defaultRequest ← min, key by key.
+/// Not a defaulter upstream, but what Go's encoding of a core/v1 Event
+/// always shows: the reporting strings and the two references have no
+/// `omitempty`, so clients read them as "" and {} when nobody set them.
+pub(super) fn event(event: &mut Object) {
+    for field in ["reportingComponent", "reportingInstance"] {
+        event
+            .entry(field)
+            .or_insert_with(|| Value::String(String::new()));
+    }
+    for field in ["involvedObject", "source"] {
+        event
+            .entry(field)
+            .or_insert_with(|| Value::Object(Object::new()));
+    }
+}
+
 pub(super) fn limit_range(limit_range: &mut Object) {
     let Some(spec) = child(limit_range, "spec") else {
         return;

@@ -54,6 +54,7 @@ pub fn apply_defaults(group: &str, version: &str, kind: &str, object: &mut Value
         ("", "v1", "Secret") => core_v1::secret(object),
         ("", "v1", "Endpoints") => core_v1::endpoints(object),
         ("", "v1", "LimitRange") => core_v1::limit_range(object),
+        ("", "v1", "Event") => core_v1::event(object),
         ("apps", "v1", "Deployment") => apps::deployment(object),
         ("apps", "v1", "ReplicaSet") => apps::replica_set(object),
         ("apps", "v1", "StatefulSet") => apps::stateful_set(object),

@@ -26,12 +26,14 @@ fn selector(spec: &Value, what: &str, errs: &mut Vec<FieldError>) -> Option<Valu
 }
 
 /// The template must carry the labels the selector picks.
+/// A missing selector converts to upstream's "match nothing", which is not
+/// empty and so is checked (and never matches); an empty one matches all.
 fn template_matches(selector: Option<&Value>, template: &Value, errs: &mut Vec<FieldError>) {
-    let Some(selector) = selector.filter(|s| !meta::selector_is_empty(s)) else {
+    if selector.is_some_and(meta::selector_is_empty) {
         return;
-    };
+    }
     let labels = map_of(field(template, "metadata"), "labels");
-    if !meta::selector_matches(selector, labels) {
+    if !selector.is_some_and(|s| meta::selector_matches(s, labels)) {
         errs.push(FieldError::invalid_rendered(
             "spec.template.metadata.labels",
             &pod::template_labels_rendered(template),

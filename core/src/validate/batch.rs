@@ -201,12 +201,14 @@ fn cron_job_spec(spec: &Value) -> Vec<FieldError> {
                 zone,
                 "timeZone must be nil or non-empty string",
             ));
-        } else if zone.contains(' ') {
+        } else if zone.eq_ignore_ascii_case("Local") {
             errs.push(FieldError::invalid(
                 "spec.timeZone",
                 zone,
-                "unknown time zone",
+                "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones",
             ));
+        } else if let Some(problem) = time_zone_problem(zone) {
+            errs.push(FieldError::invalid("spec.timeZone", zone, &problem));
         }
     }
     match str_of(spec, "concurrencyPolicy") {
@@ -446,4 +448,30 @@ fn go_duration_ok(text: &str) -> bool {
         }
     }
     true
+}
+
+/// What Go's time.LoadLocation says of `zone`, if it fails. Upstream embeds
+/// the IANA database (time/tzdata); here the system's copy is asked, and a
+/// machine without one accepts any well-formed name rather than refusing
+/// valid ones.
+fn time_zone_problem(zone: &str) -> Option<String> {
+    if zone == "UTC" {
+        return None;
+    }
+    let malformed = zone.starts_with('/')
+        || zone.contains('\\')
+        || zone.split('/').any(|part| part == ".." || part.is_empty());
+    if malformed {
+        return Some("time: invalid location name".to_string());
+    }
+    let databases = [
+        "/usr/share/zoneinfo",
+        "/usr/share/lib/zoneinfo",
+        "/etc/zoneinfo",
+    ];
+    let database = databases
+        .iter()
+        .map(std::path::Path::new)
+        .find(|dir| dir.join("UTC").is_file())?;
+    (!database.join(zone).is_file()).then(|| format!("unknown time zone {zone}"))
 }

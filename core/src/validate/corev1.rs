@@ -539,6 +539,15 @@ pub fn persistent_volume(object: &Value) -> Vec<FieldError> {
                 errs.push(FieldError::required(child(&path, name), ""));
             }
         }
+        // Upstream's validatePathNoBacksteps for host paths.
+        let host_path = str_of(body, "path");
+        if *source == "hostPath" && host_path.split('/').any(|part| part == "..") {
+            errs.push(FieldError::invalid(
+                child(&path, "path"),
+                host_path,
+                "must not contain '..'",
+            ));
+        }
     }
     if count == 0 {
         errs.push(FieldError::required("spec", "must specify a volume type"));
