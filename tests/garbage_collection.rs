@@ -162,3 +162,47 @@ metadata:
         || (!exists(&server, "secret/shared")).then_some(()),
     );
 }
+
+/// Two replicas on one etcd both run the collector: each decision is
+/// checked against storage and written with compare-and-swap, so together
+/// they still delete every dependent exactly as one would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_collect_together() {
+    let etcd = capstan_core::storage::etcd::testing::EtcdServer::start()
+        .await
+        .expect("a real etcd (Debian's etcd-server)");
+    let args = ["--etcd-servers", etcd.endpoint.as_str()];
+    let (a, b) = (TestServer::start_with(&args), TestServer::start_with(&args));
+    tokio::task::block_in_place(|| {
+        a.kubectl_ok(&["create", "configmap", "owner"]);
+        let uid = a.kubectl_ok(&[
+            "get",
+            "configmap",
+            "owner",
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ]);
+        for i in 0..20 {
+            a.apply(&format!(
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: dep-{i}\n  ownerReferences:\n  - {{apiVersion: v1, kind: ConfigMap, name: owner, uid: \"{uid}\", blockOwnerDeletion: true}}\n"
+            ));
+        }
+        // Deleted through the other replica, in the foreground.
+        b.kubectl_ok(&["delete", "configmap", "owner", "--cascade=foreground"]);
+        for server in [&a, &b] {
+            let left = server.kubectl_ok(&["get", "secrets", "-o", "name"]);
+            assert!(!left.contains("dep-"), "dependents left: {left}");
+            assert!(!exists(server, "configmap/owner"));
+        }
+        assert!(
+            !a.server_log().contains("garbage collector pass failed"),
+            "{}",
+            a.server_log()
+        );
+        assert!(
+            !b.server_log().contains("garbage collector pass failed"),
+            "{}",
+            b.server_log()
+        );
+    });
+}

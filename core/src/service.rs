@@ -1714,6 +1714,9 @@ impl ApiCore {
     ) -> ApiResult<Option<ObjectList>> {
         let cache = self.watch_cache(def).await?;
         let current = self.current_revision().await?;
+        if cache.revision() < current {
+            self.storage.request_progress();
+        }
         if !cache.wait_for_revision(current, CACHE_CATCH_UP).await {
             return Ok(None);
         }

@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::service::{ApiCore, DeleteOptions};
+use crate::storage::EventKind;
 
 /// Holds an owner deleted with propagationPolicy=Orphan until its dependents
 /// no longer refer to it.
@@ -57,29 +58,68 @@ pub async fn run(core: Arc<ApiCore>) {
                 continue;
             }
         };
-        let mut seen = start;
+        // Keys that changed in ways that matter since the last pass.
+        let mut changed = Changed::default();
         'passes: loop {
-            if let Err(e) = pass(&core, seen).await {
+            if let Err(e) = pass(&core, &changed).await {
                 tracing::warn!(error = %e, "garbage collector pass failed");
             }
+            changed = Changed::default();
             tokio::time::sleep(MIN_PASS_INTERVAL).await;
-            tokio::select! {
-                change = changes.next() => match change {
-                    Some(Ok(change)) => seen = seen.max(change.revision),
-                    // Compacted or failed: start over from the current revision.
-                    Some(Err(_)) | None => break 'passes,
-                },
-                _ = tokio::time::sleep(RESYNC) => {}
+            // Wait for a relevant change, or the resync.
+            let resync = tokio::time::sleep(RESYNC);
+            tokio::pin!(resync);
+            while changed.keys.is_empty() {
+                tokio::select! {
+                    change = changes.next() => match change {
+                        Some(Ok(change)) => changed.note(&change),
+                        // Compacted or failed: start over from the current revision.
+                        Some(Err(_)) | None => break 'passes,
+                    },
+                    _ = &mut resync => break,
+                }
             }
             // Everything that changed meanwhile is covered by the next pass.
             while let Some(change) = changes.next().now_or_never() {
                 match change {
-                    Some(Ok(change)) => seen = seen.max(change.revision),
+                    Some(Ok(change)) => changed.note(&change),
                     Some(Err(_)) | None => break 'passes,
                 }
             }
         }
     }
+}
+
+/// What a pass has to catch up with: the keys whose change can affect
+/// ownership (deletes, objects with owners or being deleted) and the latest
+/// revision among them. Creates and updates of objects that neither own
+/// through references nor are being deleted cannot make garbage, so a burst
+/// of them costs no pass.
+#[derive(Default)]
+struct Changed {
+    keys: Vec<String>,
+    revision: i64,
+}
+
+impl Changed {
+    fn note(&mut self, change: &crate::storage::StorageEvent) {
+        let relevant = match change.kind {
+            EventKind::Delete => true,
+            EventKind::Put => {
+                contains(&change.value, b"\"ownerReferences\"")
+                    || contains(&change.value, b"\"deletionTimestamp\"")
+            }
+            EventKind::Progress => false,
+        };
+        if relevant {
+            self.keys.push(change.key.clone());
+            self.revision = self.revision.max(change.revision);
+        }
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// One object as the collector sees it.
@@ -139,10 +179,11 @@ fn blocks_owner_deletion(reference: &Value) -> bool {
 /// triggered it before working from what the cache has.
 const CACHE_CATCH_UP: Duration = Duration::from_secs(1);
 
-/// Every stored object, read from the watch caches once they have seen
-/// `revision`: one entry per storage location (kinds served at several
-/// versions are read once).
-async fn snapshot(core: &ApiCore, revision: i64) -> crate::ApiResult<Vec<Node>> {
+/// Every stored object, read from the watch caches: one entry per storage
+/// location (kinds served at several versions are read once). The caches
+/// of the keys that changed are first brought up to the change (they see
+/// it themselves, no progress request needed).
+async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Vec<Node>> {
     let mut nodes = Vec::new();
     for def in core
         .registry
@@ -150,9 +191,14 @@ async fn snapshot(core: &ApiCore, revision: i64) -> crate::ApiResult<Vec<Node>> 
         .iter()
         .filter(|def| !def.converts_for_storage())
     {
+        let prefix = def.key_prefix(&core.prefix, None);
         let cache = core.watch_cache(def).await?;
-        cache.wait_for_revision(revision, CACHE_CATCH_UP).await;
-        let (objects, _) = cache.list(&def.key_prefix(&core.prefix, None));
+        if changed.keys.iter().any(|key| key.starts_with(&prefix)) {
+            cache
+                .wait_for_revision(changed.revision, CACHE_CATCH_UP)
+                .await;
+        }
+        let (objects, _) = cache.list(&prefix);
         nodes.extend(objects.into_iter().map(|(_, object)| Node {
             def: def.clone(),
             object,
@@ -161,8 +207,8 @@ async fn snapshot(core: &ApiCore, revision: i64) -> crate::ApiResult<Vec<Node>> 
     Ok(nodes)
 }
 
-async fn pass(core: &ApiCore, revision: i64) -> crate::ApiResult<()> {
-    let nodes = snapshot(core, revision).await?;
+async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<()> {
+    let nodes = snapshot(core, changed).await?;
     let by_uid: HashMap<&str, &Node> = nodes.iter().map(|n| (n.uid(), n)).collect();
     let mut dependents: HashMap<&str, Vec<&Node>> = HashMap::new();
     for node in &nodes {

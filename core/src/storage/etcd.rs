@@ -29,11 +29,15 @@ pub struct EtcdConfig {
 }
 
 /// How often a watch asks etcd how far it is current.
-const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+/// How often an idle watch asks etcd for progress unprompted.
+const PROGRESS_FALLBACK_INTERVAL: Duration = Duration::from_secs(5);
 
 #[derive(Clone)]
 pub struct EtcdStore {
     client: Client,
+    /// Bumped when a reader needs the watches to confirm how far they are;
+    /// each watch then asks etcd for a progress notification.
+    progress_wanted: tokio::sync::watch::Sender<u64>,
 }
 
 fn backend(err: impl std::fmt::Display) -> StorageError {
@@ -88,7 +92,10 @@ impl EtcdStore {
         let client = Client::connect(&config.endpoints, Some(options))
             .await
             .map_err(backend)?;
-        let store = Self { client };
+        let store = Self {
+            client,
+            progress_wanted: tokio::sync::watch::channel(0).0,
+        };
         // Fail at start-up, not on the first request, when etcd is unreachable.
         store.current_revision().await?;
         Ok(store)
@@ -256,15 +263,24 @@ impl Storage for EtcdStore {
             .await
             .map_err(backend)?;
         let (mut requests, mut stream) = stream.split();
+        let mut wanted = self.progress_wanted.subscribe();
         let (tx, rx) = mpsc::channel::<StorageResult<StorageEvent>>(256);
         tokio::spawn(async move {
             // etcd reports progress on request only when the watcher has sent
-            // everything up to the header's revision; asking often keeps a
-            // quiet watch cache current for consistent reads.
-            let mut ask = tokio::time::interval(PROGRESS_INTERVAL);
+            // everything up to the header's revision. Readers that need a
+            // quiet watch cache to confirm it is current ask for it (see
+            // request_progress); a slow tick keeps idle caches roughly
+            // current for bookmarks without a steady stream of requests.
+            let mut ask = tokio::time::interval(PROGRESS_FALLBACK_INTERVAL);
             loop {
                 let message = tokio::select! {
                     m = stream.message() => m,
+                    changed = wanted.changed() => {
+                        if changed.is_err() || requests.request_progress().await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
                     _ = ask.tick() => {
                         if requests.request_progress().await.is_err() {
                             return;
@@ -352,6 +368,11 @@ impl Storage for EtcdStore {
             .await
             .map_err(backend)?;
         Ok(Self::revision_of(resp.header()))
+    }
+
+    fn request_progress(&self) {
+        self.progress_wanted
+            .send_modify(|asked| *asked = asked.wrapping_add(1));
     }
 
     async fn compact(&self, revision: Revision) -> StorageResult<()> {

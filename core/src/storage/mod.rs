@@ -142,6 +142,12 @@ pub trait Storage: Send + Sync + 'static {
 
     /// Forgets history at and below `revision`.
     async fn compact(&self, revision: Revision) -> StorageResult<()>;
+
+    /// Asks every watch for a Progress event soon, so a caller waiting for
+    /// a quiet watch to confirm the current revision need not wait for the
+    /// next change. Backends whose watches report progress by themselves
+    /// (the embedded store) ignore it.
+    fn request_progress(&self) {}
 }
 
 /// The end of the key range that starts with `prefix` (exclusive), as etcd's
