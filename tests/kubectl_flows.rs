@@ -907,6 +907,20 @@ fn api_resources_versions_version_and_explain() {
     ] {
         assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
     }
+    let out = s.kubectl_ok(&["explain", "pods.spec.containers.resources"]);
+    for expected in [
+        "KIND:       Pod",
+        "FIELD: resources <ResourceRequirements>",
+        "limits\t<map[string]Quantity>",
+        "requests\t<map[string]Quantity>",
+    ] {
+        assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
+    }
+    // Every served group explains, e.g. networking and autoscaling/v1.
+    let out = s.kubectl_ok(&["explain", "ingress.spec.rules"]);
+    assert!(out.contains("GROUP:      networking.k8s.io"), "{out}");
+    let out = s.kubectl_ok(&["explain", "hpa.spec", "--api-version=autoscaling/v1"]);
+    assert!(out.contains("targetCPUUtilizationPercentage"), "{out}");
 }
 
 #[test]
