@@ -9,8 +9,10 @@ use common::TestServer;
 /// `kubectl api-resources` against kube-apiserver 1.32, less the groups
 /// Capstan deliberately does not serve yet (admissionregistration,
 /// apiextensions, apiregistration, flowcontrol, authentication and
-/// authorization reviews) and core's bindings and componentstatuses.
+/// authorization reviews).
 const UPSTREAM_ROWS: &[&str] = &[
+    "bindings v1 true Binding",
+    "componentstatuses cs v1 false ComponentStatus",
     "configmaps cm v1 true ConfigMap",
     "endpoints ep v1 true Endpoints",
     "events ev v1 true Event",
@@ -239,4 +241,80 @@ spec:
         r#"{"spec":{"maxReplicas":0}}"#,
     ]);
     assert!(err.contains("spec.maxReplicas"), "{err}");
+}
+
+#[test]
+fn pods_are_bound_to_nodes_once() {
+    let server = TestServer::start();
+    server.kubectl_ok(&["run", "web", "--image=nginx"]);
+    server.kubectl_ok(&["run", "api", "--image=nginx"]);
+    // The bindings collection, as older schedulers post it.
+    let bound = server.post_json(
+        "/api/v1/namespaces/default/bindings",
+        &serde_json::json!({
+            "apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": "web"},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"},
+        }),
+    );
+    assert_eq!(bound.status, 201, "{}", bound.body);
+    assert_eq!(bound.json()["status"], "Success");
+    let pod = server.kubectl_json(&["get", "pod", "web"]);
+    assert_eq!(pod["spec"]["nodeName"], "node-1");
+    let conditions = pod["status"]["conditions"].as_array().expect("conditions");
+    assert!(
+        conditions
+            .iter()
+            .any(|c| c["type"] == "PodScheduled" && c["status"] == "True"),
+        "{pod}"
+    );
+    // A bound pod is not bound again.
+    let again = server.post_json(
+        "/api/v1/namespaces/default/pods/web/binding",
+        &serde_json::json!({"apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": "web"}, "target": {"kind": "Node", "name": "node-2"}}),
+    );
+    let status = again.assert_status(409, "Conflict");
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(r#"pod web is already assigned to node "node-1""#),
+        "{status}"
+    );
+    // The pods/<name>/binding subresource, as kube-scheduler posts it.
+    let bound = server.post_json(
+        "/api/v1/namespaces/default/pods/api/binding",
+        &serde_json::json!({"apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": "api"}, "target": {"kind": "Node", "name": "node-2"}}),
+    );
+    assert_eq!(bound.status, 201, "{}", bound.body);
+    let node = server.kubectl_ok(&["get", "pod", "api", "-o", "jsonpath={.spec.nodeName}"]);
+    assert_eq!(node, "node-2");
+    // A binding without a target is invalid; nothing changes.
+    let invalid = server.post_json(
+        "/api/v1/namespaces/default/bindings",
+        &serde_json::json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "api"}, "target": {}}),
+    );
+    let status = invalid.assert_status(422, "Invalid");
+    assert_eq!(status["details"]["causes"][0]["field"], "target.name");
+}
+
+#[test]
+fn component_statuses_report_what_the_server_depends_on() {
+    let server = TestServer::start();
+    let out = server.kubectl_ok(&["get", "componentstatuses"]);
+    assert!(
+        out.contains("controller-manager") && out.contains("Healthy"),
+        "{out}"
+    );
+    assert!(out.contains("embedded-store"), "{out}");
+    let store = server.kubectl_json(&["get", "cs", "embedded-store"]);
+    assert_eq!(store["conditions"][0]["type"], "Healthy");
+    assert_eq!(store["conditions"][0]["status"], "True");
+    let err = server.kubectl_err(&["delete", "cs", "embedded-store"]);
+    assert!(
+        err.contains("MethodNotAllowed") || err.contains("not supported"),
+        "{err}"
+    );
 }

@@ -35,8 +35,14 @@ fn api_resource(r: &ResourceDef) -> Value {
     v
 }
 
-/// Verbs every served subresource supports.
-const SUBRESOURCE_VERBS: &[&str] = &["get", "patch", "update"];
+/// Verbs of a served subresource: a binding is only created, the others
+/// are read and written.
+fn subresource_verbs(sub: &str) -> &'static [&'static str] {
+    match sub {
+        "binding" => &["create"],
+        _ => &["get", "patch", "update"],
+    }
+}
 
 /// (kind, group, version) a subresource answers with.
 fn subresource_kind<'a>(r: &'a ResourceDef, sub: &str) -> (&'a str, &'a str, &'a str) {
@@ -56,7 +62,7 @@ fn api_subresources(r: &ResourceDef) -> Vec<Value> {
                 "singularName": "",
                 "namespaced": r.namespaced,
                 "kind": kind,
-                "verbs": SUBRESOURCE_VERBS,
+                "verbs": subresource_verbs(sub),
             });
             if sub == &"scale" {
                 v["group"] = json!(group);
@@ -90,7 +96,7 @@ fn discovery_resource(r: &ResourceDef) -> Value {
                 json!({
                     "subresource": sub,
                     "responseKind": {"group": group, "version": version, "kind": kind},
-                    "verbs": SUBRESOURCE_VERBS,
+                    "verbs": subresource_verbs(sub),
                 })
             })
             .collect();

@@ -5,7 +5,9 @@
 pub mod allocator;
 pub mod apply;
 pub mod auth;
+mod binding;
 pub mod cache;
+mod component_status;
 pub mod controllers;
 pub mod conversion;
 pub mod defaults;

@@ -83,6 +83,22 @@ impl ResourceDef {
         self.subresources.contains(&name)
     }
 
+    /// core/v1 bindings: a create that places a pod, stored nowhere.
+    pub fn is_binding(&self) -> bool {
+        (self.group, self.resource) == ("", "bindings")
+    }
+
+    /// core/v1 componentstatuses: computed on each read, stored nowhere.
+    pub fn is_component_status(&self) -> bool {
+        (self.group, self.resource) == ("", "componentstatuses")
+    }
+
+    /// Whether objects of this resource live in storage (and so have a
+    /// watch cache, a namespace to be emptied, garbage to collect).
+    pub fn is_stored(&self) -> bool {
+        !self.is_binding() && !self.is_component_status()
+    }
+
     /// Whether objects are stored in another group/version than this one serves.
     pub fn converts_for_storage(&self) -> bool {
         (self.group, self.version) != (self.storage_group, self.storage_version)
@@ -307,10 +323,10 @@ fn subresources(group: &str, resource: &str) -> &'static [&'static str] {
             | "nodes"
             | "persistentvolumeclaims"
             | "persistentvolumes"
-            | "pods"
             | "resourcequotas"
             | "services",
         ) => &["status"],
+        ("", "pods") => &["binding", "status"],
         ("certificates.k8s.io", "certificatesigningrequests") => &["approval", "status"],
         _ => &[],
     }
@@ -394,6 +410,16 @@ fn builtin_resources() -> Vec<ResourceDef> {
     };
     vec![
         // core/v1, in upstream's discovery order.
+        def(
+            ns("", "v1", "bindings", "Binding", NONE, NONE),
+            &["create"],
+            plain.clone(),
+        ),
+        def(
+            cluster("", "v1", "componentstatuses", "ComponentStatus", &["cs"]),
+            &["get", "list"],
+            plain.clone(),
+        ),
         def(
             ns("", "v1", "configmaps", "ConfigMap", &["cm"], NONE),
             ALL_VERBS,

@@ -124,6 +124,9 @@ pub enum View {
     Scale,
     /// `/approval` of a CertificateSigningRequest: only status.conditions change.
     Approval,
+    /// `pods/<name>/binding`: a scheduler places the pod (spec.nodeName and
+    /// the PodScheduled condition change together).
+    Binding,
 }
 
 impl View {
@@ -134,6 +137,7 @@ impl View {
             Some("status") => Some(Self::Status),
             Some("scale") => Some(Self::Scale),
             Some("approval") => Some(Self::Approval),
+            Some("binding") => Some(Self::Binding),
             Some(_) => None,
         }
     }
@@ -144,6 +148,7 @@ impl View {
             Self::Status => Some("status"),
             Self::Scale => Some("scale"),
             Self::Approval => Some("approval"),
+            Self::Binding => Some("binding"),
         }
     }
 }
@@ -644,6 +649,9 @@ impl ApiCore {
     ) -> ApiResult<Value> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "get", def, namespace, Some(name))?;
+        if def.is_component_status() {
+            return self.get_component_status(name).await;
+        }
         served(def, self.get_stored(def, namespace, name).await?.1)
     }
 
@@ -656,6 +664,9 @@ impl ApiCore {
     ) -> ApiResult<ObjectList> {
         let namespace = self.scope(def, namespace)?;
         self.authorize(user, "list", def, namespace, None)?;
+        if def.is_component_status() {
+            return self.list_component_statuses().await;
+        }
         let mut list = self.list_stored(def, namespace, opts).await?;
         if def.converts_for_storage() {
             list.items = std::mem::take(&mut list.items)
@@ -987,6 +998,16 @@ impl ApiCore {
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "create", def, namespace, None)?;
+        if def.is_binding() {
+            let status = self
+                .bind_pod(namespace.unwrap_or_default(), &object, opts)
+                .await?;
+            return Ok(WriteResult {
+                object: status,
+                warnings: Vec::new(),
+                created: true,
+            });
+        }
         self.create_authorized(
             user,
             def,
@@ -1131,7 +1152,7 @@ impl ApiCore {
             }
             return;
         }
-        if def.has_subresource("status") {
+        if def.has_subresource("status") && view != View::Binding {
             // Status belongs to the status subresource; main writes keep it.
             if let Some(obj) = object.as_object_mut() {
                 match old.get("status") {
@@ -1346,6 +1367,29 @@ impl ApiCore {
         .await
     }
 
+    /// An update on the server's own behalf through `view` (the caller has
+    /// authorized it), with the usual checks and conflict retries.
+    pub(crate) async fn update_internal(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        opts: &WriteOptions,
+        view: View,
+        mutate: impl Fn(&Value) -> ApiResult<Value>,
+    ) -> ApiResult<WriteResult> {
+        self.read_modify_write(
+            def,
+            namespace,
+            name,
+            view,
+            opts,
+            FieldOwnership::RecordUpdate,
+            mutate,
+        )
+        .await
+    }
+
     /// `PATCH` with `application/apply-patch+yaml`: merges the applied
     /// configuration into the object (creating it when there is none),
     /// with conflicts against other field managers unless forced.
@@ -1459,7 +1503,10 @@ impl ApiCore {
                 crate::apply::record_update(Some(&old), &mut candidate, def.definition, &ctx)?;
             }
             object::remove_meta(&mut candidate, "resourceVersion");
-            self.validate(def, &candidate, Some(&old), name)?;
+            // A binding writes the pod directly, as upstream's BindingREST
+            // does, without the pod's update rules (which forbid nodeName).
+            let previous = (view != View::Binding).then_some(&old);
+            self.validate(def, &candidate, previous, name)?;
             let allocated = if def.strategy.allocates_service_addresses() && view == View::Main {
                 Some(
                     self.service_addresses
@@ -1773,7 +1820,7 @@ impl ApiCore {
     /// Starts every resource type's watch cache (at start-up, so first
     /// requests do not wait for the initial lists).
     pub fn start_watch_caches(&self) {
-        for def in self.registry.resources() {
+        for def in self.registry.resources().iter().filter(|d| d.is_stored()) {
             self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
         }
     }

@@ -702,6 +702,31 @@ async fn subresource_request(
     } else {
         def.kind
     };
+    if view == View::Binding {
+        // pods/<name>/binding takes a Binding for this pod and only POST.
+        if *method != Method::POST {
+            return Err(ApiError::method_not_supported(
+                def.group,
+                "pods/binding",
+                &method.as_str().to_ascii_lowercase(),
+            ));
+        }
+        let format = negotiation::body_format(content_type, false)?;
+        let mut binding = negotiation::decode_body(format, body, "Binding")?;
+        if capstan_core::object::name(&binding).is_empty() {
+            capstan_core::object::set_meta(&mut binding, "name", json!(name));
+        }
+        let bindings = core.resolve("", "v1", "bindings")?;
+        let result = core
+            .create(user, &bindings, ns, binding, &write_options(q, agent)?)
+            .await?;
+        return Ok(encode(
+            StatusCode::CREATED,
+            output.without_object_views(),
+            &result.object,
+            &result.warnings,
+        ));
+    }
     let result = match *method {
         Method::GET => {
             let obj = core.get_view(user, def, ns, name, view).await?;

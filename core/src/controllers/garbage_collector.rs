@@ -189,7 +189,7 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Vec<Nod
         .registry
         .resources()
         .iter()
-        .filter(|def| !def.converts_for_storage())
+        .filter(|def| def.is_stored() && !def.converts_for_storage())
     {
         let prefix = def.key_prefix(&core.prefix, None);
         let cache = core.watch_cache(def).await?;

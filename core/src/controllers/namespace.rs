@@ -99,7 +99,7 @@ async fn finalize(core: &ApiCore, namespace: &str) -> crate::ApiResult<()> {
         .registry
         .resources()
         .iter()
-        .filter(|r| r.namespaced && !r.converts_for_storage())
+        .filter(|r| r.namespaced && r.is_stored() && !r.converts_for_storage())
     {
         if def.supports("deletecollection") {
             core.delete_collection(

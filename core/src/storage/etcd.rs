@@ -370,6 +370,10 @@ impl Storage for EtcdStore {
         Ok(Self::revision_of(resp.header()))
     }
 
+    fn component_name(&self) -> &'static str {
+        "etcd-0"
+    }
+
     fn request_progress(&self) {
         self.progress_wanted
             .send_modify(|asked| *asked = asked.wrapping_add(1));

@@ -148,6 +148,11 @@ pub trait Storage: Send + Sync + 'static {
     /// next change. Backends whose watches report progress by themselves
     /// (the embedded store) ignore it.
     fn request_progress(&self) {}
+
+    /// The name componentstatuses reports this store under.
+    fn component_name(&self) -> &'static str {
+        "embedded-store"
+    }
 }
 
 /// The end of the key range that starts with `prefix` (exclusive), as etcd's
