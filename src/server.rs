@@ -127,10 +127,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         ApiCore::new(registry.clone(), storage.clone(), args.etcd_prefix.clone())
             .with_service_ranges(args.service_cluster_ip_range, args.service_node_port_range),
     );
+    let opened = started.elapsed();
     core.bootstrap().await?;
     core.bootstrap_kubernetes_service(args.bind_address, local.port())
         .await?;
     core.start_watch_caches();
+    let bootstrapped = started.elapsed();
     let discovery = Arc::new(Discovery::new(&registry));
     let ready = Arc::new(AtomicBool::new(false));
     let openapi_resources: Vec<OpenApiResource> = registry
@@ -146,9 +148,21 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             definition: r.definition.to_string(),
         })
         .collect();
-    let openapi = Arc::new(
-        OpenApiDocuments::build(&openapi_resources)
-            .map_err(|e| ServeError::Other(format!("openapi: {e}")))?,
+    // Generating the documents takes longer than the rest of start-up:
+    // build them off the start-up path; /openapi requests wait for them.
+    let openapi = capstan_facade::LazyOpenApi::spawn(move || {
+        let building = Instant::now();
+        let built = OpenApiDocuments::build(&openapi_resources);
+        tracing::debug!(
+            ms = building.elapsed().as_millis() as u64,
+            "OpenAPI documents built"
+        );
+        built
+    });
+    tracing::debug!(
+        pki_and_store_ms = opened.as_millis() as u64,
+        bootstrap_ms = (bootstrapped - opened).as_millis() as u64,
+        "start-up phases"
     );
 
     let facade = capstan_facade::router(Arc::new(FacadeState {

@@ -42,8 +42,10 @@ impl EventType {
 #[derive(Debug, Clone)]
 pub struct WatchEvent {
     pub event_type: EventType,
-    /// The object, a bookmark (kind + metadata.resourceVersion only), or a Status.
-    pub object: Value,
+    /// The object, a bookmark (kind + metadata.resourceVersion only), or a
+    /// Status. Shared: every watcher of a change gets the same object, so
+    /// fan-out costs no copies.
+    pub object: Arc<Value>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -119,17 +121,17 @@ fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
             let matched = was || (change.prev.is_none() && filter.matches(current));
             matched.then(|| WatchEvent {
                 event_type: EventType::Deleted,
-                object: (**current).clone(),
+                object: current.clone(),
             })
         }
         EventKind::Put => match (was, filter.matches(current)) {
             (true, true) => Some(WatchEvent {
                 event_type: EventType::Modified,
-                object: (**current).clone(),
+                object: current.clone(),
             }),
             (false, true) => Some(WatchEvent {
                 event_type: EventType::Added,
-                object: (**current).clone(),
+                object: current.clone(),
             }),
             (true, false) => change.prev.as_ref().map(|p| {
                 let mut gone = (**p).clone();
@@ -140,7 +142,7 @@ fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
                 );
                 WatchEvent {
                     event_type: EventType::Deleted,
-                    object: gone,
+                    object: Arc::new(gone),
                 }
             }),
             (false, false) => None,
@@ -157,14 +159,14 @@ fn bookmark(kind: &str, api_version: &str, revision: i64, initial_events_end: bo
     }
     WatchEvent {
         event_type: EventType::Bookmark,
-        object: json!({"kind": kind, "apiVersion": api_version, "metadata": metadata}),
+        object: Arc::new(json!({"kind": kind, "apiVersion": api_version, "metadata": metadata})),
     }
 }
 
 fn error_event(err: &ApiError) -> WatchEvent {
     WatchEvent {
         event_type: EventType::Error,
-        object: err.to_status(),
+        object: Arc::new(err.to_status()),
     }
 }
 
@@ -294,7 +296,7 @@ impl ApiCore {
                 .filter(|o| filter.matches(o))
                 .map(|o| WatchEvent {
                     event_type: EventType::Added,
-                    object: (**o).clone(),
+                    object: o.clone(),
                 })
                 .collect();
             (added, revision, Source::from_cache(registration))
@@ -387,8 +389,14 @@ impl ApiCore {
         Ok(events
             .map(move |event| match event.event_type {
                 EventType::Bookmark | EventType::Error => event,
-                event_type => match crate::conversion::convert(event.object, &served_version) {
-                    Ok(object) => WatchEvent { event_type, object },
+                event_type => match crate::conversion::convert(
+                    Arc::unwrap_or_clone(event.object),
+                    &served_version,
+                ) {
+                    Ok(object) => WatchEvent {
+                        event_type,
+                        object: Arc::new(object),
+                    },
                     Err(e) => error_event(&ApiError::internal(e)),
                 },
             })

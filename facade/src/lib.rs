@@ -33,10 +33,48 @@ use request_info::{ApiPath, ResourcePath};
 pub struct FacadeState {
     pub core: Arc<ApiCore>,
     pub discovery: Arc<Discovery>,
-    pub openapi: Option<Arc<capstan_core::openapi::OpenApiDocuments>>,
+    pub openapi: Option<LazyOpenApi>,
     pub version: Value,
     /// False until start-up finished and again once shutdown began.
     pub ready: Arc<AtomicBool>,
+}
+
+/// The OpenAPI documents, built on a blocking thread after start-up (they
+/// take longer to generate than the rest of start-up together); requests
+/// for them wait until they are ready.
+#[derive(Clone)]
+pub struct LazyOpenApi(tokio::sync::watch::Receiver<Option<Result<Arc<OpenApiDocuments>, String>>>);
+
+type OpenApiDocuments = capstan_core::openapi::OpenApiDocuments;
+
+impl LazyOpenApi {
+    /// Starts `build` on tokio's blocking pool.
+    pub fn spawn<E: std::fmt::Display>(
+        build: impl FnOnce() -> Result<OpenApiDocuments, E> + Send + 'static,
+    ) -> Self {
+        let (tx, rx) = tokio::sync::watch::channel(None);
+        tokio::task::spawn_blocking(move || {
+            let built = build().map(Arc::new).map_err(|e| {
+                tracing::error!(error = %e, "building the OpenAPI documents failed");
+                e.to_string()
+            });
+            let _ = tx.send(Some(built));
+        });
+        Self(rx)
+    }
+
+    async fn get(&self) -> Result<Arc<OpenApiDocuments>, ApiError> {
+        let mut rx = self.0.clone();
+        let ready = rx
+            .wait_for(Option::is_some)
+            .await
+            .map_err(|_| ApiError::internal("the OpenAPI builder stopped"))?;
+        match ready.as_ref() {
+            Some(Ok(docs)) => Ok(docs.clone()),
+            Some(Err(e)) => Err(ApiError::internal(format!("OpenAPI documents: {e}"))),
+            None => Err(ApiError::internal("the OpenAPI documents are not built")),
+        }
+    }
 }
 
 pub fn router(state: Arc<FacadeState>) -> Router {
@@ -333,7 +371,7 @@ async fn handle(state: &FacadeState, req: Request) -> Result<Response, ApiError>
     let user = user_of(&req);
     let path = req.uri().path().to_string();
     let method = req.method().clone();
-    if let Some(resp) = non_resource(state, &user, &method, &path, req.headers())? {
+    if let Some(resp) = non_resource(state, &user, &method, &path, req.headers()).await? {
         return Ok(resp);
     }
     let Some(api_path) = request_info::parse(&path) else {
@@ -367,7 +405,7 @@ fn verb_of_method(method: &Method) -> String {
 }
 
 /// Health, version and OpenAPI.
-fn non_resource(
+async fn non_resource(
     state: &FacadeState,
     user: &UserInfo,
     method: &Method,
@@ -413,7 +451,7 @@ fn non_resource(
                 format!("{method} is not supported on {path}"),
             ));
         }
-        let docs = state.openapi.as_ref().ok_or_else(not_found)?;
+        let docs = state.openapi.as_ref().ok_or_else(not_found)?.get().await?;
         // client-go fetches v2 only as gnostic protobuf (kubectl's client-side validation).
         if path == "/openapi/v2"
             && accept(headers).is_some_and(|a| a.contains("com.github.proto-openapi.spec.v2"))
@@ -834,17 +872,17 @@ async fn watch(
                     .pointer("/metadata/resourceVersion")
                     .cloned()
                     .unwrap_or(json!(""));
-                table::to_table(
+                Arc::new(table::to_table(
                     &def,
-                    std::slice::from_ref(&ev.object),
+                    std::slice::from_ref(&*ev.object),
                     json!({"resourceVersion": rv}),
                     include,
-                )
+                ))
             }
             (output, EventType::Added | EventType::Modified | EventType::Deleted)
                 if output.is_partial_metadata() =>
             {
-                table::partial_metadata(&ev.object)
+                Arc::new(table::partial_metadata(&ev.object))
             }
             _ => ev.object,
         };
@@ -854,11 +892,7 @@ async fn watch(
                 &object,
             )));
         }
-        let mut line =
-            serde_json::to_vec(&json!({"type": ev.event_type.as_str(), "object": object}))
-                .unwrap_or_default();
-        line.push(b'\n');
-        Ok(Bytes::from(line))
+        Ok(Bytes::from(json_watch_line(ev.event_type.as_str(), &object)))
     });
     let mut resp = Response::new(Body::from_stream(lines));
     resp.headers_mut().insert(
@@ -884,4 +918,18 @@ fn protobuf_watch_frame(event_type: &str, object: &Value) -> Vec<u8> {
         let status = ApiError::internal(e).to_status();
         capstan_core::protobuf::encode_watch_event("ERROR", &status).unwrap_or_default()
     })
+}
+
+/// `{"type":…,"object":…}` and a newline, written straight from the shared
+/// object (no intermediate document per watcher).
+fn json_watch_line(event_type: &str, object: &Value) -> Vec<u8> {
+    let mut line = Vec::with_capacity(256);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(event_type.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    if serde_json::to_writer(&mut line, object).is_err() {
+        line.extend_from_slice(b"null");
+    }
+    line.extend_from_slice(b"}\n");
+    line
 }
