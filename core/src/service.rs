@@ -233,6 +233,36 @@ pub(crate) fn decode(kv: &KeyValue) -> ApiResult<Value> {
 }
 
 /// Encodes for storage; the revision is the store's, never part of the value.
+/// `base` with the value at `path` (object keys) taken from `source`, or
+/// removed where `source` has none.
+fn replace_at(base: &mut Value, source: &Value, path: &[&str]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let wanted = parents
+        .iter()
+        .try_fold(source, |v, key| v.get(key))
+        .and_then(|v| v.get(last))
+        .cloned();
+    let mut target = base;
+    for key in parents {
+        let Some(map) = target.as_object_mut() else {
+            return;
+        };
+        target = map.entry(*key).or_insert_with(|| json!({}));
+    }
+    if let Some(map) = target.as_object_mut() {
+        match wanted {
+            Some(value) => {
+                map.insert((*last).to_string(), value);
+            }
+            None => {
+                map.remove(*last);
+            }
+        }
+    }
+}
+
 /// The field manager of a write through `view`.
 fn manager_context<'a>(
     opts: &'a WriteOptions,
@@ -1119,47 +1149,28 @@ impl ApiCore {
     /// carried over, the parts the view does not own restored, generation
     /// bumped on spec changes, strategy applied.
     fn prepare_update(&self, def: &ResourceDef, object: &mut Value, old: &Value, view: View) {
-        if view == View::Approval {
+        match view {
             // Upstream's approval strategy: the new conditions, nothing else.
-            let conditions = object.pointer("/status/conditions").cloned();
-            *object = old.clone();
-            if let Some(obj) = object.as_object_mut() {
-                let status = obj.entry("status").or_insert_with(|| json!({}));
-                match (conditions, status.as_object_mut()) {
-                    (Some(conditions), Some(status)) => {
-                        status.insert("conditions".into(), conditions);
-                    }
-                    (None, Some(status)) => {
-                        status.remove("conditions");
-                    }
-                    _ => {}
-                }
+            View::Approval => {
+                let mut approved = old.clone();
+                replace_at(&mut approved, object, &["status", "conditions"]);
+                *object = approved;
+                return;
             }
-            return;
-        }
-        if view == View::Status {
             // Only status changes through the status subresource.
-            let status = object.get("status").cloned();
-            *object = old.clone();
-            match (status, object.as_object_mut()) {
-                (Some(status), Some(obj)) => {
-                    obj.insert("status".into(), status);
-                }
-                (None, Some(obj)) => {
-                    obj.remove("status");
-                }
-                _ => {}
+            View::Status => {
+                let mut updated = old.clone();
+                replace_at(&mut updated, object, &["status"]);
+                *object = updated;
+                return;
             }
-            return;
-        }
-        if def.has_subresource("status") && view != View::Binding {
+            // A binding writes spec.nodeName and status together.
+            View::Binding => {}
             // Status belongs to the status subresource; main writes keep it.
-            if let Some(obj) = object.as_object_mut() {
-                match old.get("status") {
-                    Some(status) => obj.insert("status".into(), status.clone()),
-                    None => obj.remove("status"),
-                };
+            View::Main | View::Scale if def.has_subresource("status") => {
+                replace_at(object, old, &["status"]);
             }
+            View::Main | View::Scale => {}
         }
         for carried in [
             "uid",
@@ -1960,6 +1971,21 @@ mod tests {
         let traversal = base64::engine::general_purpose::URL_SAFE
             .encode(json!({"v": "meta.k8s.io/v1", "rv": 1, "start": "../x"}).to_string());
         assert_eq!(decode_continue(&traversal).unwrap_err().code(), 400);
+    }
+
+    #[test]
+    fn replace_at_takes_one_field_from_the_source() {
+        let mut base = json!({"spec": {"a": 1}, "status": {"phase": "old", "conditions": [1]}});
+        replace_at(
+            &mut base,
+            &json!({"status": {"conditions": [2]}}),
+            &["status", "conditions"],
+        );
+        assert_eq!(base["status"], json!({"phase": "old", "conditions": [2]}));
+        replace_at(&mut base, &json!({}), &["status"]);
+        assert_eq!(base, json!({"spec": {"a": 1}}));
+        replace_at(&mut base, &json!({"status": {"x": true}}), &["status"]);
+        assert_eq!(base["status"], json!({"x": true}));
     }
 
     #[test]

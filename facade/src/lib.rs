@@ -892,7 +892,10 @@ async fn watch(
                 &object,
             )));
         }
-        Ok(Bytes::from(json_watch_line(ev.event_type.as_str(), &object)))
+        Ok(Bytes::from(json_watch_line(
+            ev.event_type.as_str(),
+            &object,
+        )))
     });
     let mut resp = Response::new(Body::from_stream(lines));
     resp.headers_mut().insert(
