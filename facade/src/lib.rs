@@ -313,12 +313,13 @@ fn list_metadata(list: &ObjectList) -> Value {
 
 fn list_document(def: &ResourceDef, list: ObjectList) -> Value {
     let metadata = list_metadata(&list);
-    json!({
-        "kind": def.list_kind(),
-        "apiVersion": def.api_version(),
-        "metadata": metadata,
-        "items": list.items,
-    })
+    let mut document = serde_json::Map::with_capacity(4);
+    document.insert("kind".into(), Value::String(def.list_kind()));
+    document.insert("apiVersion".into(), Value::String(def.api_version()));
+    document.insert("metadata".into(), metadata);
+    // Moved, not copied: json!() would serialize every item into a new tree.
+    document.insert("items".into(), Value::Array(list.items));
+    Value::Object(document)
 }
 
 /// One object, or a Table of it.
@@ -600,12 +601,17 @@ async fn resource_request(
                     let meta = list_metadata(&list);
                     table::to_table(&def, &list.items, meta, include_object(q)?)
                 }
-                output if output.is_partial_metadata() => json!({
-                    "kind": "PartialObjectMetadataList",
-                    "apiVersion": "meta.k8s.io/v1",
-                    "metadata": list_metadata(&list),
-                    "items": list.items.iter().map(table::partial_metadata).collect::<Vec<_>>(),
-                }),
+                output if output.is_partial_metadata() => {
+                    let mut doc = json!({
+                        "kind": "PartialObjectMetadataList",
+                        "apiVersion": "meta.k8s.io/v1",
+                        "metadata": list_metadata(&list),
+                    });
+                    // Inserted as built; json!() would copy every item again.
+                    doc["items"] =
+                        Value::Array(list.items.iter().map(table::partial_metadata).collect());
+                    doc
+                }
                 _ => list_document(&def, list),
             };
             Ok(encode(StatusCode::OK, output, &doc, &[]))
