@@ -1773,7 +1773,7 @@ impl ApiCore {
         let cache = self.watch_cache(def).await?;
         let current = self.current_revision().await?;
         if cache.revision() < current {
-            self.storage.request_progress();
+            self.storage.request_progress(current);
         }
         if !cache.wait_for_revision(current, CACHE_CATCH_UP).await {
             return Ok(None);

@@ -189,7 +189,13 @@ pub struct EmbeddedStore {
     db: Arc<Database>,
     writes: mpsc::Sender<WriteRequest>,
     events: broadcast::Sender<Arc<StorageEvent>>,
+    /// The revision readers want quiet watches to confirm (request_progress).
+    progress_wanted: tokio::sync::watch::Sender<Revision>,
 }
+
+/// How often a watch with nothing to deliver reports its revision unasked,
+/// so idle watch caches stay roughly current for bookmarks.
+const IDLE_PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl EmbeddedStore {
     /// Opens (or creates) `<dir>/capstan.redb` and starts the writer thread.
@@ -225,7 +231,12 @@ impl EmbeddedStore {
             .name("capstan-store-writer".into())
             .spawn(move || writer.run(rx))
             .map_err(backend)?;
-        Ok(Self { db, writes, events })
+        Ok(Self {
+            db,
+            writes,
+            events,
+            progress_wanted: tokio::sync::watch::channel(0).0,
+        })
     }
 
     async fn submit(&self, op: WriteOp) -> StorageResult<Option<KeyValue>> {
@@ -413,6 +424,7 @@ impl Storage for EmbeddedStore {
     async fn watch(&self, prefix: &str, after: Revision) -> StorageResult<EventStream> {
         // Subscribe before reading the backlog so no change falls between them.
         let mut live = self.events.subscribe();
+        let mut wanted = self.progress_wanted.subscribe();
         let (backlog, caught_up) = Self::read_log(&self.db, prefix, after, None)?;
         let (tx, rx) = mpsc::channel::<StorageResult<StorageEvent>>(256);
         let db = self.db.clone();
@@ -429,9 +441,34 @@ impl Storage for EmbeddedStore {
             if tx.send(Ok(StorageEvent::progress(last))).await.is_err() {
                 return;
             }
+            // Changes under other prefixes are not sent; this watch reports
+            // how far it is current when a reader asks (request_progress)
+            // and, when idle, once a second. Reporting on every foreign
+            // change woke every watch cache on every write.
+            let mut asked: Revision = 0;
+            let mut reported = last;
+            let mut idle_tick = tokio::time::interval(IDLE_PROGRESS_INTERVAL);
             loop {
                 let received = tokio::select! {
                     r = live.recv() => r,
+                    changed = wanted.changed() => {
+                        if changed.is_err() {
+                            return;
+                        }
+                        asked = asked.max(*wanted.borrow_and_update());
+                        if asked <= last && reported < last {
+                            reported = last;
+                            let _ = tx.try_send(Ok(StorageEvent::progress(last)));
+                        }
+                        continue;
+                    }
+                    _ = idle_tick.tick() => {
+                        if reported < last && tx.capacity() == tx.max_capacity() {
+                            reported = last;
+                            let _ = tx.try_send(Ok(StorageEvent::progress(last)));
+                        }
+                        continue;
+                    }
                     _ = tx.closed() => return,
                 };
                 match received {
@@ -441,12 +478,13 @@ impl Storage for EmbeddedStore {
                         }
                         last = ev.revision;
                         if ev.key.starts_with(&prefix) {
+                            reported = last;
                             if tx.send(Ok((*ev).clone())).await.is_err() {
                                 return;
                             }
-                        } else if tx.capacity() == tx.max_capacity() {
-                            // Tell an idle consumer how far it is current; a
-                            // busy one learns it from its next change anyway.
+                        } else if asked > reported && last >= asked {
+                            // A reader is waiting for this revision.
+                            reported = last;
                             let _ = tx.try_send(Ok(StorageEvent::progress(last)));
                         }
                     }
@@ -483,6 +521,16 @@ impl Storage for EmbeddedStore {
 
     async fn compact(&self, revision: Revision) -> StorageResult<()> {
         self.submit(WriteOp::Compact { revision }).await.map(|_| ())
+    }
+
+    fn request_progress(&self, revision: Revision) {
+        self.progress_wanted.send_if_modified(|wanted| {
+            let raise = revision > *wanted;
+            if raise {
+                *wanted = revision;
+            }
+            raise
+        });
     }
 }
 
@@ -800,13 +848,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_idle_watcher_hears_progress_from_other_prefixes() {
+    async fn an_idle_watcher_reports_progress_when_asked_and_once_a_second() {
         let (_d, s) = store();
         let mut w = s.watch("/quiet/", 0).await.unwrap();
         let first = w.next().await.unwrap().unwrap();
         assert_eq!(first.kind, EventKind::Progress);
+        // Asked for a revision: reported as soon as the watch has seen it.
         let other = s.create("/busy/a", b"1".to_vec()).await.unwrap();
-        let ev = tokio::time::timeout(std::time::Duration::from_secs(5), w.next())
+        s.request_progress(other.mod_revision);
+        let ev = tokio::time::timeout(std::time::Duration::from_millis(500), w.next())
             .await
             .unwrap()
             .unwrap()
@@ -814,6 +864,17 @@ mod tests {
         assert_eq!(
             (ev.kind, ev.revision),
             (EventKind::Progress, other.mod_revision)
+        );
+        // Unasked, an idle watch still reports within its idle interval.
+        let later = s.create("/busy/b", b"2".to_vec()).await.unwrap();
+        let ev = tokio::time::timeout(std::time::Duration::from_secs(3), w.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (ev.kind, ev.revision),
+            (EventKind::Progress, later.mod_revision)
         );
     }
 

@@ -374,7 +374,9 @@ impl Storage for EtcdStore {
         "etcd-0"
     }
 
-    fn request_progress(&self) {
+    /// etcd answers with the revision current when it handles the request,
+    /// which is at least `revision`.
+    fn request_progress(&self, _revision: Revision) {
         self.progress_wanted
             .send_modify(|asked| *asked = asked.wrapping_add(1));
     }

@@ -143,11 +143,10 @@ pub trait Storage: Send + Sync + 'static {
     /// Forgets history at and below `revision`.
     async fn compact(&self, revision: Revision) -> StorageResult<()>;
 
-    /// Asks every watch for a Progress event soon, so a caller waiting for
-    /// a quiet watch to confirm the current revision need not wait for the
-    /// next change. Backends whose watches report progress by themselves
-    /// (the embedded store) ignore it.
-    fn request_progress(&self) {}
+    /// Asks every watch for a Progress event once it has seen `revision`,
+    /// so a caller waiting for a quiet watch to confirm a revision need not
+    /// wait for that watch's next change.
+    fn request_progress(&self, _revision: Revision) {}
 
     /// The name componentstatuses reports this store under.
     fn component_name(&self) -> &'static str {
