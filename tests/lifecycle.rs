@@ -197,3 +197,95 @@ fn diff_shows_a_pending_change_without_making_it() {
         common::text(&same.stdout)
     );
 }
+
+#[test]
+fn deleting_a_namespace_removes_everything_in_it() {
+    let server = TestServer::start();
+    server.kubectl_ok(&["create", "namespace", "demo"]);
+    server.kubectl_ok(&["-n", "demo", "create", "deployment", "web", "--image=nginx"]);
+    server.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "configmap",
+        "settings",
+        "--from-literal=a=1",
+    ]);
+    server.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "secret",
+        "generic",
+        "token",
+        "--from-literal=t=x",
+    ]);
+    server.kubectl_ok(&[
+        "-n",
+        "demo",
+        "create",
+        "service",
+        "clusterip",
+        "web",
+        "--tcp=80:80",
+    ]);
+    // kubectl waits until the namespace is gone.
+    server.kubectl_ok(&["delete", "namespace", "demo"]);
+    assert!(!server
+        .kubectl(&["get", "namespace", "demo"])
+        .status
+        .success());
+    for kind in ["deployments", "configmaps", "secrets", "services"] {
+        let left = server.kubectl_ok(&["get", kind, "-n", "demo", "-o", "name"]);
+        assert_eq!(left.trim(), "", "{kind} left in a deleted namespace");
+    }
+
+    // While something in it is held by a finalizer, the namespace stays
+    // Terminating and refuses new content.
+    server.kubectl_ok(&["create", "namespace", "held"]);
+    server.kubectl_ok(&["-n", "held", "create", "configmap", "pinned"]);
+    server.kubectl_ok(&[
+        "-n",
+        "held",
+        "patch",
+        "configmap",
+        "pinned",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":["example.com/hold"]}}"#,
+    ]);
+    server.kubectl_ok(&["delete", "namespace", "held", "--wait=false"]);
+    wait_until(
+        Duration::from_secs(10),
+        "the namespace to terminate",
+        || {
+            let phase =
+                server.kubectl_ok(&["get", "namespace", "held", "-o", "jsonpath={.status.phase}"]);
+            (phase == "Terminating").then_some(())
+        },
+    );
+    let err = server.kubectl_err(&["-n", "held", "create", "configmap", "late"]);
+    assert!(
+        err.contains(
+            "unable to create new content in namespace held because it is being terminated"
+        ),
+        "{err}"
+    );
+    server.kubectl_ok(&[
+        "-n",
+        "held",
+        "patch",
+        "configmap",
+        "pinned",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    wait_until(Duration::from_secs(15), "the namespace to be gone", || {
+        (!server
+            .kubectl(&["get", "namespace", "held"])
+            .status
+            .success())
+        .then_some(())
+    });
+}
