@@ -187,7 +187,7 @@ pub fn apply(
         Some(last) if !last.fields.is_empty() => prune(&schema, &merged, &managed, &last.fields),
         _ => merged,
     };
-    let comparison = compare_objects(&schema, &live_object, &new_object, &ignored)
+    let comparison = compare_objects(&schema, live_object.clone(), &new_object, &ignored)
         .map_err(|err| ApplyError::Invalid(format!("failed to compare objects: {}", err.0)))?;
     take_from_others(&mut managed, &key, &comparison, force)?;
 
@@ -242,7 +242,7 @@ pub fn record_update(
         None => Value::Object(Map::new()),
     };
     let ignored = ignored_fields(&schema, definition, ctx.subresource);
-    let comparison = compare_objects(&schema, &old_object, new, &ignored).map_err(|err| {
+    let comparison = compare_objects(&schema, old_object, new, &ignored).map_err(|err| {
         ApplyError::Invalid(format!(
             "failed to update ManagedFields ({}): {}",
             describe_object(new, ctx.api_version),
@@ -362,25 +362,30 @@ fn ignored_fields(schema: &Schema, definition: &str, subresource: Option<&str>) 
 
 /// Fields no manager ever owns (upstream's strip set).
 fn strip_meta(fields: &FieldSet) -> FieldSet {
-    let mut strip = FieldSet::new();
-    let field = |name: &str| PathElement::Field(name.to_string());
-    strip.insert(&[field("apiVersion")]);
-    strip.insert(&[field("kind")]);
-    strip.insert(&[field("metadata")]);
-    for name in [
-        "name",
-        "namespace",
-        "creationTimestamp",
-        "selfLink",
-        "uid",
-        "clusterName",
-        "generation",
-        "managedFields",
-        "resourceVersion",
-    ] {
-        strip.insert(&[field("metadata"), field(name)]);
-    }
-    fields.difference(&strip)
+    // Built once: this runs on every write.
+    static STRIP: std::sync::OnceLock<FieldSet> = std::sync::OnceLock::new();
+    let strip = STRIP.get_or_init(|| {
+        let mut strip = FieldSet::new();
+        let field = |name: &str| PathElement::Field(name.to_string());
+        strip.insert(&[field("apiVersion")]);
+        strip.insert(&[field("kind")]);
+        strip.insert(&[field("metadata")]);
+        for name in [
+            "name",
+            "namespace",
+            "creationTimestamp",
+            "selfLink",
+            "uid",
+            "clusterName",
+            "generation",
+            "managedFields",
+            "resourceVersion",
+        ] {
+            strip.insert(&[field("metadata"), field(name)]);
+        }
+        strip
+    });
+    fields.difference(strip)
 }
 
 /// Drops from the merged object what the applier applied last time and
@@ -402,13 +407,15 @@ fn prune(schema: &Schema, merged: &Value, managed: &Managed, last: &FieldSet) ->
 
 /// Compares old and new as upstream's typed objects would be: Go's zero
 /// values are there even where the JSON omits them.
+/// `old` is taken by value: callers build it for the comparison anyway, so
+/// only `new` is copied (to be zero-filled).
 fn compare_objects(
     schema: &Schema,
-    old: &Value,
+    mut old: Value,
     new: &Value,
     ignored: &FieldSet,
 ) -> Result<typed::Comparison, typed::TypeError> {
-    let (mut old, mut new) = (old.clone(), new.clone());
+    let mut new = new.clone();
     fill_zero_values(schema, &schema.root(), &mut old, &mut new, 0);
     let mut comparison = typed::compare(schema, &old, &new)?;
     comparison.exclude(ignored);
