@@ -36,13 +36,11 @@ impl ApiCore {
             ));
         }
         if !target_kind.is_empty() && target_kind != "Node" {
-            errs.push(FieldError {
-                reason: "FieldValueNotSupported",
-                message: format!(
-                    "Unsupported value: {target_kind:?}: supported values: \"Node\", \"<empty>\""
-                ),
-                field: "target.kind".into(),
-            });
+            errs.push(FieldError::not_supported(
+                "target.kind",
+                target_kind,
+                &["Node", "<empty>"],
+            ));
         }
         if node.is_empty() {
             errs.push(FieldError::required("target.name", ""));

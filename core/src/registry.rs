@@ -147,6 +147,9 @@ impl std::fmt::Debug for ResourceDef {
 pub struct Registry {
     resources: Vec<Arc<ResourceDef>>,
     by_gvr: BTreeMap<(String, String, String), Arc<ResourceDef>>,
+    /// Group, version and kind → resource, for references that name a kind
+    /// (ownerReferences).
+    by_gvk: BTreeMap<(String, String, String), Arc<ResourceDef>>,
 }
 
 /// A served group with its versions, preferred first.
@@ -172,7 +175,25 @@ impl Registry {
                 )
             })
             .collect();
-        Self { resources, by_gvr }
+        let by_gvk = resources
+            .iter()
+            .filter(|r| r.is_stored())
+            .map(|r| {
+                (
+                    (
+                        r.group.to_string(),
+                        r.version.to_string(),
+                        r.kind.to_string(),
+                    ),
+                    r.clone(),
+                )
+            })
+            .collect();
+        Self {
+            resources,
+            by_gvr,
+            by_gvk,
+        }
     }
 
     /// The registry of everything Capstan serves.
@@ -183,6 +204,14 @@ impl Registry {
     pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ResourceDef>> {
         self.by_gvr
             .get(&(group.to_string(), version.to_string(), resource.to_string()))
+            .cloned()
+    }
+
+    /// The stored resource of a kind at a group/version, e.g. an owner
+    /// reference's `apps/v1` `Deployment`.
+    pub fn lookup_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceDef>> {
+        self.by_gvk
+            .get(&(group.to_string(), version.to_string(), kind.to_string()))
             .cloned()
     }
 
@@ -829,6 +858,20 @@ mod tests {
         );
         let deploy = r.lookup("apps", "v1", "deployments").unwrap();
         assert_eq!(deploy.definition, "io.k8s.api.apps.v1.Deployment");
+    }
+
+    #[test]
+    fn kinds_resolve_to_their_stored_resource() {
+        let r = Registry::builtin();
+        let hpa = r
+            .lookup_kind("autoscaling", "v1", "HorizontalPodAutoscaler")
+            .unwrap();
+        assert_eq!(
+            (hpa.version, hpa.resource),
+            ("v1", "horizontalpodautoscalers")
+        );
+        assert!(r.lookup_kind("", "v1", "Binding").is_none());
+        assert!(r.lookup_kind("apps", "v1", "Pod").is_none());
     }
 
     #[test]

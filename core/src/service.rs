@@ -402,7 +402,6 @@ impl ApiCore {
         address: std::net::IpAddr,
         port: u16,
     ) -> ApiResult<()> {
-        let system = UserInfo::system();
         let services = self.resolve("", "v1", "services")?;
         let service = json!({
             "apiVersion": "v1", "kind": "Service",
@@ -411,31 +410,18 @@ impl ApiCore {
             "spec": {"type": "ClusterIP", "clusterIP": self.service_addresses.first_address().to_string(),
                      "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]},
         });
-        let exists = self
-            .get_stored(&services, Some("default"), "kubernetes")
-            .await
-            .is_ok();
-        if !exists {
-            let created = self
-                .create(
-                    &system,
-                    &services,
-                    Some("default"),
-                    service,
-                    &WriteOptions {
-                        field_manager: SYSTEM_FIELD_MANAGER.to_string(),
-                        ..Default::default()
-                    },
-                )
-                .await;
+        let created = self
+            .reconcile_system_object(&services, "default", "kubernetes", |current| {
+                current.is_none().then(|| service.clone())
+            })
+            .await;
+        if let Err(e) = created {
             // Another replica may have created it (and taken its address) meanwhile.
-            if let Err(e) = created {
-                let now = self
-                    .get_stored(&services, Some("default"), "kubernetes")
-                    .await;
-                if now.is_err() {
-                    return Err(e);
-                }
+            let now = self
+                .get_if_exists(&services, Some("default"), "kubernetes")
+                .await?;
+            if now.is_none() {
+                return Err(e);
             }
         }
         let endpoints = self.resolve("", "v1", "endpoints")?;
@@ -1589,13 +1575,11 @@ impl ApiCore {
                     "meta.k8s.io",
                     "DeleteOptions",
                     "",
-                    vec![crate::error::FieldError {
-                        reason: "FieldValueNotSupported",
-                        message: format!(
-                            "Unsupported value: {other:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
-                        ),
-                        field: "propagationPolicy".into(),
-                    }],
+                    vec![crate::error::FieldError::not_supported(
+                        "propagationPolicy",
+                        other,
+                        &["Foreground", "Background", "Orphan"],
+                    )],
                 ))
             }
         };

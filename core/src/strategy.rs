@@ -125,13 +125,11 @@ impl Strategy for ServiceStrategy {
             service_type,
             "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalName"
         ) {
-            errs.push(FieldError {
-                reason: "FieldValueNotSupported",
-                message: format!(
-                    "Unsupported value: \"{service_type}\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\""
-                ),
-                field: "spec.type".into(),
-            });
+            errs.push(FieldError::not_supported(
+                "spec.type",
+                service_type,
+                &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"],
+            ));
         }
         let ports = object.pointer("/spec/ports").and_then(Value::as_array);
         let headless = object.pointer("/spec/clusterIP").and_then(Value::as_str) == Some("None");
@@ -331,15 +329,8 @@ fn qos_class(spec: &Value) -> &'static str {
         .into_iter()
         .filter_map(|field| spec.get(field).and_then(Value::as_array))
         .flatten();
-    // A quantity is zero when its number part has no non-zero digit
-    // ("0", "0m", "0.0Gi").
-    let is_zero = |q: &Value| {
-        q.as_str().is_some_and(|s| {
-            s.chars()
-                .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | '+' | '-'))
-                .all(|c| !c.is_ascii_digit() || c == '0')
-        })
-    };
+    // Malformed quantities do not count as zero; validation rejects them.
+    let is_zero = |q: &Value| crate::validate::quantity::from_json(q).is_ok_and(|q| q.is_zero());
     let mut any = false;
     let mut guaranteed = true;
     for container in containers {

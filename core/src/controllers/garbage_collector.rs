@@ -119,7 +119,7 @@ impl Changed {
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// One object as the collector sees it.
@@ -345,13 +345,7 @@ async fn owner_exists(
     };
     let (api_version, kind, name) = (field("apiVersion"), field("kind"), field("name"));
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let Some(owner_def) = core
-        .registry
-        .resources()
-        .iter()
-        .find(|d| d.group == group && d.version == version && d.kind == kind)
-        .cloned()
-    else {
+    let Some(owner_def) = core.registry.lookup_kind(group, version, kind) else {
         return Ok(true);
     };
     let namespace = if owner_def.namespaced {
