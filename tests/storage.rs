@@ -122,6 +122,45 @@ async fn two_replicas_on_one_etcd_serve_one_api() {
         .as_str()
         .unwrap_or_default()
         .contains("the object has been modified"));
+
+    // A delete through A reaches B's watchers with the object as it was,
+    // at the delete's revision (B's cache supplies the deleted object).
+    let patched_rv: i64 = b
+        .kubectl_ok(&[
+            "get",
+            "configmap",
+            "web",
+            "-n",
+            "shared",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ])
+        .parse()
+        .unwrap();
+    a.kubectl_ok(&["delete", "configmap", "web", "-n", "shared"]);
+    watch.wait_for("DELETED made through the other replica", |out| {
+        out.contains("DELETED").then_some(())
+    });
+    let resp = b.curl(
+        "GET",
+        &format!(
+            "/api/v1/namespaces/shared/configmaps?watch=1&resourceVersion={patched_rv}&timeoutSeconds=1"
+        ),
+        &[],
+        None,
+    );
+    let body = resp.body;
+    let deleted: serde_json::Value = body
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|event| event["type"] == "DELETED")
+        .unwrap_or_else(|| panic!("a DELETED event in {body}"));
+    assert_eq!(deleted["object"]["data"]["k"], "v2", "{deleted}");
+    let deleted_rv: i64 = deleted["object"]["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or_default();
+    assert!(deleted_rv > patched_rv, "{deleted}");
     drop(watch);
 }
 

@@ -107,7 +107,7 @@ impl WatchCache {
                     objects.insert(kv.key.clone(), Arc::new(obj));
                 }
             }
-            let mut events = match storage.watch(&prefix, listed.revision).await {
+            let mut events = match storage.watch_latest(&prefix, listed.revision).await {
                 Ok(events) => events,
                 Err(e) => {
                     tracing::warn!(prefix, error = %e, "watch cache watch failed");
@@ -165,15 +165,43 @@ impl WatchCache {
             }
             return;
         }
-        let Some(object) = object::decode_at(&ev.value, ev.revision) else {
-            tracing::warn!(key = ev.key, "watch cache skipped an undecodable value");
-            return;
+        // Decoded before the lock is taken: readers wait only for the swap.
+        let decoded = if ev.kind == EventKind::Delete && ev.value.is_empty() {
+            None
+        } else {
+            let Some(object) = object::decode_at(&ev.value, ev.revision) else {
+                tracing::warn!(key = ev.key, "watch cache skipped an undecodable value");
+                return;
+            };
+            Some(Arc::new(object))
         };
-        let object = Arc::new(object);
         let mut state = self.write();
-        let prev = match ev.kind {
-            EventKind::Put => state.objects.insert(ev.key.clone(), object.clone()),
-            EventKind::Delete | EventKind::Progress => state.objects.remove(&ev.key),
+        let (object, prev) = match decoded {
+            Some(object) => {
+                let prev = match ev.kind {
+                    EventKind::Put => state.objects.insert(ev.key.clone(), object.clone()),
+                    EventKind::Delete | EventKind::Progress => state.objects.remove(&ev.key),
+                };
+                (object, prev)
+            }
+            // The store left the deleted value out (see `watch_latest`): the
+            // cache has it, and upstream reports it at the delete's revision.
+            None => {
+                let Some(prev) = state.objects.remove(&ev.key) else {
+                    // Nothing to report for a key the cache never held.
+                    state.revision = state.revision.max(ev.revision);
+                    self.dispatched.store(state.revision, Ordering::Release);
+                    self.current.send_replace(state.revision);
+                    return;
+                };
+                let mut deleted = Value::clone(&prev);
+                object::set_meta(
+                    &mut deleted,
+                    "resourceVersion",
+                    Value::String(ev.revision.to_string()),
+                );
+                (Arc::new(deleted), Some(prev))
+            }
         };
         let event = Arc::new(CacheEvent {
             kind: ev.kind,

@@ -210,6 +210,38 @@ async fn watch_replays_then_follows_in_order(s: &Store, p: &str) {
     assert_eq!(next_event(&mut resumed).await.revision, d.mod_revision);
 }
 
+/// The watch-cache form of a watch: the same changes in the same order;
+/// values of puts always, a delete's value and previous values optionally.
+async fn watch_latest_reports_every_change(s: &Store, p: &str) {
+    let prefix = format!("{p}latest/");
+    let key = format!("{prefix}a");
+    let a = s.create(&key, b"1".to_vec()).await.unwrap();
+    let mut w = s.watch_latest(&prefix, a.mod_revision - 1).await.unwrap();
+    let b = s.update(&key, b"2".to_vec(), a.mod_revision).await.unwrap();
+    let d = s.delete(&key, None).await.unwrap();
+    let e1 = next_event(&mut w).await;
+    assert_eq!(
+        (e1.kind, e1.revision, &*e1.key, &*e1.value),
+        (EventKind::Put, a.mod_revision, &*key, &b"1"[..])
+    );
+    let e2 = next_event(&mut w).await;
+    assert_eq!(
+        (e2.kind, e2.revision, &*e2.value),
+        (EventKind::Put, b.mod_revision, &b"2"[..])
+    );
+    assert!(matches!(e2.prev_value.as_deref(), None | Some(b"1")));
+    let e3 = next_event(&mut w).await;
+    assert_eq!(
+        (e3.kind, e3.revision, &*e3.key),
+        (EventKind::Delete, d.mod_revision, &*key)
+    );
+    assert!(
+        e3.value.is_empty() || &*e3.value == b"2",
+        "a delete reports nothing or the deleted value, got {:?}",
+        e3.value
+    );
+}
+
 async fn compaction_expires_old_revisions(s: &Store, p: &str) {
     let key = format!("{p}compact");
     let old = s.create(&key, b"1".to_vec()).await.unwrap();
@@ -258,6 +290,7 @@ async fn suite(s: Store) {
     concurrent_writers_lose_nothing(&s, "/t3/").await;
     list_pages_come_from_one_snapshot(&s, "/t4/").await;
     watch_replays_then_follows_in_order(&s, "/t5/").await;
+    watch_latest_reports_every_change(&s, "/t7/").await;
     compaction_expires_old_revisions(&s, "/t6/").await;
 }
 

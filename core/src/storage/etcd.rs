@@ -129,6 +129,125 @@ impl EtcdStore {
             },
         }
     }
+
+    /// One etcd watch under `prefix` after `after`; `with_prev` asks etcd for
+    /// each key's previous value (a read per event on etcd's side).
+    async fn watch_from(
+        &self,
+        prefix: &str,
+        after: Revision,
+        with_prev: bool,
+    ) -> StorageResult<EventStream> {
+        let mut options = WatchOptions::new()
+            .with_range(prefix_end(prefix))
+            .with_start_revision(after + 1)
+            .with_progress_notify();
+        if with_prev {
+            options = options.with_prev_key();
+        }
+        let stream = self
+            .client
+            .watch_client()
+            .watch(prefix, Some(options))
+            .await
+            .map_err(backend)?;
+        let (mut requests, mut stream) = stream.split();
+        let mut wanted = self.progress_wanted.subscribe();
+        let (tx, rx) = mpsc::channel::<StorageResult<StorageEvent>>(256);
+        tokio::spawn(async move {
+            // etcd reports progress on request only when the watcher has sent
+            // everything up to the header's revision. Readers that need a
+            // quiet watch cache to confirm it is current ask for it (see
+            // request_progress); a slow tick keeps idle caches roughly
+            // current for bookmarks without a steady stream of requests.
+            let mut ask = tokio::time::interval(PROGRESS_FALLBACK_INTERVAL);
+            loop {
+                let message = tokio::select! {
+                    m = stream.message() => m,
+                    changed = wanted.changed() => {
+                        if changed.is_err() || requests.request_progress().await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    _ = ask.tick() => {
+                        if requests.request_progress().await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    _ = tx.closed() => return,
+                };
+                let resp = match message {
+                    Ok(Some(resp)) => resp,
+                    Ok(None) => return,
+                    Err(e) => {
+                        let _ = tx.send(Err(backend(e))).await;
+                        return;
+                    }
+                };
+                if resp.compact_revision() > 0
+                    || (resp.canceled() && resp.cancel_reason().contains("compacted"))
+                {
+                    let _ = tx
+                        .send(Err(StorageError::Compacted {
+                            requested: after + 1,
+                            compacted: resp.compact_revision(),
+                        }))
+                        .await;
+                    return;
+                }
+                if resp.canceled() {
+                    let _ = tx
+                        .send(Err(StorageError::Backend(format!(
+                            "etcd watch canceled: {}",
+                            resp.cancel_reason()
+                        ))))
+                        .await;
+                    return;
+                }
+                if resp.events().is_empty() && !resp.created() {
+                    let revision = Self::revision_of(resp.header());
+                    if revision > 0 && tx.send(Ok(StorageEvent::progress(revision))).await.is_err()
+                    {
+                        return;
+                    }
+                    continue;
+                }
+                for ev in resp.events() {
+                    let Some(kv) = ev.kv() else { continue };
+                    let Ok(key) = String::from_utf8(kv.key().to_vec()) else {
+                        continue;
+                    };
+                    let prev = ev.prev_kv().map(|p| Arc::<[u8]>::from(p.value()));
+                    let (kind, value, create_revision) = match ev.event_type() {
+                        EventType::Put => {
+                            (EventKind::Put, Arc::from(kv.value()), kv.create_revision())
+                        }
+                        EventType::Delete => (
+                            EventKind::Delete,
+                            prev.clone().unwrap_or_else(|| Arc::from(&[][..])),
+                            ev.prev_kv()
+                                .map(|p| p.create_revision())
+                                .unwrap_or_default(),
+                        ),
+                    };
+                    let event = StorageEvent {
+                        kind,
+                        key,
+                        value,
+                        prev_value: prev,
+                        revision: kv.mod_revision(),
+                        create_revision,
+                    };
+                    if tx.send(Ok(event)).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(tokio_stream::wrappers::ReceiverStream::new(rx).boxed())
+    }
 }
 
 #[async_trait::async_trait]
@@ -251,113 +370,11 @@ impl Storage for EtcdStore {
     }
 
     async fn watch(&self, prefix: &str, after: Revision) -> StorageResult<EventStream> {
-        let options = WatchOptions::new()
-            .with_range(prefix_end(prefix))
-            .with_start_revision(after + 1)
-            .with_prev_key()
-            .with_progress_notify();
-        let stream = self
-            .client
-            .watch_client()
-            .watch(prefix, Some(options))
-            .await
-            .map_err(backend)?;
-        let (mut requests, mut stream) = stream.split();
-        let mut wanted = self.progress_wanted.subscribe();
-        let (tx, rx) = mpsc::channel::<StorageResult<StorageEvent>>(256);
-        tokio::spawn(async move {
-            // etcd reports progress on request only when the watcher has sent
-            // everything up to the header's revision. Readers that need a
-            // quiet watch cache to confirm it is current ask for it (see
-            // request_progress); a slow tick keeps idle caches roughly
-            // current for bookmarks without a steady stream of requests.
-            let mut ask = tokio::time::interval(PROGRESS_FALLBACK_INTERVAL);
-            loop {
-                let message = tokio::select! {
-                    m = stream.message() => m,
-                    changed = wanted.changed() => {
-                        if changed.is_err() || requests.request_progress().await.is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                    _ = ask.tick() => {
-                        if requests.request_progress().await.is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                    _ = tx.closed() => return,
-                };
-                let resp = match message {
-                    Ok(Some(resp)) => resp,
-                    Ok(None) => return,
-                    Err(e) => {
-                        let _ = tx.send(Err(backend(e))).await;
-                        return;
-                    }
-                };
-                if resp.compact_revision() > 0
-                    || (resp.canceled() && resp.cancel_reason().contains("compacted"))
-                {
-                    let _ = tx
-                        .send(Err(StorageError::Compacted {
-                            requested: after + 1,
-                            compacted: resp.compact_revision(),
-                        }))
-                        .await;
-                    return;
-                }
-                if resp.canceled() {
-                    let _ = tx
-                        .send(Err(StorageError::Backend(format!(
-                            "etcd watch canceled: {}",
-                            resp.cancel_reason()
-                        ))))
-                        .await;
-                    return;
-                }
-                if resp.events().is_empty() && !resp.created() {
-                    let revision = Self::revision_of(resp.header());
-                    if revision > 0 && tx.send(Ok(StorageEvent::progress(revision))).await.is_err()
-                    {
-                        return;
-                    }
-                    continue;
-                }
-                for ev in resp.events() {
-                    let Some(kv) = ev.kv() else { continue };
-                    let Ok(key) = String::from_utf8(kv.key().to_vec()) else {
-                        continue;
-                    };
-                    let prev = ev.prev_kv().map(|p| Arc::<[u8]>::from(p.value()));
-                    let (kind, value, create_revision) = match ev.event_type() {
-                        EventType::Put => {
-                            (EventKind::Put, Arc::from(kv.value()), kv.create_revision())
-                        }
-                        EventType::Delete => (
-                            EventKind::Delete,
-                            prev.clone().unwrap_or_else(|| Arc::from(&[][..])),
-                            ev.prev_kv()
-                                .map(|p| p.create_revision())
-                                .unwrap_or_default(),
-                        ),
-                    };
-                    let event = StorageEvent {
-                        kind,
-                        key,
-                        value,
-                        prev_value: prev,
-                        revision: kv.mod_revision(),
-                        create_revision,
-                    };
-                    if tx.send(Ok(event)).await.is_err() {
-                        return;
-                    }
-                }
-            }
-        });
-        Ok(tokio_stream::wrappers::ReceiverStream::new(rx).boxed())
+        self.watch_from(prefix, after, true).await
+    }
+
+    async fn watch_latest(&self, prefix: &str, after: Revision) -> StorageResult<EventStream> {
+        self.watch_from(prefix, after, false).await
     }
 
     async fn current_revision(&self) -> StorageResult<Revision> {

@@ -138,6 +138,14 @@ pub trait Storage: Send + Sync + 'static {
     /// order, then live changes. Compacted if `after` is no longer held.
     async fn watch(&self, prefix: &str, after: Revision) -> StorageResult<EventStream>;
 
+    /// Like `watch`, for a watcher that keeps every object itself (the watch
+    /// cache): events need not carry `prev_value`, and a Delete's `value` may
+    /// be empty (the watcher has the deleted object). etcd then skips reading
+    /// the previous value of every key it reports, and sends half as much.
+    async fn watch_latest(&self, prefix: &str, after: Revision) -> StorageResult<EventStream> {
+        self.watch(prefix, after).await
+    }
+
     async fn current_revision(&self) -> StorageResult<Revision>;
 
     /// Forgets history at and below `revision`.
