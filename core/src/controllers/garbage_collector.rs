@@ -14,9 +14,12 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::stream::{self, BoxStream};
 use futures::{FutureExt, StreamExt};
 use serde_json::{Map, Value};
+use tokio_stream::wrappers::ReceiverStream;
 
+use crate::cache::CacheEvent;
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::service::{ApiCore, DeleteOptions};
@@ -36,24 +39,12 @@ const RESYNC: Duration = Duration::from_secs(5);
 
 pub async fn run(core: Arc<ApiCore>) {
     loop {
-        let start = match core.current_revision().await {
-            Ok(revision) => revision,
-            Err(e) => {
-                tracing::warn!(error = %e, "garbage collector cannot read the revision");
-                tokio::time::sleep(RESYNC).await;
-                continue;
-            }
-        };
-        // One watch over every key says when anything changed; what changed
-        // is read from the caches.
-        let mut changes = match core
-            .storage
-            .watch(&format!("{}/", core.prefix), start)
-            .await
-        {
+        // The watch caches say when anything changed (they already watch
+        // every stored type), and the passes read what changed from them.
+        let mut changes = match watch_every_cache(&core).await {
             Ok(changes) => changes,
             Err(e) => {
-                tracing::warn!(error = %e, "garbage collector watch failed");
+                tracing::warn!(error = %e, "garbage collector cannot watch the caches");
                 tokio::time::sleep(RESYNC).await;
                 continue;
             }
@@ -72,9 +63,10 @@ pub async fn run(core: Arc<ApiCore>) {
             while changed.keys.is_empty() {
                 tokio::select! {
                     change = changes.next() => match change {
-                        Some(Ok(change)) => changed.note(&change),
-                        // Compacted or failed: start over from the current revision.
-                        Some(Err(_)) | None => break 'passes,
+                        Some(Some(change)) => changed.note(&change),
+                        // A cache restarted or dropped this watcher as too
+                        // slow: start over, with a full pass.
+                        Some(None) | None => break 'passes,
                     },
                     _ = &mut resync => break,
                 }
@@ -82,12 +74,37 @@ pub async fn run(core: Arc<ApiCore>) {
             // Everything that changed meanwhile is covered by the next pass.
             while let Some(change) = changes.next().now_or_never() {
                 match change {
-                    Some(Ok(change)) => changed.note(&change),
-                    Some(Err(_)) | None => break 'passes,
+                    Some(Some(change)) => changed.note(&change),
+                    Some(None) | None => break 'passes,
                 }
             }
         }
     }
+}
+
+/// Every stored type's changes from now on, merged; `None` once any one
+/// cache stops reporting (its watchers were closed), so nothing is missed
+/// silently.
+async fn watch_every_cache(
+    core: &ApiCore,
+) -> crate::ApiResult<BoxStream<'static, Option<Arc<CacheEvent>>>> {
+    let mut streams = Vec::new();
+    for def in core
+        .registry
+        .resources()
+        .iter()
+        .filter(|def| def.is_stored() && !def.converts_for_storage())
+    {
+        let prefix = def.key_prefix(&core.prefix, None);
+        let cache = core.watch_cache(def).await?;
+        let (_, _, registration) = cache.list_and_watch(&prefix);
+        let events = stream::iter(registration.backlog)
+            .chain(ReceiverStream::new(registration.live))
+            .map(Some)
+            .chain(stream::once(async { None }));
+        streams.push(events.boxed());
+    }
+    Ok(stream::select_all(streams).boxed())
 }
 
 /// What a pass has to catch up with: the keys whose change can affect
@@ -102,13 +119,12 @@ struct Changed {
 }
 
 impl Changed {
-    fn note(&mut self, change: &crate::storage::StorageEvent) {
+    fn note(&mut self, change: &CacheEvent) {
         let relevant = match change.kind {
             EventKind::Delete => true,
-            EventKind::Put => {
-                contains(&change.value, b"\"ownerReferences\"")
-                    || contains(&change.value, b"\"deletionTimestamp\"")
-            }
+            EventKind::Put => object::meta(&change.object).is_some_and(|meta| {
+                meta.contains_key("ownerReferences") || meta.contains_key("deletionTimestamp")
+            }),
             EventKind::Progress => false,
         };
         if relevant {
@@ -116,10 +132,6 @@ impl Changed {
             self.revision = self.revision.max(change.revision);
         }
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// One object as the collector sees it.
