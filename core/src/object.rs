@@ -2,6 +2,7 @@
 //! with Kubernetes metadata).
 
 use rand::Rng;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 pub fn meta(object: &Value) -> Option<&Map<String, Value>> {
@@ -80,6 +81,42 @@ pub fn finalizers(object: &Value) -> Vec<String> {
 }
 
 /// Decodes a stored value and stamps it with the revision it is current at.
+/// Serialises an object as it is stored: without `metadata.resourceVersion`,
+/// which the store's revision supplies on every read (upstream stores it
+/// empty too). Writes it in place, so the object is not copied first.
+pub struct StoredForm<'a>(pub &'a Value);
+
+impl Serialize for StoredForm<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(fields) = self.0 else {
+            return self.0.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(fields.len()))?;
+        for (key, value) in fields {
+            match value {
+                Value::Object(metadata) if key == "metadata" => {
+                    map.serialize_entry(key, &WithoutResourceVersion(metadata))?
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+struct WithoutResourceVersion<'a>(&'a Map<String, Value>);
+
+impl Serialize for WithoutResourceVersion<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let kept = self.0.iter().filter(|(key, _)| *key != "resourceVersion");
+        let mut map = serializer.serialize_map(Some(kept.clone().count()))?;
+        for (key, value) in kept {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
 pub fn decode_at(raw: &[u8], revision: i64) -> Option<Value> {
     let mut obj: Value = serde_json::from_slice(raw).ok()?;
     set_meta(

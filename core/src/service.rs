@@ -3,6 +3,7 @@
 //! authorization → registry lookup → prepare (metadata, strategy defaulting)
 //! → validation → storage (create / compare-and-swap update / delete).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -297,17 +298,17 @@ pub(crate) fn served(def: &ResourceDef, stored: Value) -> ApiResult<Value> {
 }
 
 /// The object as it is stored, from the form `def` serves.
-fn storage_form(def: &ResourceDef, object: Value) -> ApiResult<Value> {
+fn storage_form<'a>(def: &ResourceDef, object: &'a Value) -> ApiResult<Cow<'a, Value>> {
     if !def.converts_for_storage() {
-        return Ok(object);
+        return Ok(Cow::Borrowed(object));
     }
-    crate::conversion::convert(object, &def.storage_api_version()).map_err(ApiError::internal)
+    crate::conversion::convert(object.clone(), &def.storage_api_version())
+        .map(Cow::Owned)
+        .map_err(ApiError::internal)
 }
 
 fn encode(object: &Value) -> ApiResult<Vec<u8>> {
-    let mut stored = object.clone();
-    object::remove_meta(&mut stored, "resourceVersion");
-    serde_json::to_vec(&stored).map_err(ApiError::internal)
+    serde_json::to_vec(&object::StoredForm(object)).map_err(ApiError::internal)
 }
 
 fn parse_revision(rv: &str) -> ApiResult<i64> {
@@ -921,10 +922,10 @@ impl ApiCore {
         let converted;
         let (object, old) = if def.converts_for_storage() {
             converted = (
-                storage_form(def, object.clone())?,
-                old.map(|o| storage_form(def, o.clone())).transpose()?,
+                storage_form(def, object)?,
+                old.map(|o| storage_form(def, o)).transpose()?,
             );
-            (&converted.0, converted.1.as_ref())
+            (&*converted.0, converted.1.as_deref())
         } else {
             (object, old)
         };
@@ -1102,7 +1103,7 @@ impl ApiCore {
             } else {
                 None
             };
-            let bytes = encode(&storage_form(def, object.clone())?)?;
+            let bytes = encode(&*storage_form(def, &object)?)?;
             let stored = self.storage.create(&key, bytes).await;
             if let (Err(_), Some(allocated)) = (&stored, &allocated) {
                 self.service_addresses.release_allocated(allocated).await;
@@ -1194,9 +1195,9 @@ impl ApiCore {
     ) -> Result<Value, StorageErrorOrApi> {
         // Upstream skips a write that changes nothing, keeping the
         // resourceVersion; compare as JSON, where key order does not matter.
-        let stored_form = storage_form(def, object.clone())?;
+        let stored_form = storage_form(def, &object)?;
         let unchanged = serde_json::from_slice::<Value>(&current.value)
-            .is_ok_and(|stored| stored == stored_form);
+            .is_ok_and(|stored| stored == *stored_form);
         if unchanged {
             return Ok(served(def, decode(current)?)?);
         }

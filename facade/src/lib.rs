@@ -6,6 +6,7 @@ pub mod negotiation;
 pub mod request_info;
 pub mod table;
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -323,27 +324,27 @@ fn list_document(def: &ResourceDef, list: ObjectList) -> Value {
 }
 
 /// One object, or a Table of it.
-fn object_output(
+fn object_output<'a>(
     def: &ResourceDef,
     output: Output,
     q: &Query,
-    object: &Value,
-) -> Result<Value, ApiError> {
+    object: &'a Value,
+) -> Result<Cow<'a, Value>, ApiError> {
     match output {
         Output::Table => {
             let rv = object
                 .pointer("/metadata/resourceVersion")
                 .cloned()
                 .unwrap_or(json!(""));
-            Ok(table::to_table(
+            Ok(Cow::Owned(table::to_table(
                 def,
                 std::slice::from_ref(object),
                 json!({"resourceVersion": rv}),
                 include_object(q)?,
-            ))
+            )))
         }
-        output if output.is_partial_metadata() => Ok(table::partial_metadata(object)),
-        _ => Ok(object.clone()),
+        output if output.is_partial_metadata() => Ok(Cow::Owned(table::partial_metadata(object))),
+        _ => Ok(Cow::Borrowed(object)),
     }
 }
 
@@ -590,7 +591,7 @@ async fn resource_request(
             Ok(encode(
                 StatusCode::OK,
                 output,
-                &object_output(&def, output, q, &obj)?,
+                &*object_output(&def, output, q, &obj)?,
                 &[],
             ))
         }
@@ -663,7 +664,7 @@ async fn resource_request(
                 return Ok(encode(
                     StatusCode::OK,
                     output,
-                    &object_output(&def, output, q, &result.object)?,
+                    &*object_output(&def, output, q, &result.object)?,
                     &[],
                 ));
             }
@@ -777,7 +778,7 @@ async fn subresource_request(
             return Ok(encode(
                 StatusCode::OK,
                 output,
-                &object_output(def, output, q, &obj)?,
+                &*object_output(def, output, q, &obj)?,
                 &[],
             ));
         }
@@ -831,7 +832,7 @@ fn write_response(
     Ok(encode(
         code,
         output,
-        &object_output(def, output, q, &result.object)?,
+        &*object_output(def, output, q, &result.object)?,
         &result.warnings,
     ))
 }

@@ -415,9 +415,18 @@ fn compare_objects(
     new: &Value,
     ignored: &FieldSet,
 ) -> Result<typed::Comparison, typed::TypeError> {
-    let mut new = new.clone();
-    fill_zero_values(schema, &schema.root(), &mut old, &mut new, 0);
-    let mut comparison = typed::compare(schema, &old, &new)?;
+    let mut filled;
+    let new = if old.as_object().is_some_and(Map::is_empty) {
+        // A create: an empty old object has nothing for new to take, so
+        // new is compared as it is, without a copy.
+        fill_old(schema, &schema.root(), &mut old, new, 0);
+        new
+    } else {
+        filled = new.clone();
+        fill_zero_values(schema, &schema.root(), &mut old, &mut filled, 0);
+        &filled
+    };
+    let mut comparison = typed::compare(schema, &old, new)?;
     comparison.exclude(ignored);
     Ok(comparison)
 }
@@ -474,6 +483,43 @@ fn fill_zero_values(schema: &Schema, node: &Node, old: &mut Value, new: &mut Val
         if let (Some(o), Some(n)) = (old.get_mut(*name), new.get_mut(*name)) {
             fill_zero_values(schema, &schema.field(node, name), o, n, depth + 1);
         }
+    }
+}
+
+/// `fill_zero_values` for an old object that starts empty: only old can
+/// lack anything, so new is only read.
+fn fill_old(schema: &Schema, node: &Node, old: &mut Value, new: &Value, depth: usize) {
+    let (Value::Object(old), Value::Object(new)) = (old, new) else {
+        return;
+    };
+    let Node::Struct {
+        properties,
+        required,
+        ..
+    } = node
+    else {
+        return;
+    };
+    if depth > 8 {
+        return;
+    }
+    for name in required.iter().filter_map(Value::as_str) {
+        if new.contains_key(name) && !old.contains_key(name) {
+            old.insert(name.to_string(), Value::Null);
+        }
+    }
+    for name in ZERO_STRUCT_FIELDS
+        .iter()
+        .filter(|n| properties.contains_key(**n))
+    {
+        let Some(n @ Value::Object(_)) = new.get(*name) else {
+            continue;
+        };
+        let o = old.entry(*name).or_insert(Value::Null);
+        if !o.is_object() {
+            *o = Value::Object(Map::new());
+        }
+        fill_old(schema, &schema.field(node, name), o, n, depth + 1);
     }
 }
 

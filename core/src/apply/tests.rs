@@ -649,3 +649,42 @@ fn update_entries_past_ten_merge_into_ancient_changes() {
     assert!(!managers.contains(&"m00") && !managers.contains(&"m02"));
     assert!(managers.contains(&"m11"));
 }
+
+/// A create compares against an empty object without copying the new one;
+/// that must give exactly the two-way fill's comparison.
+#[test]
+fn create_comparison_matches_the_two_way_fill() {
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"a": "b"}},
+        "spec": {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80}]}]},
+        "status": {}
+    });
+    for (definition, object) in [
+        (DEPLOYMENT, nginx_config()),
+        (DEPLOYMENT, minimal(2)),
+        ("io.k8s.api.core.v1.Pod", pod),
+        (
+            "io.k8s.api.core.v1.ConfigMap",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}}),
+        ),
+    ] {
+        let schema = Schema::for_definition(definition);
+        let ignored = ignored_fields(&schema, definition, None);
+        let fast = compare_objects(&schema, json!({}), &object, &ignored).unwrap();
+        let mut old = json!({});
+        let mut filled = object.clone();
+        fill_zero_values(&schema, &schema.root(), &mut old, &mut filled, 0);
+        let mut both = typed::compare(&schema, &old, &filled).unwrap();
+        both.exclude(&ignored);
+        assert!(!fast.added.is_empty(), "{definition}");
+        for (a, b) in [
+            (&fast.added, &both.added),
+            (&fast.modified, &both.modified),
+            (&fast.removed, &both.removed),
+        ] {
+            assert_eq!(a.paths(), b.paths(), "{definition}");
+        }
+    }
+}
