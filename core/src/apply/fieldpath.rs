@@ -249,15 +249,21 @@ impl FieldSet {
 
     pub fn union(&self, other: &FieldSet) -> FieldSet {
         let mut out = self.clone();
-        out.members.extend(other.members.iter().cloned());
-        for (element, child) in &other.children {
-            let merged = match out.children.get(element) {
-                Some(mine) => mine.union(child),
-                None => child.clone(),
-            };
-            out.children.insert(element.clone(), merged);
-        }
+        out.absorb(other.clone());
         out
+    }
+
+    /// Adds every path of `other` (an in-place union).
+    pub fn absorb(&mut self, other: FieldSet) {
+        self.members.extend(other.members);
+        for (element, child) in other.children {
+            match self.children.get_mut(&element) {
+                Some(mine) => mine.absorb(child),
+                None => {
+                    self.children.insert(element, child);
+                }
+            }
+        }
     }
 
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {
@@ -277,38 +283,36 @@ impl FieldSet {
     /// Paths in `self` not in `other`; a member of `other` does not remove
     /// the paths below it.
     pub fn difference(&self, other: &FieldSet) -> FieldSet {
-        let mut out = FieldSet::new();
-        out.members = self.members.difference(&other.members).cloned().collect();
-        for (element, child) in &self.children {
-            let rest = match other.children.get(element) {
-                Some(theirs) => child.difference(theirs),
-                None => child.clone(),
-            };
-            if !rest.is_empty() {
-                out.children.insert(element.clone(), rest);
-            }
-        }
+        let mut out = self.clone();
+        out.remove(other, false);
         out
     }
 
     /// Like `difference`, but a member of `other` also removes everything
     /// below it.
     pub fn recursive_difference(&self, other: &FieldSet) -> FieldSet {
-        let mut out = FieldSet::new();
-        out.members = self.members.difference(&other.members).cloned().collect();
-        for (element, child) in &self.children {
-            if other.members.contains(element) {
-                continue;
-            }
-            let rest = match other.children.get(element) {
-                Some(theirs) => child.recursive_difference(theirs),
-                None => child.clone(),
-            };
-            if !rest.is_empty() {
-                out.children.insert(element.clone(), rest);
-            }
-        }
+        let mut out = self.clone();
+        out.remove(other, true);
         out
+    }
+
+    /// Removes the paths of `other` in place (`difference`, or with
+    /// `recursive` `recursive_difference`), without copying what stays.
+    pub fn remove(&mut self, other: &FieldSet, recursive: bool) {
+        if other.is_empty() {
+            return;
+        }
+        self.members
+            .retain(|member| !other.members.contains(member));
+        self.children.retain(|element, child| {
+            if recursive && other.members.contains(element) {
+                return false;
+            }
+            if let Some(theirs) = other.children.get(element) {
+                child.remove(theirs, recursive);
+            }
+            !child.is_empty()
+        });
     }
 
     /// Every path, members of a level before its children, in sorted order

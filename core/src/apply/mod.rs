@@ -193,7 +193,7 @@ pub fn apply(
 
     let changed = new_object != live_object;
     if let Some(entry) = managed.entries.iter_mut().find(|e| e.key == key) {
-        entry.fields = strip_meta(&entry.fields);
+        strip_meta(&mut entry.fields);
         if changed {
             entry.time = Some(ctx.time.to_string());
         }
@@ -254,14 +254,21 @@ pub fn record_update(
     // writer's own earlier entry loses what this write removed or changed.
     let placeholder = ManagerKey::new("current-operation", UPDATE, ctx.api_version, "");
     take_from_others(&mut managed, &placeholder, &comparison, true)?;
-    let owned = comparison
-        .changed()
-        .difference(&comparison.removed)
-        .recursive_difference(&ignored);
-    let owned = strip_meta(&owned);
+    let typed::Comparison {
+        added,
+        modified: mut owned,
+        removed,
+    } = comparison;
+    owned.absorb(added);
+    owned.remove(&removed, false);
+    owned.remove(&ignored, true);
+    strip_meta(&mut owned);
     if !owned.is_empty() {
         let fields = match managed.remove(&key) {
-            Some(previous) => owned.union(&previous.fields),
+            Some(previous) => {
+                owned.absorb(previous.fields);
+                owned
+            }
             None => owned,
         };
         managed.put(Entry {
@@ -360,8 +367,8 @@ fn ignored_fields(schema: &Schema, definition: &str, subresource: Option<&str>) 
     ignored
 }
 
-/// Fields no manager ever owns (upstream's strip set).
-fn strip_meta(fields: &FieldSet) -> FieldSet {
+/// Removes the fields no manager ever owns (upstream's strip set).
+fn strip_meta(fields: &mut FieldSet) {
     // Built once: this runs on every write.
     static STRIP: std::sync::OnceLock<FieldSet> = std::sync::OnceLock::new();
     let strip = STRIP.get_or_init(|| {
@@ -385,7 +392,7 @@ fn strip_meta(fields: &FieldSet) -> FieldSet {
         }
         strip
     });
-    fields.difference(strip)
+    fields.remove(strip, false);
 }
 
 /// Drops from the merged object what the applier applied last time and
@@ -531,6 +538,10 @@ fn take_from_others(
     comparison: &typed::Comparison,
     force: bool,
 ) -> Result<(), ApplyError> {
+    if managed.entries.iter().all(|e| &e.key == writer) {
+        // Nobody else owns anything (every create, most first writes).
+        return Ok(());
+    }
     let changed = comparison.changed();
     if !force {
         let mut conflicts = Vec::new();
@@ -549,10 +560,8 @@ fn take_from_others(
         }
     }
     for entry in managed.entries.iter_mut().filter(|e| &e.key != writer) {
-        entry.fields = entry
-            .fields
-            .difference(&changed)
-            .difference(&comparison.removed);
+        entry.fields.remove(&changed, false);
+        entry.fields.remove(&comparison.removed, false);
     }
     managed.entries.retain(|e| !e.fields.is_empty());
     Ok(())

@@ -25,9 +25,9 @@ pub struct Comparison {
 impl Comparison {
     /// Forgets the ignored (reset) fields and everything below them.
     pub fn exclude(&mut self, ignored: &FieldSet) {
-        self.added = self.added.recursive_difference(ignored);
-        self.modified = self.modified.recursive_difference(ignored);
-        self.removed = self.removed.recursive_difference(ignored);
+        self.added.remove(ignored, true);
+        self.modified.remove(ignored, true);
+        self.removed.remove(ignored, true);
     }
 
     pub fn changed(&self) -> FieldSet {
