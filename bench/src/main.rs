@@ -67,6 +67,11 @@ struct Args {
     /// Concurrent clients (one connection each) for the create phases.
     #[arg(long, value_delimiter = ',', default_value = "1,8,64")]
     clients: Vec<usize>,
+    /// Times each client count's create phases run, interleaved (ceiling,
+    /// REST, gRPC, ceiling, ...). Shares are the median of the rounds'
+    /// shares, so the machine's speed drifting between phases weighs less.
+    #[arg(long, default_value_t = 1)]
+    rounds: usize,
     /// Start-up runs for each of the fresh and existing data-dir cases.
     #[arg(long, default_value_t = 10)]
     startup_runs: usize,
@@ -372,6 +377,8 @@ struct CreateRow {
     path: String,
     kind: PathKind,
     clients: usize,
+    /// Which repetition of the interleaved phases (0-based).
+    round: usize,
     result: PhaseResult,
     /// Creates made during the warm-up (stored too, not measured).
     warm_ops: u64,
@@ -461,7 +468,12 @@ async fn workers(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<Vec<Worker>,
     Ok(out)
 }
 
-async fn create_phase(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<CreateRow, BenchError> {
+async fn create_phase(
+    ctx: &Ctx<'_>,
+    kind: PathKind,
+    n: usize,
+    round: usize,
+) -> Result<CreateRow, BenchError> {
     let label = kind.label(ctx.backend);
     let namespace = format!("bench-{}-{n}", kind.slug());
     if kind != PathKind::Baseline {
@@ -470,7 +482,7 @@ async fn create_phase(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<CreateR
     }
     let ws = workers(ctx, kind, n).await?;
     let warmup = Duration::from_secs_f64(ctx.args.warmup);
-    let (ws, warm) = run_creates(ws, &namespace, "warm", warmup).await;
+    let (ws, warm) = run_creates(ws, &namespace, &format!("warm{round}"), warmup).await;
     if warm.ops == 0 {
         return Err(BenchError::Http(format!(
             "{label} warm-up made no progress: {}",
@@ -485,7 +497,7 @@ async fn create_phase(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<CreateR
     let (ws, result) = run_creates(
         ws,
         &namespace,
-        "run",
+        &format!("run{round}"),
         Duration::from_secs_f64(ctx.args.duration),
     )
     .await;
@@ -503,8 +515,9 @@ async fn create_phase(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<CreateR
         _ => (server_cpu, own_cpu),
     };
     say(format!(
-        "{} / {label} x{n}: {:.0} creates/s, p50 {} ms, p99 {} ms, {} errors{}",
+        "{} / {label} x{n} (round {}): {:.0} creates/s, p50 {} ms, p99 {} ms, {} errors{}",
         ctx.backend.label(),
+        round + 1,
         result.throughput(),
         ms(result.percentile(0.5)),
         ms(result.percentile(0.99)),
@@ -519,6 +532,7 @@ async fn create_phase(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<CreateR
         path: label.to_string(),
         kind,
         clients: n,
+        round,
         result,
         warm_ops: warm.ops,
         server_cpu,
@@ -543,6 +557,8 @@ struct BackendRun {
     reads: Vec<(usize, Vec<ReadRow>, u64)>,
     fanout: Option<fanout::FanoutResult>,
     creates: Vec<CreateRow>,
+    /// Rounds of create phases per client count.
+    rounds: usize,
     stored_bytes: usize,
     /// ConfigMaps the server stores at the end.
     stored_total: u64,
@@ -654,13 +670,15 @@ async fn measure_backend(
 
     let mut creates = Vec::new();
     for &n in &args.clients {
-        // Interleaved so that the store's growth during the run weighs on
-        // REST and gRPC alike.
-        for kind in [PathKind::Baseline, PathKind::Rest, PathKind::Grpc] {
-            if !args.paths.contains(&kind) {
-                continue;
+        // Interleaved so that the store's growth during the run, and the
+        // machine's drift, weigh on the ceiling, REST and gRPC alike.
+        for round in 0..args.rounds.max(1) {
+            for kind in [PathKind::Baseline, PathKind::Rest, PathKind::Grpc] {
+                if !args.paths.contains(&kind) {
+                    continue;
+                }
+                creates.push(create_phase(&ctx, kind, n, round).await?);
             }
-            creates.push(create_phase(&ctx, kind, n).await?);
         }
     }
     stored_total += creates
@@ -677,6 +695,7 @@ async fn measure_backend(
         reads,
         fanout,
         creates,
+        rounds: args.rounds.max(1),
         stored_bytes,
         stored_total,
         rss_end,
@@ -684,20 +703,43 @@ async fn measure_backend(
     })
 }
 
-fn throughput_of(run: &BackendRun, kind: PathKind, clients: usize) -> Option<f64> {
+fn throughput_of(run: &BackendRun, kind: PathKind, clients: usize, round: usize) -> Option<f64> {
     run.creates
         .iter()
-        .find(|r| r.kind == kind && r.clients == clients)
+        .find(|r| r.kind == kind && r.clients == clients && r.round == round)
         .map(|r| r.result.throughput())
 }
 
-fn share(run: &BackendRun, kind: PathKind, clients: usize) -> String {
+/// One round's throughput of `kind` as a share of that round's ceiling.
+fn round_share(run: &BackendRun, kind: PathKind, clients: usize, round: usize) -> Option<f64> {
     match (
-        throughput_of(run, kind, clients),
-        throughput_of(run, PathKind::Baseline, clients),
+        throughput_of(run, kind, clients, round),
+        throughput_of(run, PathKind::Baseline, clients, round),
     ) {
-        (Some(x), Some(ceiling)) if ceiling > 0.0 => format!("{:.0} %", 100.0 * x / ceiling),
-        _ => "–".into(),
+        (Some(x), Some(ceiling)) if ceiling > 0.0 => Some(100.0 * x / ceiling),
+        _ => None,
+    }
+}
+
+fn share_cell(share: Option<f64>) -> String {
+    share.map_or_else(|| "–".into(), |s| format!("{s:.0} %"))
+}
+
+/// The median of the rounds' shares, with their range when there are several.
+fn share(run: &BackendRun, kind: PathKind, clients: usize) -> String {
+    let mut shares: Vec<f64> = (0..run.rounds)
+        .filter_map(|round| round_share(run, kind, clients, round))
+        .collect();
+    shares.sort_by(f64::total_cmp);
+    match shares.as_slice() {
+        [] => "–".into(),
+        [one] => share_cell(Some(*one)),
+        all => format!(
+            "{:.0} % ({:.0}–{:.0})",
+            all[all.len() / 2],
+            all[0],
+            all[all.len() - 1]
+        ),
     }
 }
 
@@ -723,12 +765,17 @@ fn print_creates(args: &Args, run: &BackendRun) {
             _ if etcd => " – |".into(),
             _ => String::new(),
         };
+        let path = if run.rounds > 1 {
+            format!("{} (round {})", row.path, row.round + 1)
+        } else {
+            row.path.clone()
+        };
         println!(
             "| {} | {} | {:.0} | {} | {} | {} | {} | {} |{etcd_cell} {} | {:.0} % |",
-            row.path,
+            path,
             row.clients,
             row.result.throughput(),
-            share(run, row.kind, row.clients),
+            share_cell(round_share(run, row.kind, row.clients, row.round)),
             ms(row.result.percentile(0.5)),
             ms(row.result.percentile(0.99)),
             row.result.errors,
@@ -892,6 +939,12 @@ async fn run(args: Args) -> Result<(), BenchError> {
     }
 
     println!("\n### API throughput as a share of each backend's ceiling\n");
+    if args.rounds > 1 {
+        println!(
+            "Median of {} rounds' shares, each against its own round's ceiling (lowest–highest).\n",
+            args.rounds
+        );
+    }
     let mut head = String::from("| clients |");
     let mut rule = String::from("| ---: |");
     for run in &runs {
