@@ -31,7 +31,12 @@ impl ApiCore {
 
     pub(crate) async fn list_component_statuses(&self) -> crate::ApiResult<ObjectList> {
         Ok(ObjectList {
-            items: self.component_statuses().await,
+            items: self
+                .component_statuses()
+                .await
+                .into_iter()
+                .map(std::sync::Arc::new)
+                .collect(),
             resource_version: String::new(),
             continue_token: None,
             remaining_item_count: None,

@@ -213,7 +213,7 @@ fn list_response(def: &ResourceDef, list: service::ObjectList) -> pb::ListRespon
         resource_version: list.resource_version,
         continue_token: list.continue_token.unwrap_or_default(),
         remaining_item_count: list.remaining_item_count,
-        items: list.items.iter().map(to_pb_object).collect(),
+        items: list.items.iter().map(|o| to_pb_object(o)).collect(),
     }
 }
 

@@ -174,7 +174,9 @@ pub struct WriteResult {
 /// One page of a list.
 #[derive(Debug, Clone)]
 pub struct ObjectList {
-    pub items: Vec<Value>,
+    /// Shared with the watch cache when served from it: callers that only
+    /// write them out never copy them.
+    pub items: Vec<Arc<Value>>,
     pub resource_version: String,
     pub continue_token: Option<String>,
     pub remaining_item_count: Option<i64>,
@@ -688,7 +690,7 @@ impl ApiCore {
         if def.converts_for_storage() {
             list.items = std::mem::take(&mut list.items)
                 .into_iter()
-                .map(|item| served(def, item))
+                .map(|item| served(def, Arc::unwrap_or_clone(item)).map(Arc::new))
                 .collect::<ApiResult<_>>()?;
         }
         Ok(list)
@@ -720,7 +722,7 @@ impl ApiCore {
                     let items = objects
                         .iter()
                         .filter(|(_, o)| labels.matches(o) && fields.matches(o))
-                        .map(|(_, o)| (**o).clone())
+                        .map(|(_, o)| o.clone())
                         .collect();
                     return Ok(ObjectList {
                         items,
@@ -790,7 +792,7 @@ impl ApiCore {
                 last_key = Some(kv.key.clone());
                 let obj = decode(kv)?;
                 if filtered || (labels.matches(&obj) && fields.matches(&obj)) {
-                    items.push(obj);
+                    items.push(Arc::new(obj));
                 }
             }
             if limit == 0 || items.len() >= limit || remaining == 0 || page.items.is_empty() {
@@ -1719,7 +1721,7 @@ impl ApiCore {
                 .delete_authorized(def, ns, object::name(&item), opts)
                 .await
             {
-                Ok(done) => deleted.push(served(def, done.object)?),
+                Ok(done) => deleted.push(Arc::new(served(def, done.object)?)),
                 // Someone else deleted it meanwhile: the goal is met.
                 Err(e) if e.code() == 404 => {}
                 Err(e) => return Err(e),
@@ -1788,7 +1790,7 @@ impl ApiCore {
                 }));
             }
             last_key = Some(key);
-            items.push((*object).clone());
+            items.push(object);
         }
         Ok(Some(ObjectList {
             items,

@@ -25,6 +25,7 @@ use capstan_core::service::{
 };
 use capstan_core::watch::{EventType, WatchOptions};
 use futures::StreamExt;
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use negotiation::{BodyFormat, IncludeObject, Output, MAX_REQUEST_BODY_BYTES};
@@ -88,7 +89,11 @@ pub fn error_response(err: &ApiError) -> Response {
     json_response(code, &err.to_status(), "application/json")
 }
 
-fn json_response(code: StatusCode, value: &Value, content_type: &str) -> Response {
+fn json_response<T: Serialize + ?Sized>(
+    code: StatusCode,
+    value: &T,
+    content_type: &str,
+) -> Response {
     let body = serde_json::to_vec(value).unwrap_or_default();
     let mut resp = (code, body).into_response();
     if let Ok(ct) = HeaderValue::from_str(content_type) {
@@ -97,7 +102,44 @@ fn json_response(code: StatusCode, value: &Value, content_type: &str) -> Respons
     resp
 }
 
-fn encode(code: StatusCode, output: Output, value: &Value, warnings: &[String]) -> Response {
+/// A response document: anything serialisable, which can also say what it
+/// is in the protobuf envelope.
+trait Document: Serialize {
+    fn to_protobuf(&self) -> Result<Vec<u8>, capstan_core::protobuf::ProtobufError>;
+}
+
+impl Document for Value {
+    fn to_protobuf(&self) -> Result<Vec<u8>, capstan_core::protobuf::ProtobufError> {
+        capstan_core::protobuf::encode_object(self)
+    }
+}
+
+/// A list whose items are the watch cache's own objects: written out as
+/// they are instead of being copied into a new tree first.
+#[derive(Serialize)]
+struct ListDocument<'a> {
+    kind: String,
+    #[serde(rename = "apiVersion")]
+    api_version: String,
+    metadata: Value,
+    items: Vec<&'a Value>,
+}
+
+impl Document for ListDocument<'_> {
+    fn to_protobuf(&self) -> Result<Vec<u8>, capstan_core::protobuf::ProtobufError> {
+        // The protobuf encoder walks a JSON tree; only this path copies.
+        let tree = serde_json::to_value(self)
+            .map_err(|_| capstan_core::protobuf::ProtobufError::NotAnObject)?;
+        capstan_core::protobuf::encode_object(&tree)
+    }
+}
+
+fn encode<T: Document>(
+    code: StatusCode,
+    output: Output,
+    value: &T,
+    warnings: &[String],
+) -> Response {
     let mut resp = match output {
         Output::Yaml => match serde_yaml::to_string(value) {
             Ok(text) => {
@@ -110,7 +152,7 @@ fn encode(code: StatusCode, output: Output, value: &Value, warnings: &[String]) 
             }
             Err(e) => return error_response(&ApiError::internal(e)),
         },
-        output if output.is_protobuf() => match capstan_core::protobuf::encode_object(value) {
+        output if output.is_protobuf() => match value.to_protobuf() {
             Ok(bytes) => {
                 let mut r = (code, bytes).into_response();
                 r.headers_mut().insert(
@@ -312,15 +354,13 @@ fn list_metadata(list: &ObjectList) -> Value {
     meta
 }
 
-fn list_document(def: &ResourceDef, list: ObjectList) -> Value {
-    let metadata = list_metadata(&list);
-    let mut document = serde_json::Map::with_capacity(4);
-    document.insert("kind".into(), Value::String(def.list_kind()));
-    document.insert("apiVersion".into(), Value::String(def.api_version()));
-    document.insert("metadata".into(), metadata);
-    // Moved, not copied: json!() would serialize every item into a new tree.
-    document.insert("items".into(), Value::Array(list.items));
-    Value::Object(document)
+fn list_document<'a>(def: &ResourceDef, list: &'a ObjectList) -> ListDocument<'a> {
+    ListDocument {
+        kind: def.list_kind(),
+        api_version: def.api_version(),
+        metadata: list_metadata(list),
+        items: list.items.iter().map(|item| &**item).collect(),
+    }
 }
 
 /// One object, or a Table of it.
@@ -609,11 +649,22 @@ async fn resource_request(
                         "metadata": list_metadata(&list),
                     });
                     // Inserted as built; json!() would copy every item again.
-                    doc["items"] =
-                        Value::Array(list.items.iter().map(table::partial_metadata).collect());
+                    doc["items"] = Value::Array(
+                        list.items
+                            .iter()
+                            .map(|item| table::partial_metadata(item))
+                            .collect(),
+                    );
                     doc
                 }
-                _ => list_document(&def, list),
+                _ => {
+                    return Ok(encode(
+                        StatusCode::OK,
+                        output,
+                        &list_document(&def, &list),
+                        &[],
+                    ))
+                }
             };
             Ok(encode(StatusCode::OK, output, &doc, &[]))
         }
@@ -693,7 +744,7 @@ async fn resource_request(
             Ok(encode(
                 StatusCode::OK,
                 output,
-                &list_document(&def, list),
+                &list_document(&def, &list),
                 &[],
             ))
         }

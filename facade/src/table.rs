@@ -32,9 +32,9 @@ fn row(
 }
 
 /// A Table of `objects`, with list metadata when it answers a list.
-pub fn to_table(
+pub fn to_table<T: std::borrow::Borrow<Value>>(
     def: &ResourceDef,
-    objects: &[Value],
+    objects: &[T],
     list_metadata: Value,
     include: IncludeObject,
 ) -> Value {
@@ -44,6 +44,6 @@ pub fn to_table(
         "apiVersion": "meta.k8s.io/v1",
         "metadata": list_metadata,
         "columnDefinitions": table_columns(def.group, def.resource),
-        "rows": objects.iter().map(|o| row(def, o, include, now)).collect::<Vec<_>>(),
+        "rows": objects.iter().map(|o| row(def, o.borrow(), include, now)).collect::<Vec<_>>(),
     })
 }
