@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use capstan_core::auth::UserInfo;
 use capstan_core::discovery::Discovery;
-use capstan_core::grpc::{DiscoveryService, ResourcesService};
+use capstan_core::grpc::DiscoveryService;
+use capstan_core::grpc_watch::ResourcesGrpc;
 use capstan_core::openapi::{OpenApiDocuments, OpenApiResource};
 use capstan_core::registry::Registry;
 use capstan_core::storage::embedded::EmbeddedStore;
@@ -173,9 +174,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         ready: ready.clone(),
     }));
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
-    health_reporter
-        .set_serving::<pb::resources_server::ResourcesServer<ResourcesService>>()
-        .await;
+    health_reporter.set_serving::<ResourcesGrpc>().await;
     health_reporter
         .set_serving::<pb::discovery_server::DiscoveryServer<DiscoveryService>>()
         .await;
@@ -189,16 +188,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .map_err(|e| ServeError::Other(format!("reflection: {e}")))?;
-    let grpc = tonic::service::Routes::new(pb::resources_server::ResourcesServer::new(
-        ResourcesService::new(core.clone()),
-    ))
-    .add_service(pb::discovery_server::DiscoveryServer::new(
-        DiscoveryService::new(core.clone(), discovery),
-    ))
-    .add_service(health_service)
-    .add_service(reflection_v1)
-    .add_service(reflection_v1alpha)
-    .into_axum_router();
+    let grpc = tonic::service::Routes::new(ResourcesGrpc::new(core.clone()))
+        .add_service(pb::discovery_server::DiscoveryServer::new(
+            DiscoveryService::new(core.clone(), discovery),
+        ))
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .into_axum_router();
     let layers = tower::ServiceBuilder::new()
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             panic_response,

@@ -34,6 +34,8 @@ pub struct CacheEvent {
     /// The object before the change, for selector transitions.
     pub prev: Option<Arc<Value>>,
     pub revision: i64,
+    /// Wire forms of `object`, made by the first watcher that needs one.
+    pub encodings: Arc<crate::watch::SharedEncodings>,
 }
 
 struct Watcher {
@@ -209,6 +211,7 @@ impl WatchCache {
             object,
             prev,
             revision: ev.revision,
+            encodings: Arc::default(),
         });
         state.revision = ev.revision;
         if state.window.len() >= WINDOW {

@@ -144,6 +144,29 @@ impl ResourcesService {
         Self { core }
     }
 
+    /// A watch's events, before they are encoded (see grpc_watch.rs for
+    /// the encoding the server sends).
+    pub(crate) async fn watch_events(
+        &self,
+        req: Request<pb::WatchRequest>,
+    ) -> Result<crate::watch::WatchStream, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let opts = WatchOptions {
+            label_selector: r.label_selector,
+            field_selector: r.field_selector,
+            resource_version: r.resource_version,
+            allow_bookmarks: r.allow_watch_bookmarks,
+            timeout: (r.timeout_seconds > 0).then(|| Duration::from_secs(r.timeout_seconds as u64)),
+            send_initial_events: r.send_initial_events.then_some(true),
+        };
+        Ok(self
+            .core
+            .watch(&user, &def, ns(&r.namespace), None, &opts)
+            .await?)
+    }
+
     fn resolve(&self, gvr: Option<&pb::GroupVersionResource>) -> Result<Arc<ResourceDef>, Status> {
         let gvr = gvr.ok_or_else(|| {
             Status::invalid_argument("resource (group, version, resource) is required")
@@ -373,25 +396,13 @@ impl pb::resources_server::Resources for ResourcesService {
 
     type WatchStream = WatchResponseStream;
 
+    /// Served by `grpc_watch::ResourcesGrpc`, which encodes each change
+    /// once; this per-watcher encoding is the generated server's fallback.
     async fn watch(
         &self,
         req: Request<pb::WatchRequest>,
     ) -> Result<Response<Self::WatchStream>, Status> {
-        let user = user_of(&req);
-        let r = req.into_inner();
-        let def = self.resolve(r.resource.as_ref())?;
-        let opts = WatchOptions {
-            label_selector: r.label_selector,
-            field_selector: r.field_selector,
-            resource_version: r.resource_version,
-            allow_bookmarks: r.allow_watch_bookmarks,
-            timeout: (r.timeout_seconds > 0).then(|| Duration::from_secs(r.timeout_seconds as u64)),
-            send_initial_events: r.send_initial_events.then_some(true),
-        };
-        let events = self
-            .core
-            .watch(&user, &def, ns(&r.namespace), None, &opts)
-            .await?;
+        let events = self.watch_events(req).await?;
         let out = events.map(|ev| {
             Ok(pb::WatchEvent {
                 r#type: ev.event_type.as_str().to_string(),

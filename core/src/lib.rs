@@ -15,6 +15,7 @@ pub mod discovery;
 pub mod duplicate_fields;
 pub mod error;
 pub mod grpc;
+pub mod grpc_watch;
 pub mod object;
 pub mod openapi;
 pub mod patch;

@@ -46,6 +46,28 @@ pub struct WatchEvent {
     /// Status. Shared: every watcher of a change gets the same object, so
     /// fan-out costs no copies.
     pub object: Arc<Value>,
+    /// Encodings of `object`, shared like it: the first watcher that needs
+    /// one makes it, every other watcher of the same change reuses it.
+    pub encodings: Arc<SharedEncodings>,
+}
+
+impl WatchEvent {
+    /// An event whose object no other watcher shares.
+    pub fn new(event_type: EventType, object: Arc<Value>) -> Self {
+        Self {
+            event_type,
+            object,
+            encodings: Arc::default(),
+        }
+    }
+}
+
+/// Wire forms of one watched object, made once per change however many
+/// watchers it goes to.
+#[derive(Debug, Default)]
+pub struct SharedEncodings {
+    /// The object as an encoded `capstan.v1.Object` (gRPC watches).
+    pub grpc_object: std::sync::OnceLock<bytes::Bytes>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -82,6 +104,8 @@ struct Change {
     revision: i64,
     current: Arc<Value>,
     prev: Option<Arc<Value>>,
+    /// Shared by every watcher of a cache event (fresh for storage ones).
+    encodings: Arc<SharedEncodings>,
 }
 
 impl Change {
@@ -98,6 +122,7 @@ impl Change {
                 .as_ref()
                 .and_then(|p| object::decode_at(p, ev.revision))
                 .map(Arc::new),
+            encodings: Arc::default(),
         })
     }
 
@@ -107,6 +132,7 @@ impl Change {
             revision: ev.revision,
             current: ev.object.clone(),
             prev: ev.prev.clone(),
+            encodings: ev.encodings.clone(),
         }
     }
 }
@@ -122,16 +148,19 @@ fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
             matched.then(|| WatchEvent {
                 event_type: EventType::Deleted,
                 object: current.clone(),
+                encodings: change.encodings.clone(),
             })
         }
         EventKind::Put => match (was, filter.matches(current)) {
             (true, true) => Some(WatchEvent {
                 event_type: EventType::Modified,
                 object: current.clone(),
+                encodings: change.encodings.clone(),
             }),
             (false, true) => Some(WatchEvent {
                 event_type: EventType::Added,
                 object: current.clone(),
+                encodings: change.encodings.clone(),
             }),
             (true, false) => change.prev.as_ref().map(|p| {
                 let mut gone = (**p).clone();
@@ -140,10 +169,7 @@ fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
                     "resourceVersion",
                     Value::String(change.revision.to_string()),
                 );
-                WatchEvent {
-                    event_type: EventType::Deleted,
-                    object: Arc::new(gone),
-                }
+                WatchEvent::new(EventType::Deleted, Arc::new(gone))
             }),
             (false, false) => None,
         },
@@ -157,17 +183,14 @@ fn bookmark(kind: &str, api_version: &str, revision: i64, initial_events_end: bo
     if initial_events_end {
         metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
     }
-    WatchEvent {
-        event_type: EventType::Bookmark,
-        object: Arc::new(json!({"kind": kind, "apiVersion": api_version, "metadata": metadata})),
-    }
+    WatchEvent::new(
+        EventType::Bookmark,
+        Arc::new(json!({"kind": kind, "apiVersion": api_version, "metadata": metadata})),
+    )
 }
 
 fn error_event(err: &ApiError) -> WatchEvent {
-    WatchEvent {
-        event_type: EventType::Error,
-        object: Arc::new(err.to_status()),
-    }
+    WatchEvent::new(EventType::Error, Arc::new(err.to_status()))
 }
 
 fn too_old(requested: i64, oldest: i64) -> ApiError {
@@ -294,10 +317,7 @@ impl ApiCore {
             let added: Vec<WatchEvent> = objects
                 .iter()
                 .filter(|o| filter.matches(o))
-                .map(|o| WatchEvent {
-                    event_type: EventType::Added,
-                    object: o.clone(),
-                })
+                .map(|o| WatchEvent::new(EventType::Added, o.clone()))
                 .collect();
             (added, revision, Source::from_cache(registration))
         } else {
@@ -393,10 +413,8 @@ impl ApiCore {
                     Arc::unwrap_or_clone(event.object),
                     &served_version,
                 ) {
-                    Ok(object) => WatchEvent {
-                        event_type,
-                        object: Arc::new(object),
-                    },
+                    // A new object: the cache event's encodings are of the stored one.
+                    Ok(object) => WatchEvent::new(event_type, Arc::new(object)),
                     Err(e) => error_event(&ApiError::internal(e)),
                 },
             })
