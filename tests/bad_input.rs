@@ -511,3 +511,47 @@ fn unknown_and_duplicate_fields_follow_field_validation() {
     assert_eq!(ignored.status, 201);
     assert!(!ignored.headers.to_ascii_lowercase().contains("warning:"));
 }
+
+/// An unknown propagationPolicy is upstream's 422 on DeleteOptions, for one
+/// object and for a collection (even an empty one), and deletes nothing.
+#[test]
+fn unknown_propagation_policy_is_invalid_and_deletes_nothing() {
+    let s = server();
+    create_cm(&s, "kept");
+    let expected = r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan""#;
+    let check = |resp: common::HttpResponse| {
+        let status = resp.assert_status(422, "Invalid");
+        assert_eq!(status["message"], expected, "{status}");
+        assert_eq!(status["details"]["kind"], "DeleteOptions", "{status}");
+        assert_eq!(
+            status["details"]["causes"][0]["field"], "propagationPolicy",
+            "{status}"
+        );
+    };
+    check(s.curl(
+        "DELETE",
+        &format!("{CMS}/kept?propagationPolicy=Sideways"),
+        &[],
+        None,
+    ));
+    check(s.curl(
+        "DELETE",
+        &format!("{CMS}/kept"),
+        &[("Content-Type", "application/json")],
+        Some(br#"{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Sideways"}"#),
+    ));
+    check(s.curl(
+        "DELETE",
+        "/api/v1/namespaces/bad/configmaps?propagationPolicy=Sideways",
+        &[],
+        None,
+    ));
+    check(s.curl(
+        "DELETE",
+        "/api/v1/namespaces/bad/configmaps?propagationPolicy=Sideways&labelSelector=none%3Dhere",
+        &[],
+        None,
+    ));
+    assert_eq!(stored_names(&s), ["kept"]);
+    assert_still_serving(&s);
+}

@@ -309,6 +309,27 @@ fn storage_form<'a>(def: &ResourceDef, object: &'a Value) -> ApiResult<Cow<'a, V
         .map_err(ApiError::internal)
 }
 
+/// The garbage collector's finalizer a delete's propagationPolicy asks for;
+/// an unknown policy is upstream's 422 on DeleteOptions.
+fn gc_finalizer_for(opts: &DeleteOptions) -> ApiResult<Option<&'static str>> {
+    use crate::controllers::garbage_collector::{FOREGROUND_FINALIZER, ORPHAN_FINALIZER};
+    match opts.propagation_policy.as_deref() {
+        None | Some("Background") => Ok(None),
+        Some("Orphan") => Ok(Some(ORPHAN_FINALIZER)),
+        Some("Foreground") => Ok(Some(FOREGROUND_FINALIZER)),
+        Some(other) => Err(ApiError::invalid(
+            "meta.k8s.io",
+            "DeleteOptions",
+            "",
+            vec![crate::error::FieldError::not_supported(
+                "propagationPolicy",
+                other,
+                &["Foreground", "Background", "Orphan"],
+            )],
+        )),
+    }
+}
+
 fn encode(object: &Value) -> ApiResult<Vec<u8>> {
     serde_json::to_vec(&object::StoredForm(object)).map_err(ApiError::internal)
 }
@@ -1569,23 +1590,7 @@ impl ApiCore {
         name: &str,
         opts: &DeleteOptions,
     ) -> ApiResult<WriteResult> {
-        let gc_finalizer = match opts.propagation_policy.as_deref() {
-            None | Some("Background") => None,
-            Some("Orphan") => Some(crate::controllers::garbage_collector::ORPHAN_FINALIZER),
-            Some("Foreground") => Some(crate::controllers::garbage_collector::FOREGROUND_FINALIZER),
-            Some(other) => {
-                return Err(ApiError::invalid(
-                    "meta.k8s.io",
-                    "DeleteOptions",
-                    "",
-                    vec![crate::error::FieldError::not_supported(
-                        "propagationPolicy",
-                        other,
-                        &["Foreground", "Background", "Orphan"],
-                    )],
-                ))
-            }
-        };
+        let gc_finalizer = gc_finalizer_for(opts)?;
         for _ in 0..MAX_CONFLICT_RETRIES {
             let (current, mut obj) = self.get_stored(def, namespace, name).await?;
             // Orphan and Foreground deletes wait for the garbage collector,
@@ -1712,6 +1717,8 @@ impl ApiCore {
     ) -> ApiResult<ObjectList> {
         let namespace = self.scope(def, namespace)?;
         self.authorize(user, "deletecollection", def, namespace, None)?;
+        // Checked once up front, as upstream does, even when nothing matches.
+        gc_finalizer_for(opts)?;
         let listed = self.list_authorized(def, namespace, list).await?;
         let mut deleted = Vec::new();
         for item in listed.items {

@@ -314,13 +314,7 @@ fn delete_options(
             policy = Some(if orphan { "Orphan" } else { "Background" }.to_string());
         }
     }
-    if let Some(p) = &policy {
-        if !matches!(p.as_str(), "Orphan" | "Background" | "Foreground") {
-            return Err(ApiError::bad_request(format!(
-                "propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
-            )));
-        }
-    }
+    // The policy's value is the core's to check (422 on DeleteOptions).
     Ok(service::DeleteOptions {
         grace_period_seconds: from_body["gracePeriodSeconds"]
             .as_i64()
