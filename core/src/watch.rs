@@ -68,6 +68,11 @@ impl WatchEvent {
 pub struct SharedEncodings {
     /// The object as an encoded `capstan.v1.Object` (gRPC watches).
     pub grpc_object: std::sync::OnceLock<bytes::Bytes>,
+    /// The object as JSON (REST watches).
+    pub json_object: std::sync::OnceLock<bytes::Bytes>,
+    /// The object in the Kubernetes protobuf envelope (REST watches with
+    /// protobuf); None when its kind has no protobuf schema.
+    pub protobuf_object: std::sync::OnceLock<Option<bytes::Bytes>>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -917,14 +917,17 @@ async fn watch(
     let events = state.core.watch(user, def, ns, name, &opts).await?;
     let def = def.clone();
     let lines = events.map(move |ev| {
-        let object = match (output, ev.event_type) {
+        let event_type = ev.event_type.as_str();
+        // Views made for this watcher are encoded here; the object itself
+        // is encoded once per change for all its watchers.
+        let view = match (output, ev.event_type) {
             (Output::Table, EventType::Added | EventType::Modified | EventType::Deleted) => {
                 let rv = ev
                     .object
                     .pointer("/metadata/resourceVersion")
                     .cloned()
                     .unwrap_or(json!(""));
-                Arc::new(table::to_table(
+                Some(table::to_table(
                     &def,
                     std::slice::from_ref(&*ev.object),
                     json!({"resourceVersion": rv}),
@@ -934,20 +937,34 @@ async fn watch(
             (output, EventType::Added | EventType::Modified | EventType::Deleted)
                 if output.is_partial_metadata() =>
             {
-                Arc::new(table::partial_metadata(&ev.object))
+                Some(table::partial_metadata(&ev.object))
             }
-            _ => ev.object,
+            _ => None,
         };
-        if output.is_protobuf() {
-            return Ok::<_, std::convert::Infallible>(Bytes::from(protobuf_watch_frame(
-                ev.event_type.as_str(),
-                &object,
-            )));
-        }
-        Ok(Bytes::from(json_watch_line(
-            ev.event_type.as_str(),
-            &object,
-        )))
+        let frame = match (view, output.is_protobuf()) {
+            (Some(view), true) => protobuf_watch_frame(
+                event_type,
+                &view,
+                capstan_core::protobuf::encode_object(&view).ok().as_deref(),
+            ),
+            (Some(view), false) => json_watch_line(event_type, &json_bytes(&view)),
+            (None, true) => {
+                let embedded = ev.encodings.protobuf_object.get_or_init(|| {
+                    capstan_core::protobuf::encode_object(&ev.object)
+                        .ok()
+                        .map(Bytes::from)
+                });
+                protobuf_watch_frame(event_type, &ev.object, embedded.as_deref())
+            }
+            (None, false) => {
+                let json = ev
+                    .encodings
+                    .json_object
+                    .get_or_init(|| Bytes::from(json_bytes(&ev.object)));
+                json_watch_line(event_type, json)
+            }
+        };
+        Ok::<_, std::convert::Infallible>(Bytes::from(frame))
     });
     let mut resp = Response::new(Body::from_stream(lines));
     resp.headers_mut().insert(
@@ -965,26 +982,32 @@ async fn watch(
     Ok(resp)
 }
 
-/// One protobuf watch frame; an object that cannot be encoded becomes an
-/// ERROR event carrying an InternalError Status, so the client learns why
-/// rather than seeing the stream stall.
-fn protobuf_watch_frame(event_type: &str, object: &Value) -> Vec<u8> {
-    capstan_core::protobuf::encode_watch_event(event_type, object).unwrap_or_else(|e| {
+/// One protobuf watch frame from the object's encoding (`embedded`); an
+/// object that cannot be encoded becomes an ERROR event carrying an
+/// InternalError Status, so the client learns why rather than seeing the
+/// stream stall.
+fn protobuf_watch_frame(event_type: &str, object: &Value, embedded: Option<&[u8]>) -> Vec<u8> {
+    let frame = match embedded {
+        Some(embedded) => capstan_core::protobuf::watch_frame(event_type, embedded),
+        None => capstan_core::protobuf::encode_watch_event(event_type, object),
+    };
+    frame.unwrap_or_else(|e| {
         let status = ApiError::internal(e).to_status();
         capstan_core::protobuf::encode_watch_event("ERROR", &status).unwrap_or_default()
     })
 }
 
-/// `{"type":…,"object":…}` and a newline, written straight from the shared
-/// object (no intermediate document per watcher).
-fn json_watch_line(event_type: &str, object: &Value) -> Vec<u8> {
-    let mut line = Vec::with_capacity(256);
+fn json_bytes(object: &Value) -> Vec<u8> {
+    serde_json::to_vec(object).unwrap_or_else(|_| b"null".to_vec())
+}
+
+/// `{"type":…,"object":…}` and a newline around the object's JSON.
+fn json_watch_line(event_type: &str, object_json: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(object_json.len() + event_type.len() + 24);
     line.extend_from_slice(b"{\"type\":\"");
     line.extend_from_slice(event_type.as_bytes());
     line.extend_from_slice(b"\",\"object\":");
-    if serde_json::to_writer(&mut line, object).is_err() {
-        line.extend_from_slice(b"null");
-    }
+    line.extend_from_slice(object_json);
     line.extend_from_slice(b"}\n");
     line
 }

@@ -83,12 +83,17 @@ pub fn encode_message(full_name: &str, value: &Value) -> Result<Vec<u8>, Protobu
 /// the raw one), whose `object.raw` holds the object's full envelope (the
 /// embedded encoder is the enveloping one).
 pub fn encode_watch_event(event_type: &str, object: &Value) -> Result<Vec<u8>, ProtobufError> {
-    let embedded = encode_object(object)?;
+    watch_frame(event_type, &encode_object(object)?)
+}
+
+/// The watch frame of an object already encoded with `encode_object`
+/// (shared by every watcher of a change).
+pub fn watch_frame(event_type: &str, embedded: &[u8]) -> Result<Vec<u8>, ProtobufError> {
     // WatchEvent{type = 1, object = 2}, RawExtension{raw = 1}; both Go
     // fields are values, so both are always written.
     let mut raw_extension = Vec::with_capacity(embedded.len() + 6);
     wire::put_key(&mut raw_extension, 1, WireType::Len);
-    wire::put_bytes(&mut raw_extension, &embedded);
+    wire::put_bytes(&mut raw_extension, embedded);
     let mut event = Vec::with_capacity(raw_extension.len() + event_type.len() + 8);
     wire::put_key(&mut event, 1, WireType::Len);
     wire::put_bytes(&mut event, event_type.as_bytes());
