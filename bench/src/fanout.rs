@@ -1,5 +1,6 @@
-//! Watch fan-out: many gRPC watchers on one namespace, a few spaced writes,
-//! and for each write the time until the last watcher has its event.
+//! Watch fan-out: many watchers (gRPC or REST) on one namespace, a few
+//! spaced writes, and for each write the time until the last watcher has
+//! its event.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -13,11 +14,35 @@ use crate::rest::RestConn;
 use crate::server::{self, ServerProc};
 use crate::{ensure_namespace, load, BenchError};
 
-const NS: &str = "bench-watch";
+/// How the watchers watch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Transport {
+    /// capstan.v1.Resources/Watch through capstan-client.
+    Grpc,
+    /// `GET ...?watch=1`, JSON lines over HTTP/2 (what client-go does).
+    Rest,
+}
+
+impl Transport {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Grpc => "gRPC",
+            Self::Rest => "REST",
+        }
+    }
+
+    fn namespace(self) -> &'static str {
+        match self {
+            Self::Grpc => "bench-watch",
+            Self::Rest => "bench-watch-rest",
+        }
+    }
+}
 /// How long a watcher waits for all its events before giving up.
 const DEADLINE: Duration = Duration::from_secs(120);
 
 pub struct FanoutResult {
+    pub transport: Transport,
     pub watchers: usize,
     pub conns: usize,
     pub writes: usize,
@@ -49,10 +74,10 @@ fn write_name(i: usize) -> String {
     format!("fan-{i}")
 }
 
-async fn write(conn: &mut RestConn, i: usize) -> Result<(), BenchError> {
+async fn write(conn: &mut RestConn, ns: &str, i: usize) -> Result<(), BenchError> {
     let body = serde_json::to_vec(&load::configmap(&write_name(i)))?;
     match conn
-        .post(&format!("/api/v1/namespaces/{NS}/configmaps"), body)
+        .post(&format!("/api/v1/namespaces/{ns}/configmaps"), body)
         .await?
     {
         (201, _) => Ok(()),
@@ -63,32 +88,41 @@ async fn write(conn: &mut RestConn, i: usize) -> Result<(), BenchError> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub async fn measure(
     server: &ServerProc,
     tls: &Arc<rustls::ClientConfig>,
     kubeconfig: &std::path::Path,
+    transport: Transport,
     watchers: usize,
     conns: usize,
     writes: usize,
     interval: Duration,
 ) -> Result<FanoutResult, BenchError> {
+    let ns = transport.namespace();
     let mut conn = RestConn::connect(server.port, tls.clone()).await?;
-    ensure_namespace(&mut conn, NS).await?;
+    ensure_namespace(&mut conn, ns).await?;
     let rss_before = server.rss_bytes()?;
     let conns = conns.max(1);
-    let mut clients = Vec::with_capacity(conns);
+    let mut clients = Vec::new();
+    let mut rest_conns = Vec::new();
     for _ in 0..conns {
-        clients.push(Client::from_kubeconfig(kubeconfig).await?);
+        match transport {
+            Transport::Grpc => clients.push(Client::from_kubeconfig(kubeconfig).await?),
+            Transport::Rest => rest_conns.push(RestConn::connect(server.port, tls.clone()).await?),
+        }
     }
     let gvr = GroupVersionResource::core("v1", "configmaps");
-    let rv = clients[0]
-        .list(&gvr, Some(NS), &ListParams::default())
+    let rv = Client::from_kubeconfig(kubeconfig)
+        .await?
+        .list(&gvr, Some(ns), &ListParams::default())
         .await?
         .resource_version;
     let params = WatchParams {
-        resource_version: rv,
+        resource_version: rv.clone(),
         ..Default::default()
     };
+    let rest_path = format!("/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={rv}");
 
     // Write 0 is the unmeasured write that proves every watch is registered.
     let total = writes + 1;
@@ -98,22 +132,34 @@ pub async fn measure(
     let deadline = tokio::time::Instant::now() + DEADLINE;
     let mut tasks = Vec::with_capacity(watchers);
     for w in 0..watchers {
-        let mut stream = clients[w % conns].watch(&gvr, Some(NS), &params).await?;
+        // The watched objects, whichever way they come.
+        let mut stream = match transport {
+            Transport::Grpc => clients[w % conns]
+                .watch(&gvr, Some(ns), &params)
+                .await?
+                .map(|event| event.map(|e| e.object).unwrap_or_default())
+                .boxed(),
+            Transport::Rest => rest_conns[w % conns]
+                .watch(&rest_path)
+                .await?
+                .map(|mut event| event["object"].take())
+                .boxed(),
+        };
         let received = received.clone();
         tasks.push(tokio::spawn(async move {
             let mut seen: Vec<Option<Instant>> = vec![None; total];
             let mut got = 0;
             while got < total {
-                let Ok(Some(Ok(event))) = tokio::time::timeout_at(deadline, stream.next()).await
+                let Ok(Some(object)) = tokio::time::timeout_at(deadline, stream.next()).await
                 else {
                     break;
                 };
                 let now = Instant::now();
-                if let Some(slot) = index_of(&event.object).and_then(|i| seen.get_mut(i)) {
+                if let Some(slot) = index_of(&object).and_then(|i| seen.get_mut(i)) {
                     if slot.is_none() {
                         *slot = Some(now);
                         got += 1;
-                        if let Some(i) = index_of(&event.object) {
+                        if let Some(i) = index_of(&object) {
                             received[i].fetch_add(1, Ordering::Relaxed);
                         }
                     }
@@ -122,7 +168,7 @@ pub async fn measure(
             seen
         }));
     }
-    write(&mut conn, 0).await?;
+    write(&mut conn, ns, 0).await?;
     while received[0].load(Ordering::Relaxed) < watchers {
         if t_setup.elapsed() > DEADLINE {
             return Err(BenchError::Http(format!(
@@ -142,7 +188,7 @@ pub async fn measure(
     for (i, at) in sent.iter_mut().enumerate().skip(1) {
         tokio::time::sleep_until(start + interval * (i as u32 - 1)).await;
         *at = Instant::now();
-        write(&mut conn, i).await?;
+        write(&mut conn, ns, i).await?;
     }
     let mut last: Vec<Option<Instant>> = vec![None; total];
     let mut first: Vec<Option<Instant>> = vec![None; total];
@@ -172,6 +218,7 @@ pub async fn measure(
         us
     };
     Ok(FanoutResult {
+        transport,
         watchers,
         conns,
         writes,

@@ -92,10 +92,13 @@ struct Args {
     /// its revision).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "embedded")]
     read_backends: Vec<Backend>,
-    /// Concurrent gRPC watchers for the fan-out run (0 skips it).
+    /// Concurrent watchers for each fan-out run (0 skips them).
     #[arg(long, default_value_t = 1000)]
     watchers: usize,
-    /// gRPC connections the watchers share.
+    /// How the fan-out runs watch: one run per transport.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "grpc,rest")]
+    watch_paths: Vec<fanout::Transport>,
+    /// Connections the watchers share (HTTP/2 streams multiplexed on them).
     #[arg(long, default_value_t = 10)]
     watch_conns: usize,
     /// Measured writes in the fan-out run.
@@ -555,7 +558,7 @@ struct BackendRun {
     rss_idle: u64,
     /// (objects stored, rows, server RSS after reading them).
     reads: Vec<(usize, Vec<ReadRow>, u64)>,
-    fanout: Option<fanout::FanoutResult>,
+    fanout: Vec<fanout::FanoutResult>,
     creates: Vec<CreateRow>,
     /// Rounds of create phases per client count.
     rounds: usize,
@@ -603,7 +606,7 @@ async fn measure_backend(
     // Reads and fan-out are served by the watch cache on either backend;
     // by default they run on the embedded one only (--read-backends).
     let mut reads = Vec::new();
-    let mut fanout = None;
+    let mut fanout = Vec::new();
     if args.read_backends.contains(&backend) {
         let mut counts = args.list_objects.clone();
         counts.sort_unstable();
@@ -616,15 +619,18 @@ async fn measure_backend(
             reads.push((count, rows, server.rss_bytes()?));
         }
         stored_total += stored as u64;
-        if args.watchers > 0 {
+        for &transport in args.watch_paths.iter().filter(|_| args.watchers > 0) {
             say(format!(
-                "watch fan-out: {} watchers on {} connections",
-                args.watchers, args.watch_conns
+                "watch fan-out: {} {} watchers on {} connections",
+                args.watchers,
+                transport.label(),
+                args.watch_conns
             ));
             let result = fanout::measure(
                 &server,
                 &tls,
                 &kubeconfig,
+                transport,
                 args.watchers,
                 args.watch_conns,
                 args.watch_writes,
@@ -632,7 +638,7 @@ async fn measure_backend(
             )
             .await?;
             stored_total += result.writes as u64 + 1;
-            fanout = Some(result);
+            fanout.push(result);
         }
     }
 
@@ -842,10 +848,11 @@ async fn run(args: Args) -> Result<(), BenchError> {
                 mib(*rss)
             );
         }
-        if let Some(f) = &run.fanout {
+        for f in &run.fanout {
             println!(
-                "| {backend}: RSS before / with {} watchers open ({} connections) | {} / {} ({:.1} KiB per watcher) |",
+                "| {backend}: RSS before / with {} {} watchers open ({} connections) | {} / {} ({:.1} KiB per watcher) |",
                 f.watchers,
+                f.transport.label(),
                 f.conns,
                 mib(f.rss_before),
                 mib(f.rss_open),
@@ -909,29 +916,32 @@ async fn run(args: Args) -> Result<(), BenchError> {
         }
     }
 
-    for run in &runs {
-        let Some(f) = &run.fanout else { continue };
+    for run in runs.iter().filter(|run| !run.fanout.is_empty()) {
+        let f0 = &run.fanout[0];
         println!(
-            "\n### Watch fan-out, {} backend (gRPC watches on one namespace; {} writes, one every {} ms)\n",
+            "\n### Watch fan-out, {} backend (watches on one namespace; {} writes, one every {} ms)\n",
             run.backend.label(),
-            f.writes,
-            f.interval.as_millis()
+            f0.writes,
+            f0.interval.as_millis()
         );
-        println!("| watchers | connections | write → last watcher p50 ms | p99 ms | max ms | write → first watcher p50 ms | missed deliveries | server CPU / write | bench CPU / write | set-up (open all, first event to all) |");
-        println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-        println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ms |",
-            f.watchers,
-            f.conns,
-            ms(percentile(&f.latencies_us, 0.5)),
-            ms(percentile(&f.latencies_us, 0.99)),
-            ms(percentile(&f.latencies_us, 1.0)),
-            ms(percentile(&f.first_us, 0.5)),
-            f.missed,
-            per_op(f.server_cpu, f.writes as u64),
-            per_op(f.client_cpu, f.writes as u64),
-            ms(f.setup)
-        );
+        println!("| path | watchers | connections | write → last watcher p50 ms | p99 ms | max ms | write → first watcher p50 ms | missed deliveries | server CPU / write | bench CPU / write | set-up (open all, first event to all) |");
+        println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        for f in &run.fanout {
+            println!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} ms |",
+                f.transport.label(),
+                f.watchers,
+                f.conns,
+                ms(percentile(&f.latencies_us, 0.5)),
+                ms(percentile(&f.latencies_us, 0.99)),
+                ms(percentile(&f.latencies_us, 1.0)),
+                ms(percentile(&f.first_us, 0.5)),
+                f.missed,
+                per_op(f.server_cpu, f.writes as u64),
+                per_op(f.client_cpu, f.writes as u64),
+                ms(f.setup)
+            );
+        }
     }
 
     for run in &runs {

@@ -117,4 +117,40 @@ impl RestConn {
     pub async fn post(&mut self, path: &str, body: Vec<u8>) -> Result<(u16, Bytes), BenchError> {
         self.send(http::Method::POST, path, Some(body)).await
     }
+
+    /// A watch (`path` with `watch=1`) on its own HTTP/2 stream of this
+    /// connection: the events, one JSON line each, as they arrive.
+    pub async fn watch(
+        &mut self,
+        path: &str,
+    ) -> Result<futures::stream::BoxStream<'static, serde_json::Value>, BenchError> {
+        let req = http::Request::builder()
+            .uri(format!("{}{path}", self.base))
+            .header(http::header::ACCEPT, "application/json")
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| BenchError::Http(e.to_string()))?;
+        self.sender.ready().await?;
+        let resp = self.sender.send_request(req).await?;
+        if resp.status() != http::StatusCode::OK {
+            return Err(BenchError::Status(resp.status().as_u16(), path.to_string()));
+        }
+        let body = resp.into_body().into_data_stream();
+        let lines = futures::stream::unfold(
+            (body, Vec::<u8>::new()),
+            |(mut body, mut pending)| async move {
+                loop {
+                    if let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                        let line: Vec<u8> = pending.drain(..=end).collect();
+                        let event = serde_json::from_slice(&line).unwrap_or_default();
+                        return Some((event, (body, pending)));
+                    }
+                    match futures::StreamExt::next(&mut body).await {
+                        Some(Ok(chunk)) => pending.extend_from_slice(&chunk),
+                        _ => return None,
+                    }
+                }
+            },
+        );
+        Ok(futures::StreamExt::boxed(lines))
+    }
 }
