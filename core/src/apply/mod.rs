@@ -423,15 +423,20 @@ fn compare_objects(
     ignored: &FieldSet,
 ) -> Result<typed::Comparison, typed::TypeError> {
     let mut filled;
-    let new = if old.as_object().is_some_and(Map::is_empty) {
+    let new = match new.as_object() {
         // A create: an empty old object has nothing for new to take, so
         // new is compared as it is, without a copy.
-        fill_old(schema, &schema.root(), &mut old, new, 0);
-        new
-    } else {
-        filled = new.clone();
-        fill_zero_values(schema, &schema.root(), &mut old, &mut filled, 0);
-        &filled
+        Some(fields) if old.as_object().is_some_and(Map::is_empty) => {
+            fill_zero_values(schema, &schema.root(), &mut old, NewSide::Read(fields), 0);
+            new
+        }
+        _ => {
+            filled = new.clone();
+            if let Some(fields) = filled.as_object_mut() {
+                fill_zero_values(schema, &schema.root(), &mut old, NewSide::Fill(fields), 0);
+            }
+            &filled
+        }
     };
     let mut comparison = typed::compare(schema, &old, new)?;
     comparison.exclude(ignored);
@@ -450,12 +455,53 @@ const ZERO_STRUCT_FIELDS: &[&str] = &[
     "jobTemplate",
 ];
 
+/// The new side of a zero-value fill: filled like old, or only read when
+/// old starts empty (a create), since then old has nothing to give it.
+enum NewSide<'a> {
+    Fill(&'a mut Map<String, Value>),
+    Read(&'a Map<String, Value>),
+}
+
+impl NewSide<'_> {
+    fn fields(&self) -> &Map<String, Value> {
+        match self {
+            Self::Fill(fields) => fields,
+            Self::Read(fields) => fields,
+        }
+    }
+
+    fn insert(&mut self, name: &str, value: Value) {
+        if let Self::Fill(fields) = self {
+            fields.insert(name.to_string(), value);
+        }
+    }
+
+    fn child(&mut self, name: &str) -> Option<NewSide<'_>> {
+        match self {
+            Self::Fill(fields) => fields
+                .get_mut(name)
+                .and_then(Value::as_object_mut)
+                .map(NewSide::Fill),
+            Self::Read(fields) => fields
+                .get(name)
+                .and_then(Value::as_object)
+                .map(NewSide::Read),
+        }
+    }
+}
+
 /// Gives each side what the other has and Go would have on both: value
 /// structs as `{}` and fields without `omitempty` (the schema's required
 /// ones) as `null`. Compared that way, a write that sets a struct's first
 /// field owns the field, not the struct (no `"."`), as upstream records it.
-fn fill_zero_values(schema: &Schema, node: &Node, old: &mut Value, new: &mut Value, depth: usize) {
-    let (Value::Object(old), Value::Object(new)) = (old, new) else {
+fn fill_zero_values(
+    schema: &Schema,
+    node: &Node,
+    old: &mut Value,
+    mut new: NewSide<'_>,
+    depth: usize,
+) {
+    let Value::Object(old) = old else {
         return;
     };
     let Node::Struct {
@@ -470,10 +516,11 @@ fn fill_zero_values(schema: &Schema, node: &Node, old: &mut Value, new: &mut Val
         return;
     }
     for name in required.iter().filter_map(Value::as_str) {
-        if new.contains_key(name) && !old.contains_key(name) {
+        let in_new = new.fields().contains_key(name);
+        if in_new && !old.contains_key(name) {
             old.insert(name.to_string(), Value::Null);
-        } else if old.contains_key(name) && !new.contains_key(name) {
-            new.insert(name.to_string(), Value::Null);
+        } else if old.contains_key(name) && !in_new {
+            new.insert(name, Value::Null);
         }
     }
     for name in ZERO_STRUCT_FIELDS
@@ -481,52 +528,15 @@ fn fill_zero_values(schema: &Schema, node: &Node, old: &mut Value, new: &mut Val
         .filter(|n| properties.contains_key(**n))
     {
         let in_old = matches!(old.get(*name), Some(Value::Object(_)));
-        let in_new = matches!(new.get(*name), Some(Value::Object(_)));
-        if in_old && !matches!(new.get(*name), Some(Value::Object(_))) {
-            new.insert((*name).to_string(), Value::Object(Map::new()));
+        let in_new = matches!(new.fields().get(*name), Some(Value::Object(_)));
+        if in_old && !in_new {
+            new.insert(name, Value::Object(Map::new()));
         } else if in_new && !in_old {
             old.insert((*name).to_string(), Value::Object(Map::new()));
         }
-        if let (Some(o), Some(n)) = (old.get_mut(*name), new.get_mut(*name)) {
+        if let (Some(o), Some(n)) = (old.get_mut(*name), new.child(name)) {
             fill_zero_values(schema, &schema.field(node, name), o, n, depth + 1);
         }
-    }
-}
-
-/// `fill_zero_values` for an old object that starts empty: only old can
-/// lack anything, so new is only read.
-fn fill_old(schema: &Schema, node: &Node, old: &mut Value, new: &Value, depth: usize) {
-    let (Value::Object(old), Value::Object(new)) = (old, new) else {
-        return;
-    };
-    let Node::Struct {
-        properties,
-        required,
-        ..
-    } = node
-    else {
-        return;
-    };
-    if depth > 8 {
-        return;
-    }
-    for name in required.iter().filter_map(Value::as_str) {
-        if new.contains_key(name) && !old.contains_key(name) {
-            old.insert(name.to_string(), Value::Null);
-        }
-    }
-    for name in ZERO_STRUCT_FIELDS
-        .iter()
-        .filter(|n| properties.contains_key(**n))
-    {
-        let Some(n @ Value::Object(_)) = new.get(*name) else {
-            continue;
-        };
-        let o = old.entry(*name).or_insert(Value::Null);
-        if !o.is_object() {
-            *o = Value::Object(Map::new());
-        }
-        fill_old(schema, &schema.field(node, name), o, n, depth + 1);
     }
 }
 

@@ -675,7 +675,8 @@ fn create_comparison_matches_the_two_way_fill() {
         let fast = compare_objects(&schema, json!({}), &object, &ignored).unwrap();
         let mut old = json!({});
         let mut filled = object.clone();
-        fill_zero_values(&schema, &schema.root(), &mut old, &mut filled, 0);
+        let fields = filled.as_object_mut().unwrap();
+        fill_zero_values(&schema, &schema.root(), &mut old, NewSide::Fill(fields), 0);
         let mut both = typed::compare(&schema, &old, &filled).unwrap();
         both.exclude(&ignored);
         assert!(!fast.added.is_empty(), "{definition}");

@@ -82,6 +82,15 @@ pub async fn run(core: Arc<ApiCore>) {
     }
 }
 
+/// One resource per storage location: kinds served at several versions are
+/// read once, at their storage version.
+fn collected_resources(core: &ApiCore) -> impl Iterator<Item = &Arc<ResourceDef>> {
+    core.registry
+        .resources()
+        .iter()
+        .filter(|def| def.is_stored() && !def.converts_for_storage())
+}
+
 /// Every stored type's changes from now on, merged; `None` once any one
 /// cache stops reporting (its watchers were closed), so nothing is missed
 /// silently.
@@ -89,12 +98,7 @@ async fn watch_every_cache(
     core: &ApiCore,
 ) -> crate::ApiResult<BoxStream<'static, Option<Arc<CacheEvent>>>> {
     let mut streams = Vec::new();
-    for def in core
-        .registry
-        .resources()
-        .iter()
-        .filter(|def| def.is_stored() && !def.converts_for_storage())
-    {
+    for def in collected_resources(core) {
         let prefix = def.key_prefix(&core.prefix, None);
         let cache = core.watch_cache(def).await?;
         let (_, _, registration) = cache.list_and_watch(&prefix);
@@ -197,12 +201,7 @@ const CACHE_CATCH_UP: Duration = Duration::from_secs(1);
 /// it themselves, no progress request needed).
 async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Vec<Node>> {
     let mut nodes = Vec::new();
-    for def in core
-        .registry
-        .resources()
-        .iter()
-        .filter(|def| def.is_stored() && !def.converts_for_storage())
-    {
+    for def in collected_resources(core) {
         let prefix = def.key_prefix(&core.prefix, None);
         let cache = core.watch_cache(def).await?;
         if changed.keys.iter().any(|key| key.starts_with(&prefix)) {
