@@ -12,7 +12,6 @@ use etcd_client::{
     TlsOptions, Txn, TxnOp, TxnOpResponse, WatchOptions,
 };
 use futures::StreamExt;
-use tokio::sync::mpsc;
 
 use super::{
     prefix_end, EventKind, EventStream, KeyValue, ListParams, ListResult, Revision, Storage,
@@ -151,103 +150,126 @@ impl EtcdStore {
             .watch(prefix, Some(options))
             .await
             .map_err(backend)?;
-        let (mut requests, mut stream) = stream.split();
-        let mut wanted = self.progress_wanted.subscribe();
-        let (tx, rx) = mpsc::channel::<StorageResult<StorageEvent>>(256);
-        tokio::spawn(async move {
+        let (requests, stream) = stream.split();
+        // Polled by the watcher itself (the watch cache's task), not by a
+        // task of its own: every event would otherwise cross a channel and
+        // wake a second task.
+        let state = WatchState {
+            requests,
+            stream,
+            wanted: self.progress_wanted.subscribe(),
+            ask: tokio::time::interval(PROGRESS_FALLBACK_INTERVAL),
+            pending: std::collections::VecDeque::new(),
+            ended: false,
+            after,
+        };
+        Ok(futures::stream::unfold(state, WatchState::next).boxed())
+    }
+}
+
+/// One etcd watch as a stream of storage events.
+struct WatchState {
+    requests: etcd_client::WatchRequestSender,
+    stream: etcd_client::WatchResponseStream,
+    /// Progress wanted by a reader (see `request_progress`).
+    wanted: tokio::sync::watch::Receiver<u64>,
+    ask: tokio::time::Interval,
+    /// Events of the last response not handed out yet.
+    pending: std::collections::VecDeque<StorageEvent>,
+    /// An error was handed out: the stream ends after it.
+    ended: bool,
+    after: Revision,
+}
+
+impl WatchState {
+    async fn next(mut self) -> Option<(StorageResult<StorageEvent>, Self)> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some((Ok(event), self));
+            }
+            if self.ended {
+                return None;
+            }
             // etcd reports progress on request only when the watcher has sent
             // everything up to the header's revision. Readers that need a
             // quiet watch cache to confirm it is current ask for it (see
             // request_progress); a slow tick keeps idle caches roughly
             // current for bookmarks without a steady stream of requests.
-            let mut ask = tokio::time::interval(PROGRESS_FALLBACK_INTERVAL);
-            loop {
-                let message = tokio::select! {
-                    m = stream.message() => m,
-                    changed = wanted.changed() => {
-                        if changed.is_err() || requests.request_progress().await.is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                    _ = ask.tick() => {
-                        if requests.request_progress().await.is_err() {
-                            return;
-                        }
-                        continue;
-                    }
-                    _ = tx.closed() => return,
-                };
-                let resp = match message {
-                    Ok(Some(resp)) => resp,
-                    Ok(None) => return,
-                    Err(e) => {
-                        let _ = tx.send(Err(backend(e))).await;
-                        return;
-                    }
-                };
-                if resp.compact_revision() > 0
-                    || (resp.canceled() && resp.cancel_reason().contains("compacted"))
-                {
-                    let _ = tx
-                        .send(Err(StorageError::Compacted {
-                            requested: after + 1,
-                            compacted: resp.compact_revision(),
-                        }))
-                        .await;
-                    return;
-                }
-                if resp.canceled() {
-                    let _ = tx
-                        .send(Err(StorageError::Backend(format!(
-                            "etcd watch canceled: {}",
-                            resp.cancel_reason()
-                        ))))
-                        .await;
-                    return;
-                }
-                if resp.events().is_empty() && !resp.created() {
-                    let revision = Self::revision_of(resp.header());
-                    if revision > 0 && tx.send(Ok(StorageEvent::progress(revision))).await.is_err()
-                    {
-                        return;
+            let message = tokio::select! {
+                m = self.stream.message() => m,
+                changed = self.wanted.changed() => {
+                    if changed.is_err() || self.requests.request_progress().await.is_err() {
+                        return None;
                     }
                     continue;
                 }
-                for ev in resp.events() {
-                    let Some(kv) = ev.kv() else { continue };
-                    let Ok(key) = String::from_utf8(kv.key().to_vec()) else {
-                        continue;
-                    };
-                    let prev = ev.prev_kv().map(|p| Arc::<[u8]>::from(p.value()));
-                    let (kind, value, create_revision) = match ev.event_type() {
-                        EventType::Put => {
-                            (EventKind::Put, Arc::from(kv.value()), kv.create_revision())
-                        }
-                        EventType::Delete => (
-                            EventKind::Delete,
-                            prev.clone().unwrap_or_else(|| Arc::from(&[][..])),
-                            ev.prev_kv()
-                                .map(|p| p.create_revision())
-                                .unwrap_or_default(),
-                        ),
-                    };
-                    let event = StorageEvent {
-                        kind,
-                        key,
-                        value,
-                        prev_value: prev,
-                        revision: kv.mod_revision(),
-                        create_revision,
-                    };
-                    if tx.send(Ok(event)).await.is_err() {
-                        return;
+                _ = self.ask.tick() => {
+                    if self.requests.request_progress().await.is_err() {
+                        return None;
                     }
+                    continue;
                 }
+            };
+            let resp = match message {
+                Ok(Some(resp)) => resp,
+                Ok(None) => return None,
+                Err(e) => {
+                    self.ended = true;
+                    return Some((Err(backend(e)), self));
+                }
+            };
+            if resp.compact_revision() > 0
+                || (resp.canceled() && resp.cancel_reason().contains("compacted"))
+            {
+                self.ended = true;
+                let compacted = StorageError::Compacted {
+                    requested: self.after + 1,
+                    compacted: resp.compact_revision(),
+                };
+                return Some((Err(compacted), self));
             }
-        });
-        Ok(tokio_stream::wrappers::ReceiverStream::new(rx).boxed())
+            if resp.canceled() {
+                self.ended = true;
+                let canceled =
+                    StorageError::Backend(format!("etcd watch canceled: {}", resp.cancel_reason()));
+                return Some((Err(canceled), self));
+            }
+            if resp.events().is_empty() && !resp.created() {
+                let revision = EtcdStore::revision_of(resp.header());
+                if revision > 0 {
+                    return Some((Ok(StorageEvent::progress(revision)), self));
+                }
+                continue;
+            }
+            self.pending
+                .extend(resp.events().iter().filter_map(storage_event));
+        }
     }
+}
+
+/// An etcd event as a storage event (None for a key that is not UTF-8).
+fn storage_event(ev: &etcd_client::Event) -> Option<StorageEvent> {
+    let kv = ev.kv()?;
+    let key = String::from_utf8(kv.key().to_vec()).ok()?;
+    let prev = ev.prev_kv().map(|p| Arc::<[u8]>::from(p.value()));
+    let (kind, value, create_revision) = match ev.event_type() {
+        EventType::Put => (EventKind::Put, Arc::from(kv.value()), kv.create_revision()),
+        EventType::Delete => (
+            EventKind::Delete,
+            prev.clone().unwrap_or_else(|| Arc::from(&[][..])),
+            ev.prev_kv()
+                .map(|p| p.create_revision())
+                .unwrap_or_default(),
+        ),
+    };
+    Some(StorageEvent {
+        kind,
+        key,
+        value,
+        prev_value: prev,
+        revision: kv.mod_revision(),
+        create_revision,
+    })
 }
 
 #[async_trait::async_trait]
