@@ -125,6 +125,12 @@ struct Args {
     /// inspection instead of deleting it.
     #[arg(long)]
     keep: bool,
+    /// Give the measured server these CPUs (comma-separated numbers) and
+    /// keep the bench and etcd on the others, with `taskset`: the server
+    /// then no longer takes CPU from etcd and the load generator, as on a
+    /// machine where it has cores of its own.
+    #[arg(long, value_delimiter = ',')]
+    server_cpus: Vec<usize>,
 }
 
 fn ms(d: Duration) -> String {
@@ -985,6 +991,14 @@ async fn run(args: Args) -> Result<(), BenchError> {
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    if !args.server_cpus.is_empty() {
+        // Before the runtime's threads exist, so they (and etcd, started
+        // later as a child) inherit the bench's CPUs.
+        if let Err(e) = server::pin(&args.server_cpus) {
+            eprintln!("capstan-bench: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

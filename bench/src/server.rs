@@ -10,6 +10,38 @@ use crate::BenchError;
 /// How long a start may take before the run is abandoned.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The CPUs the measured server runs on (`--server-cpus`), as a taskset list.
+static SERVER_CPUS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// Moves this process to the CPUs not in `server_cpus` and has every server
+/// it spawns run on `server_cpus` (both with util-linux's `taskset`).
+pub fn pin(server_cpus: &[usize]) -> Result<(), BenchError> {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let rest: Vec<usize> = (0..all).filter(|cpu| !server_cpus.contains(cpu)).collect();
+    if rest.is_empty() || server_cpus.iter().any(|cpu| *cpu >= all) {
+        return Err(BenchError::Startup(format!(
+            "--server-cpus {} must leave at least one of CPUs 0-{} to the bench",
+            cpu_list(server_cpus),
+            all - 1
+        )));
+    }
+    let status = Command::new("taskset")
+        .args(["-a", "-p", "-c", &cpu_list(&rest)])
+        .arg(std::process::id().to_string())
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| BenchError::Startup(format!("taskset: {e}")))?;
+    if !status.success() {
+        return Err(BenchError::Startup(format!("taskset failed: {status}")));
+    }
+    let _ = SERVER_CPUS.set(cpu_list(server_cpus));
+    Ok(())
+}
+
 pub struct ServerProc {
     child: Child,
     pub port: u16,
@@ -39,7 +71,15 @@ impl ServerProc {
             .append(true)
             .open(data_dir.join("server.log"))?;
         let spawned = Instant::now();
-        let child = Command::new(binary)
+        let mut command = match SERVER_CPUS.get() {
+            Some(cpus) => {
+                let mut taskset = Command::new("taskset");
+                taskset.args(["-c", cpus]).arg(binary);
+                taskset
+            }
+            None => Command::new(binary),
+        };
+        let child = command
             .arg("serve")
             .arg("--data-dir")
             .arg(data_dir)
