@@ -14,7 +14,10 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 static SERVER_CPUS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 fn cpu_list(cpus: &[usize]) -> String {
-    cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+    cpus.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Moves this process to the CPUs not in `server_cpus` and has every server

@@ -260,6 +260,17 @@ impl WatchCache {
         (Self::entries_under(&state, prefix), state.revision)
     }
 
+    /// The objects under `prefix`, without their keys.
+    pub fn objects_under(&self, prefix: &str) -> Vec<Arc<Value>> {
+        let state = self.read();
+        state
+            .objects
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
     fn entries_under(state: &State, prefix: &str) -> Vec<(String, Arc<Value>)> {
         state
             .objects

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::stream::{self, BoxStream};
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use serde_json::{Map, Value};
 use tokio_stream::wrappers::ReceiverStream;
 
@@ -41,7 +41,7 @@ pub async fn run(core: Arc<ApiCore>) {
     loop {
         // The watch caches say when anything changed (they already watch
         // every stored type), and the passes read what changed from them.
-        let mut changes = match watch_every_cache(&core).await {
+        let changes = match watch_every_cache(&core).await {
             Ok(changes) => changes,
             Err(e) => {
                 tracing::warn!(error = %e, "garbage collector cannot watch the caches");
@@ -49,37 +49,71 @@ pub async fn run(core: Arc<ApiCore>) {
                 continue;
             }
         };
-        // Keys that changed in ways that matter since the last pass.
-        let mut changed = Changed::default();
-        'passes: loop {
-            if let Err(e) = pass(&core, &changed).await {
-                tracing::warn!(error = %e, "garbage collector pass failed");
-            }
-            changed = Changed::default();
+        // Events are noted as they come, also while a pass runs: a pass
+        // over many objects must not leave the caches' queues to fill up
+        // (a full queue closes the watcher, which costs a new full pass).
+        let feed = Arc::new(ChangeFeed::default());
+        let noting = tokio::spawn(note_changes(changes, feed.clone()));
+        loop {
+            let changed = feed.take();
+            // Resync only while something has owners or is being deleted:
+            // otherwise only a relevant change can give a pass work.
+            let resync = match pass(&core, &changed).await {
+                Ok(involved) => involved,
+                Err(e) => {
+                    tracing::warn!(error = %e, "garbage collector pass failed");
+                    true
+                }
+            };
             tokio::time::sleep(MIN_PASS_INTERVAL).await;
             // Wait for a relevant change, or the resync.
-            let resync = tokio::time::sleep(RESYNC);
-            tokio::pin!(resync);
-            while changed.keys.is_empty() {
-                tokio::select! {
-                    change = changes.next() => match change {
-                        Some(Some(change)) => changed.note(&change),
-                        // A cache restarted or dropped this watcher as too
-                        // slow: start over, with a full pass.
-                        Some(None) | None => break 'passes,
-                    },
-                    _ = &mut resync => break,
-                }
+            tokio::select! {
+                _ = feed.relevant.notified() => {}
+                _ = tokio::time::sleep(RESYNC), if resync => {}
             }
-            // Everything that changed meanwhile is covered by the next pass.
-            while let Some(change) = changes.next().now_or_never() {
-                match change {
-                    Some(Some(change)) => changed.note(&change),
-                    Some(None) | None => break 'passes,
-                }
+            if feed.lost.load(std::sync::atomic::Ordering::Acquire) {
+                // A cache restarted or dropped the watcher: start over,
+                // with a full pass.
+                break;
             }
         }
+        noting.abort();
     }
+}
+
+/// What the noting task hands the passes.
+#[derive(Default)]
+struct ChangeFeed {
+    changed: std::sync::Mutex<Changed>,
+    /// Woken (or left a permit) for every relevant change.
+    relevant: tokio::sync::Notify,
+    /// Some cache stopped reporting: changes may have been missed.
+    lost: std::sync::atomic::AtomicBool,
+}
+
+impl ChangeFeed {
+    /// What changed since the last take.
+    fn take(&self) -> Changed {
+        std::mem::take(&mut *self.changed.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+async fn note_changes(
+    mut changes: BoxStream<'static, Option<Arc<CacheEvent>>>,
+    feed: Arc<ChangeFeed>,
+) {
+    while let Some(Some(change)) = changes.next().await {
+        let relevant = feed
+            .changed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .note(&change);
+        if relevant {
+            feed.relevant.notify_one();
+        }
+    }
+    feed.lost.store(true, std::sync::atomic::Ordering::Release);
+    feed.relevant.notify_one();
 }
 
 /// One resource per storage location: kinds served at several versions are
@@ -101,7 +135,10 @@ async fn watch_every_cache(
     for def in collected_resources(core) {
         let prefix = def.key_prefix(&core.prefix, None);
         let cache = core.watch_cache(def).await?;
-        let (_, _, registration) = cache.list_and_watch(&prefix);
+        // From the cache's current revision; nothing is listed.
+        let registration = cache
+            .watch(&prefix, cache.revision())
+            .ok_or_else(|| crate::ApiError::internal("watch cache window moved on"))?;
         let events = stream::iter(registration.backlog)
             .chain(ReceiverStream::new(registration.live))
             .map(Some)
@@ -123,7 +160,8 @@ struct Changed {
 }
 
 impl Changed {
-    fn note(&mut self, change: &CacheEvent) {
+    /// Notes `change` if it matters; says whether it did.
+    fn note(&mut self, change: &CacheEvent) -> bool {
         let relevant = match change.kind {
             EventKind::Delete => true,
             EventKind::Put => object::meta(&change.object).is_some_and(|meta| {
@@ -135,6 +173,7 @@ impl Changed {
             self.keys.push(change.key.clone());
             self.revision = self.revision.max(change.revision);
         }
+        relevant
     }
 }
 
@@ -209,8 +248,7 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Vec<Nod
                 .wait_for_revision(changed.revision, CACHE_CATCH_UP)
                 .await;
         }
-        let (objects, _) = cache.list(&prefix);
-        nodes.extend(objects.into_iter().map(|(_, object)| Node {
+        nodes.extend(cache.objects_under(&prefix).into_iter().map(|object| Node {
             def: def.clone(),
             object,
         }));
@@ -218,11 +256,31 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Vec<Nod
     Ok(nodes)
 }
 
-async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<()> {
+/// One pass over every object; false when no object has owners or is being
+/// deleted (nothing for the collector to watch over).
+async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<bool> {
     let nodes = snapshot(core, changed).await?;
-    let by_uid: HashMap<&str, &Node> = nodes.iter().map(|n| (n.uid(), n)).collect();
+    // Only objects that own through references or are being deleted take
+    // part; most objects do neither, and are looked at only for their uid.
+    let involved: Vec<&Node> = nodes
+        .iter()
+        .filter(|n| n.deleting() || !n.owner_references().is_empty())
+        .collect();
+    if involved.is_empty() {
+        return Ok(false);
+    }
+    let referenced: HashSet<&str> = involved
+        .iter()
+        .flat_map(|n| n.owner_references())
+        .map(reference_uid)
+        .collect();
+    let present: HashSet<&str> = nodes
+        .iter()
+        .map(Node::uid)
+        .filter(|uid| referenced.contains(uid))
+        .collect();
     let mut dependents: HashMap<&str, Vec<&Node>> = HashMap::new();
-    for node in &nodes {
+    for node in involved.iter().copied() {
         for reference in node.owner_references() {
             dependents
                 .entry(reference_uid(reference))
@@ -231,7 +289,7 @@ async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<()> {
         }
     }
     let no_dependents = Vec::new();
-    for owner in nodes.iter().filter(|n| n.deleting()) {
+    for owner in involved.iter().filter(|n| n.deleting()) {
         let owned = dependents.get(owner.uid()).unwrap_or(&no_dependents);
         if owner.has_finalizer(ORPHAN_FINALIZER) {
             orphan_dependents(core, owner, owned).await?;
@@ -240,12 +298,12 @@ async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<()> {
         }
     }
     let mut checked = HashSet::new();
-    for node in nodes.iter().filter(|n| !n.owner_references().is_empty()) {
+    for node in involved.iter().filter(|n| !n.owner_references().is_empty()) {
         if checked.insert(node.uid()) {
-            collect_if_orphaned(core, node, &by_uid).await?;
+            collect_if_orphaned(core, node, &present).await?;
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Orphan: drop the owner from every dependent's references, then let the
@@ -298,13 +356,13 @@ async fn delete_in_foreground(
 async fn collect_if_orphaned(
     core: &ApiCore,
     node: &Node,
-    by_uid: &HashMap<&str, &Node>,
+    present: &HashSet<&str>,
 ) -> crate::ApiResult<()> {
     let mut dangling = Vec::new();
     let references = node.owner_references();
     for reference in references {
         let uid = reference_uid(reference);
-        if by_uid.contains_key(uid) {
+        if present.contains(uid) {
             continue;
         }
         if !owner_exists(core, node, reference).await? {
