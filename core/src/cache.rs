@@ -159,12 +159,7 @@ impl WatchCache {
 
     fn apply(&self, ev: StorageEvent) {
         if ev.kind == EventKind::Progress {
-            let mut state = self.write();
-            if ev.revision > state.revision {
-                state.revision = ev.revision;
-                self.dispatched.store(ev.revision, Ordering::Release);
-                self.current.send_replace(ev.revision);
-            }
+            self.advance(&mut self.write(), ev.revision);
             return;
         }
         // Decoded before the lock is taken: readers wait only for the swap.
@@ -191,9 +186,7 @@ impl WatchCache {
             None => {
                 let Some(prev) = state.objects.remove(&ev.key) else {
                     // Nothing to report for a key the cache never held.
-                    state.revision = state.revision.max(ev.revision);
-                    self.dispatched.store(state.revision, Ordering::Release);
-                    self.current.send_replace(state.revision);
+                    self.advance(&mut state, ev.revision);
                     return;
                 };
                 let mut deleted = Value::clone(&prev);
@@ -226,6 +219,15 @@ impl WatchCache {
         });
         self.dispatched.store(event.revision, Ordering::Release);
         self.current.send_replace(event.revision);
+    }
+
+    /// The cache is current at `revision` without an event to hand out.
+    fn advance(&self, state: &mut State, revision: i64) {
+        if revision > state.revision {
+            state.revision = revision;
+            self.dispatched.store(revision, Ordering::Release);
+            self.current.send_replace(revision);
+        }
     }
 
     /// Waits (bounded) until the cache is current at `revision` or later.

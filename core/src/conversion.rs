@@ -310,7 +310,7 @@ fn metric_spec_to_v1(metric: &Value) -> Value {
     }
     for key in ["resource", "containerResource"] {
         if let Some(source) = metric.get(key).and_then(Value::as_object) {
-            let target = object_at(&Value::Object(source.clone()), "target");
+            let target = object_at(&metric[key], "target");
             let mut v1 = Object::new();
             v1.insert(
                 "name".into(),
@@ -385,7 +385,7 @@ fn metric_status_to_v1(metric: &Value) -> Value {
     }
     for key in ["resource", "containerResource"] {
         if let Some(source) = metric.get(key).and_then(Value::as_object) {
-            let current = object_at(&Value::Object(source.clone()), "current");
+            let current = object_at(&metric[key], "current");
             let mut v1 = Object::new();
             v1.insert(
                 "name".into(),

@@ -146,10 +146,10 @@ impl std::fmt::Debug for ResourceDef {
 /// All served resources, indexed for the lookups the pipeline makes.
 pub struct Registry {
     resources: Vec<Arc<ResourceDef>>,
-    by_gvr: BTreeMap<(String, String, String), Arc<ResourceDef>>,
+    by_gvr: BTreeMap<Triple, Arc<ResourceDef>>,
     /// Group, version and kind → resource, for references that name a kind
     /// (ownerReferences).
-    by_gvk: BTreeMap<(String, String, String), Arc<ResourceDef>>,
+    by_gvk: BTreeMap<Triple, Arc<ResourceDef>>,
 }
 
 /// A served group with its versions, preferred first.
@@ -159,35 +159,28 @@ pub struct GroupInfo {
     pub versions: Vec<String>,
 }
 
+/// Group, version and resource (or kind): the definitions' own strings, so
+/// building the indexes copies nothing and a lookup allocates nothing.
+type Triple = (&'static str, &'static str, &'static str);
+
+fn find<'a>(
+    index: &BTreeMap<(&'a str, &'a str, &'a str), Arc<ResourceDef>>,
+    key: (&'a str, &'a str, &'a str),
+) -> Option<Arc<ResourceDef>> {
+    index.get(&key).cloned()
+}
+
 impl Registry {
     pub fn new(resources: Vec<ResourceDef>) -> Self {
         let resources: Vec<Arc<ResourceDef>> = resources.into_iter().map(Arc::new).collect();
         let by_gvr = resources
             .iter()
-            .map(|r| {
-                (
-                    (
-                        r.group.to_string(),
-                        r.version.to_string(),
-                        r.resource.to_string(),
-                    ),
-                    r.clone(),
-                )
-            })
+            .map(|r| ((r.group, r.version, r.resource), r.clone()))
             .collect();
         let by_gvk = resources
             .iter()
             .filter(|r| r.is_stored())
-            .map(|r| {
-                (
-                    (
-                        r.group.to_string(),
-                        r.version.to_string(),
-                        r.kind.to_string(),
-                    ),
-                    r.clone(),
-                )
-            })
+            .map(|r| ((r.group, r.version, r.kind), r.clone()))
             .collect();
         Self {
             resources,
@@ -202,17 +195,13 @@ impl Registry {
     }
 
     pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ResourceDef>> {
-        self.by_gvr
-            .get(&(group.to_string(), version.to_string(), resource.to_string()))
-            .cloned()
+        find(&self.by_gvr, (group, version, resource))
     }
 
     /// The stored resource of a kind at a group/version, e.g. an owner
     /// reference's `apps/v1` `Deployment`.
     pub fn lookup_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceDef>> {
-        self.by_gvk
-            .get(&(group.to_string(), version.to_string(), kind.to_string()))
-            .cloned()
+        find(&self.by_gvk, (group, version, kind))
     }
 
     pub fn resources(&self) -> &[Arc<ResourceDef>] {

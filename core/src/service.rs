@@ -1306,29 +1306,10 @@ impl ApiCore {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "update", def, namespace, Some(name))?;
         self.check_view(def, view)?;
-        if view == View::Scale {
-            let scale = object;
-            return self
-                .read_modify_write(
-                    def,
-                    namespace,
-                    name,
-                    view,
-                    opts,
-                    FieldOwnership::RecordUpdate,
-                    |old| crate::scale::apply_scale(name, old, &scale),
-                )
-                .await;
-        }
-        self.read_modify_write(
-            def,
-            namespace,
-            name,
-            view,
-            opts,
-            FieldOwnership::RecordUpdate,
-            |_| Ok(object.clone()),
-        )
+        self.update_internal(def, namespace, name, opts, view, |old| match view {
+            View::Scale => crate::scale::apply_scale(name, old, &object),
+            _ => Ok(object.clone()),
+        })
         .await
     }
 
@@ -1363,28 +1344,20 @@ impl ApiCore {
                 )],
             ));
         }
-        self.read_modify_write(
-            def,
-            namespace,
-            name,
-            view,
-            opts,
-            FieldOwnership::RecordUpdate,
-            |old| {
-                if view == View::Scale {
-                    // A scale patch applies to the Scale, then lands in spec.replicas.
-                    let scale = crate::scale::to_scale(def, old);
-                    let patched = patch::apply(
-                        patch_type,
-                        &scale,
-                        patch_body,
-                        "io.k8s.api.autoscaling.v1.Scale",
-                    )?;
-                    return crate::scale::apply_scale(name, old, &patched);
-                }
-                patch::apply(patch_type, old, patch_body, def.definition)
-            },
-        )
+        self.update_internal(def, namespace, name, opts, view, |old| {
+            if view == View::Scale {
+                // A scale patch applies to the Scale, then lands in spec.replicas.
+                let scale = crate::scale::to_scale(def, old);
+                let patched = patch::apply(
+                    patch_type,
+                    &scale,
+                    patch_body,
+                    "io.k8s.api.autoscaling.v1.Scale",
+                )?;
+                return crate::scale::apply_scale(name, old, &patched);
+            }
+            patch::apply(patch_type, old, patch_body, def.definition)
+        })
         .await
     }
 
