@@ -148,14 +148,13 @@ async fn watch_every_cache(
     Ok(stream::select_all(streams).boxed())
 }
 
-/// What a pass has to catch up with: the keys whose change can affect
-/// ownership (deletes, objects with owners or being deleted) and the latest
-/// revision among them. Creates and updates of objects that neither own
-/// through references nor are being deleted cannot make garbage, so a burst
-/// of them costs no pass.
+/// What a pass has to catch up with: the latest revision of a change that
+/// can affect ownership (a delete, an object with owners or being
+/// deleted). Creates and updates of objects that neither own through
+/// references nor are being deleted cannot make garbage, so a burst of them
+/// costs no pass.
 #[derive(Default)]
 struct Changed {
-    keys: Vec<String>,
     revision: i64,
 }
 
@@ -170,7 +169,6 @@ impl Changed {
             EventKind::Progress => false,
         };
         if relevant {
-            self.keys.push(change.key.clone());
             self.revision = self.revision.max(change.revision);
         }
         relevant
@@ -230,24 +228,47 @@ fn blocks_owner_deletion(reference: &Value) -> bool {
         .unwrap_or(false)
 }
 
-/// How long a pass waits for a watch cache to reach the revision that
-/// triggered it before working from what the cache has.
+/// How long a pass waits for the watch caches to reach its revision; a
+/// pass they do not reach in time fails, and is retried.
 const CACHE_CATCH_UP: Duration = Duration::from_secs(1);
 
 /// Every stored object, read from the watch caches: one entry per storage
-/// location (kinds served at several versions are read once). The caches
-/// of the keys that changed are first brought up to the change (they see
-/// it themselves, no progress request needed).
+/// location (kinds served at several versions are read once).
+///
+/// Every cache is first brought up to one revision: that of the latest
+/// relevant change, or the store's current one for a resync. Decisions span
+/// caches (an owner in one, its dependents in others), so one lagging cache
+/// would hide dependents created before their owner was deleted: an Orphan
+/// owner would be let go with them still referring to it, and they would
+/// then be collected instead of orphaned.
 async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Vec<Node>> {
-    let mut nodes = Vec::new();
+    let barrier = if changed.revision > 0 {
+        changed.revision
+    } else {
+        core.current_revision().await?
+    };
+    let mut caches = Vec::new();
     for def in collected_resources(core) {
-        let prefix = def.key_prefix(&core.prefix, None);
-        let cache = core.watch_cache(def).await?;
-        if changed.keys.iter().any(|key| key.starts_with(&prefix)) {
-            cache
-                .wait_for_revision(changed.revision, CACHE_CATCH_UP)
-                .await;
+        caches.push((def, core.watch_cache(def).await?));
+    }
+    if caches.iter().any(|(_, cache)| cache.revision() < barrier) {
+        // A quiet cache confirms the revision only when asked.
+        core.storage.request_progress(barrier);
+        let caught_up = futures::future::join_all(
+            caches
+                .iter()
+                .map(|(_, cache)| cache.wait_for_revision(barrier, CACHE_CATCH_UP)),
+        )
+        .await;
+        if caught_up.contains(&false) {
+            return Err(crate::ApiError::internal(format!(
+                "watch caches did not reach revision {barrier} within {CACHE_CATCH_UP:?}"
+            )));
         }
+    }
+    let mut nodes = Vec::new();
+    for (def, cache) in caches {
+        let prefix = def.key_prefix(&core.prefix, None);
         nodes.extend(cache.objects_under(&prefix).into_iter().map(|object| Node {
             def: def.clone(),
             object,
@@ -516,5 +537,188 @@ mod tests {
         assert!(!remove_owner_reference(meta, "a"));
         assert!(remove_owner_reference(meta, "b"));
         assert!(!meta.contains_key("ownerReferences"));
+    }
+
+    /// Storage whose watches under one prefix report every change `lag`
+    /// late: a watch cache that has fallen behind the others.
+    struct LaggingWatches {
+        inner: Arc<dyn crate::storage::Storage>,
+        lagging_prefix: String,
+        lag: Duration,
+    }
+
+    impl LaggingWatches {
+        fn delay(&self, events: crate::storage::EventStream) -> crate::storage::EventStream {
+            let lag = self.lag;
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(async move {
+                let mut events = events;
+                while let Some(event) = events.next().await {
+                    if tx.send((tokio::time::Instant::now() + lag, event)).is_err() {
+                        break;
+                    }
+                }
+            });
+            tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
+                .then(|(due, event)| async move {
+                    tokio::time::sleep_until(due).await;
+                    event
+                })
+                .boxed()
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl crate::storage::Storage for LaggingWatches {
+        async fn get(
+            &self,
+            key: &str,
+        ) -> crate::storage::StorageResult<Option<crate::storage::KeyValue>> {
+            self.inner.get(key).await
+        }
+        async fn list(
+            &self,
+            prefix: &str,
+            params: crate::storage::ListParams,
+        ) -> crate::storage::StorageResult<crate::storage::ListResult> {
+            self.inner.list(prefix, params).await
+        }
+        async fn create(
+            &self,
+            key: &str,
+            value: Vec<u8>,
+        ) -> crate::storage::StorageResult<crate::storage::KeyValue> {
+            self.inner.create(key, value).await
+        }
+        async fn update(
+            &self,
+            key: &str,
+            value: Vec<u8>,
+            expected: i64,
+        ) -> crate::storage::StorageResult<crate::storage::KeyValue> {
+            self.inner.update(key, value, expected).await
+        }
+        async fn delete(
+            &self,
+            key: &str,
+            expected: Option<i64>,
+        ) -> crate::storage::StorageResult<crate::storage::KeyValue> {
+            self.inner.delete(key, expected).await
+        }
+        async fn watch(
+            &self,
+            prefix: &str,
+            after: i64,
+        ) -> crate::storage::StorageResult<crate::storage::EventStream> {
+            let events = self.inner.watch(prefix, after).await?;
+            Ok(if prefix.starts_with(&self.lagging_prefix) {
+                self.delay(events)
+            } else {
+                events
+            })
+        }
+        async fn current_revision(&self) -> crate::storage::StorageResult<i64> {
+            self.inner.current_revision().await
+        }
+        async fn compact(&self, revision: i64) -> crate::storage::StorageResult<()> {
+            self.inner.compact(revision).await
+        }
+        fn request_progress(&self, revision: i64) {
+            self.inner.request_progress(revision)
+        }
+    }
+
+    /// An owner deleted with Orphan while the cache of its dependent's type
+    /// lags: the pass must wait for every cache to reach the delete, or it
+    /// misses the dependent, lets the owner go and later collects the
+    /// dependent it was meant to orphan.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn orphaning_waits_for_a_lagging_cache_of_the_dependents() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = crate::storage::embedded::EmbeddedStore::open(dir.path()).expect("store");
+        let storage = Arc::new(LaggingWatches {
+            inner: Arc::new(store),
+            lagging_prefix: "/registry/secrets/".into(),
+            lag: Duration::from_millis(500),
+        });
+        let core = Arc::new(ApiCore::new(
+            Arc::new(crate::registry::Registry::builtin()),
+            storage,
+            "/registry",
+        ));
+        core.bootstrap().await.expect("bootstrap");
+        core.start_watch_caches();
+        tokio::spawn(run(core.clone()));
+
+        let user = crate::auth::UserInfo::system();
+        let configmaps = core.resolve("", "v1", "configmaps").expect("configmaps");
+        let secrets = core.resolve("", "v1", "secrets").expect("secrets");
+        let write = crate::service::WriteOptions::default();
+        let owner = core
+            .create(
+                &user,
+                &configmaps,
+                Some("default"),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}}),
+                &write,
+            )
+            .await
+            .expect("owner created");
+        let owner_uid = owner.object["metadata"]["uid"]
+            .as_str()
+            .expect("uid")
+            .to_string();
+        core.create(
+            &user,
+            &secrets,
+            Some("default"),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {
+                "name": "dependent",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner_uid}],
+            }}),
+            &write,
+        )
+        .await
+        .expect("dependent created");
+        core.delete(
+            &user,
+            &configmaps,
+            Some("default"),
+            "owner",
+            &DeleteOptions {
+                propagation_policy: Some("Orphan".into()),
+                ..DeleteOptions::default()
+            },
+        )
+        .await
+        .expect("owner deleting");
+
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while core
+            .storage
+            .get("/registry/configmaps/default/owner")
+            .await
+            .expect("read owner")
+            .is_some()
+        {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the owner was never let go"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // Give a wrong collector time to see the dependent and collect it.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let dependent = core
+            .storage
+            .get("/registry/secrets/default/dependent")
+            .await
+            .expect("read dependent")
+            .expect("the dependent was orphaned, not collected");
+        let dependent: Value = serde_json::from_slice(&dependent.value).expect("json");
+        assert!(
+            dependent["metadata"].get("ownerReferences").is_none(),
+            "the reference to the deleted owner is removed: {dependent}"
+        );
     }
 }
