@@ -341,20 +341,28 @@ impl Storage for EtcdStore {
         value: Vec<u8>,
         expected: Revision,
     ) -> StorageResult<KeyValue> {
+        // The put leaves the create revision as it was; reading the key back
+        // in the same txn (keys only) reports it without a second round trip.
         let txn = Txn::new()
             .when([Compare::mod_revision(key, CompareOp::Equal, expected)])
-            .and_then([TxnOp::put(key, value.clone(), None)])
+            .and_then([
+                TxnOp::put(key, value.clone(), None),
+                TxnOp::get(key, Some(GetOptions::new().with_keys_only())),
+            ])
             .or_else([TxnOp::get(key, None)]);
         let resp = self.client.kv_client().txn(txn).await.map_err(backend)?;
         if !resp.succeeded() {
             return Err(Self::compare_failed(key, resp.op_responses()));
         }
         let rev = Self::revision_of(resp.header());
-        // The create revision is unchanged by a put; read it from what we replaced.
-        let create_revision = match self.get_kv(key).await? {
-            Some(kv) if kv.mod_revision == rev => kv.create_revision,
-            _ => 0,
-        };
+        let create_revision = resp
+            .op_responses()
+            .into_iter()
+            .find_map(|r| match r {
+                TxnOpResponse::Get(get) => get.kvs().first().map(|kv| kv.create_revision()),
+                _ => None,
+            })
+            .unwrap_or_default();
         Ok(KeyValue {
             key: key.to_string(),
             value: Arc::from(value),
