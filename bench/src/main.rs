@@ -118,7 +118,7 @@ struct Args {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "store,rest,grpc"
+        default_value = "store,store-watched,rest,grpc"
     )]
     paths: Vec<PathKind>,
     /// Keep the measured server's data directory (and its server.log) for
@@ -406,6 +406,11 @@ struct CreateRow {
 enum PathKind {
     #[value(name = "store")]
     Baseline,
+    /// The ceiling again, with one watch open on the keys written, as an
+    /// API server's watch cache keeps one: what feeding a watch costs the
+    /// store itself.
+    #[value(name = "store-watched")]
+    WatchedBaseline,
     Rest,
     Grpc,
 }
@@ -415,14 +420,26 @@ impl PathKind {
         match (self, backend) {
             (Self::Baseline, Backend::Embedded) => "EmbeddedStore::create (in-process)",
             (Self::Baseline, Backend::Etcd) => "EtcdStore::create (etcd-client, from the bench)",
+            (Self::WatchedBaseline, Backend::Embedded) => {
+                "EmbeddedStore::create, one watch open (in-process)"
+            }
+            (Self::WatchedBaseline, Backend::Etcd) => {
+                "EtcdStore::create, one watch open (etcd-client, from the bench)"
+            }
             (Self::Rest, _) => "REST (HTTP/2, TLS)",
             (Self::Grpc, _) => "gRPC (capstan-client)",
         }
     }
 
+    /// Writes to the bench's own keys, not through the server.
+    fn is_ceiling(self) -> bool {
+        matches!(self, Self::Baseline | Self::WatchedBaseline)
+    }
+
     fn slug(self) -> &'static str {
         match self {
             Self::Baseline => "store",
+            Self::WatchedBaseline => "store-watched",
             Self::Rest => "rest",
             Self::Grpc => "grpc",
         }
@@ -467,7 +484,7 @@ async fn workers(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<Vec<Worker>,
             PathKind::Grpc => {
                 Worker::Grpc(Box::new(Client::from_kubeconfig(&ctx.kubeconfig).await?))
             }
-            PathKind::Baseline => Worker::Store {
+            PathKind::Baseline | PathKind::WatchedBaseline => Worker::Store {
                 store: ctx.store.clone(),
                 root: ctx.root,
                 template: ctx.template.clone(),
@@ -485,11 +502,24 @@ async fn create_phase(
 ) -> Result<CreateRow, BenchError> {
     let label = kind.label(ctx.backend);
     let namespace = format!("bench-{}-{n}", kind.slug());
-    if kind != PathKind::Baseline {
+    if !kind.is_ceiling() {
         let mut conn = RestConn::connect(ctx.server.port, ctx.tls.clone()).await?;
         ensure_namespace(&mut conn, &namespace).await?;
     }
     let ws = workers(ctx, kind, n).await?;
+    // Drained and dropped, as cheaply as a consumer can: the row measures
+    // what the watch costs the store.
+    let watch = if kind == PathKind::WatchedBaseline {
+        let prefix = format!("{}/configmaps/{namespace}/", ctx.root);
+        let from = ctx.store.current_revision().await?;
+        let mut events = ctx.store.watch_latest(&prefix, from).await?;
+        Some(tokio::spawn(async move {
+            use futures::StreamExt;
+            while let Some(Ok(_)) = events.next().await {}
+        }))
+    } else {
+        None
+    };
     let warmup = Duration::from_secs_f64(ctx.args.warmup);
     let (ws, warm) = run_creates(ws, &namespace, &format!("warm{round}"), warmup).await;
     if warm.ops == 0 {
@@ -518,9 +548,12 @@ async fn create_phase(
     let (busy1, total1) = server::machine_cpu()?;
     let machine_busy = (busy1 - busy0) as f64 / (total1 - total0).max(1) as f64;
     drop(ws);
-    let (server_cpu, client_cpu) = match (kind, ctx.backend) {
-        (PathKind::Baseline, Backend::Embedded) => (own_cpu, Duration::ZERO),
-        (PathKind::Baseline, Backend::Etcd) => (Duration::ZERO, own_cpu),
+    if let Some(watch) = watch {
+        watch.abort();
+    }
+    let (server_cpu, client_cpu) = match (kind.is_ceiling(), ctx.backend) {
+        (true, Backend::Embedded) => (own_cpu, Duration::ZERO),
+        (true, Backend::Etcd) => (Duration::ZERO, own_cpu),
         _ => (server_cpu, own_cpu),
     };
     say(format!(
@@ -685,7 +718,12 @@ async fn measure_backend(
         // Interleaved so that the store's growth during the run, and the
         // machine's drift, weigh on the ceiling, REST and gRPC alike.
         for round in 0..args.rounds.max(1) {
-            for kind in [PathKind::Baseline, PathKind::Rest, PathKind::Grpc] {
+            for kind in [
+                PathKind::Baseline,
+                PathKind::WatchedBaseline,
+                PathKind::Rest,
+                PathKind::Grpc,
+            ] {
                 if !args.paths.contains(&kind) {
                     continue;
                 }
@@ -695,7 +733,7 @@ async fn measure_backend(
     }
     stored_total += creates
         .iter()
-        .filter(|r| r.kind != PathKind::Baseline)
+        .filter(|r| !r.kind.is_ceiling())
         .map(|r| r.result.ops + r.warm_ops)
         .sum::<u64>();
     let rss_end = server.rss_bytes()?;
@@ -724,9 +762,19 @@ fn throughput_of(run: &BackendRun, kind: PathKind, clients: usize, round: usize)
 
 /// One round's throughput of `kind` as a share of that round's ceiling.
 fn round_share(run: &BackendRun, kind: PathKind, clients: usize, round: usize) -> Option<f64> {
+    round_share_of(run, kind, PathKind::Baseline, clients, round)
+}
+
+fn round_share_of(
+    run: &BackendRun,
+    kind: PathKind,
+    ceiling: PathKind,
+    clients: usize,
+    round: usize,
+) -> Option<f64> {
     match (
         throughput_of(run, kind, clients, round),
-        throughput_of(run, PathKind::Baseline, clients, round),
+        throughput_of(run, ceiling, clients, round),
     ) {
         (Some(x), Some(ceiling)) if ceiling > 0.0 => Some(100.0 * x / ceiling),
         _ => None,
@@ -737,10 +785,11 @@ fn share_cell(share: Option<f64>) -> String {
     share.map_or_else(|| "–".into(), |s| format!("{s:.0} %"))
 }
 
-/// The median of the rounds' shares, with their range when there are several.
-fn share(run: &BackendRun, kind: PathKind, clients: usize) -> String {
+/// The median of the rounds' shares of `ceiling`, with their range when
+/// there are several.
+fn share(run: &BackendRun, kind: PathKind, ceiling: PathKind, clients: usize) -> String {
     let mut shares: Vec<f64> = (0..run.rounds)
-        .filter_map(|round| round_share(run, kind, clients, round))
+        .filter_map(|round| round_share_of(run, kind, ceiling, clients, round))
         .collect();
     shares.sort_by(f64::total_cmp);
     match shares.as_slice() {
@@ -878,7 +927,7 @@ async fn run(args: Args) -> Result<(), BenchError> {
                 let values: u64 = run
                     .creates
                     .iter()
-                    .filter(|r| r.kind == PathKind::Baseline)
+                    .filter(|r| r.kind.is_ceiling())
                     .map(|r| r.result.ops + r.warm_ops)
                     .sum();
                 println!(
@@ -961,25 +1010,40 @@ async fn run(args: Args) -> Result<(), BenchError> {
             args.rounds
         );
     }
-    let mut head = String::from("| clients |");
-    let mut rule = String::from("| ---: |");
+    // Against the ceiling, and (when measured) against the ceiling with a
+    // watch open: the store's own cost of feeding the server's watch cache.
+    let watched = args.paths.contains(&PathKind::WatchedBaseline);
+    let mut columns = Vec::new();
     for run in &runs {
         for kind in [PathKind::Rest, PathKind::Grpc] {
-            head.push_str(&format!(
-                " {} {} |",
-                run.backend.label(),
-                kind.slug().to_uppercase().replace("GRPC", "gRPC")
+            let name = kind.slug().to_uppercase().replace("GRPC", "gRPC");
+            columns.push((
+                run,
+                kind,
+                PathKind::Baseline,
+                format!("{} {name}", run.backend.label()),
             ));
-            rule.push_str(" ---: |");
+            if watched {
+                columns.push((
+                    run,
+                    kind,
+                    PathKind::WatchedBaseline,
+                    format!("{} {name} (of the watched ceiling)", run.backend.label()),
+                ));
+            }
         }
+    }
+    let mut head = String::from("| clients |");
+    let mut rule = String::from("| ---: |");
+    for (_, _, _, title) in &columns {
+        head.push_str(&format!(" {title} |"));
+        rule.push_str(" ---: |");
     }
     println!("{head}\n{rule}");
     for &n in &args.clients {
         let mut line = format!("| {n} |");
-        for run in &runs {
-            for kind in [PathKind::Rest, PathKind::Grpc] {
-                line.push_str(&format!(" {} |", share(run, kind, n)));
-            }
+        for (run, kind, ceiling, _) in &columns {
+            line.push_str(&format!(" {} |", share(run, *kind, *ceiling, n)));
         }
         println!("{line}");
     }
