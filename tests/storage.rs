@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use std::process::Command;
 use std::time::Duration;
 
-use capstan_core::storage::etcd::testing::EtcdServer;
-use common::{curl_bin, text, Streaming, TestServer};
+use capstan_core::storage::etcd::testing::{EtcdCluster, EtcdServer};
+use common::{curl_bin, text, wait_until, Streaming, TestServer};
 
 /// A curl config that POSTs one ConfigMap per name over one connection and
 /// prints each response's status code on its own line, in request order.
@@ -161,6 +161,93 @@ async fn two_replicas_on_one_etcd_serve_one_api() {
         .and_then(|rv| rv.parse().ok())
         .unwrap_or_default();
     assert!(deleted_rv > patched_rv, "{deleted}");
+    drop(watch);
+}
+
+/// Three etcd members, capstan given all three: each member in turn is
+/// killed, and brought back before the next. Through the two that remain
+/// the API keeps accepting writes, its watch cache keeps following them (a
+/// list at resourceVersion=0 has every object) and a watch opened before
+/// the first failure sees every object created, without being closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_survives_each_etcd_member_failing_in_turn() {
+    let mut etcd = EtcdCluster::start(3)
+        .await
+        .expect("a real etcd cluster (Debian's etcd-server)");
+    let endpoints = etcd.endpoints.join(",");
+    let server = TestServer::start_with(&["--etcd-servers", endpoints.as_str()]);
+    server.kubectl_ok(&["create", "namespace", "ha"]);
+    let mut watch = server.kubectl_spawn(&[
+        "get",
+        "configmaps",
+        "-n",
+        "ha",
+        "-w",
+        "--output-watch-events",
+        "--no-headers",
+    ]);
+    server.kubectl_ok(&["create", "configmap", "before", "-n", "ha"]);
+    watch.wait_for("the first ADDED", |out| {
+        out.contains("before").then_some(())
+    });
+
+    let mut created = vec!["before".to_string()];
+    for member in 0..3 {
+        etcd.kill(member);
+        // A request in flight on the killed member may fail; a retried
+        // create that had reached etcd is AlreadyExists.
+        let first = format!("member{member}-down-0");
+        wait_until(Duration::from_secs(30), "a create after the kill", || {
+            let out = server.kubectl(&["create", "configmap", &first, "-n", "ha"]);
+            (out.status.success() || text(&out.stderr).contains("AlreadyExists")).then_some(())
+        });
+        created.push(first);
+        for i in 1..5 {
+            let name = format!("member{member}-down-{i}");
+            server.kubectl_ok(&["create", "configmap", &name, "-n", "ha"]);
+            created.push(name);
+        }
+        // The watch cache follows through the surviving members.
+        wait_until(
+            Duration::from_secs(30),
+            "the watch cache to list every object",
+            || {
+                let resp = server.curl(
+                    "GET",
+                    "/api/v1/namespaces/ha/configmaps?resourceVersion=0",
+                    &[],
+                    None,
+                );
+                created
+                    .iter()
+                    .all(|name| resp.body.contains(&format!("\"name\":\"{name}\"")))
+                    .then_some(())
+            },
+        );
+        etcd.restart(member).await.expect("the member restarts");
+    }
+    watch.wait_for("ADDED for every object, on the watch opened first", |out| {
+        let added: Vec<&str> = out
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.split_whitespace();
+                (fields.next() == Some("ADDED"))
+                    .then(|| fields.next())
+                    .flatten()
+            })
+            .collect();
+        created
+            .iter()
+            .all(|name| added.contains(&name.as_str()))
+            .then_some(())
+    });
+    let listed = server.kubectl_ok(&["get", "configmaps", "-n", "ha", "-o", "name"]);
+    for name in &created {
+        assert!(
+            listed.contains(&format!("configmap/{name}")),
+            "{name} in {listed}"
+        );
+    }
     drop(watch);
 }
 

@@ -131,17 +131,36 @@ impl WatchCache {
                 this.current.send_replace(listed.revision);
             }
             let _ = ready.send(true);
-            while let Some(next) = events.next().await {
+            loop {
+                while let Some(next) = events.next().await {
+                    let Some(this) = cache.upgrade() else { return };
+                    match next {
+                        Ok(ev) => this.apply(ev),
+                        Err(e) => {
+                            tracing::info!(prefix, error = %e, "watch cache's storage watch ended");
+                            break;
+                        }
+                    }
+                }
+                tokio::time::sleep(RESTART_DELAY).await;
+                // Resume where the cache is (an etcd member failing takes
+                // its watches with it; another member has the same
+                // history), so watchers stay open. Only a store that no
+                // longer holds that revision makes the cache list again.
                 let Some(this) = cache.upgrade() else { return };
-                match next {
-                    Ok(ev) => this.apply(ev),
+                let from = this.revision();
+                drop(this);
+                match storage.watch_latest(&prefix, from).await {
+                    Ok(resumed) => {
+                        tracing::info!(prefix, from, "watch cache resumed its storage watch");
+                        events = resumed;
+                    }
                     Err(e) => {
-                        tracing::info!(prefix, error = %e, "watch cache restarting");
+                        tracing::info!(prefix, error = %e, "watch cache restarting with a new list");
                         break;
                     }
                 }
             }
-            tokio::time::sleep(RESTART_DELAY).await;
         }
     }
 

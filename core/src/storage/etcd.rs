@@ -3,13 +3,15 @@
 //! the key's revision, so replicas never overwrite each other's changes, and
 //! revisions are etcd's own (shared by all replicas).
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_client::{
     Certificate, Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, Identity,
-    TlsOptions, Txn, TxnOp, TxnOpResponse, WatchOptions,
+    KvClient, TlsOptions, Txn, TxnOp, TxnOpResponse, WatchClient, WatchOptions,
 };
 use futures::StreamExt;
 
@@ -33,10 +35,66 @@ const PROGRESS_FALLBACK_INTERVAL: Duration = Duration::from_secs(5);
 
 #[derive(Clone)]
 pub struct EtcdStore {
-    client: Client,
+    members: Arc<Members>,
     /// Bumped when a reader needs the watches to confirm how far they are;
     /// each watch then asks etcd for a progress notification.
     progress_wanted: tokio::sync::watch::Sender<u64>,
+}
+
+/// The etcd members given, one client each. Requests go to one member at a
+/// time and move on to the next when it cannot be reached: etcd-client's
+/// balancer over several endpoints keeps sending requests to a member that
+/// refuses connections (they fail fast, so it looks the least loaded).
+struct Members {
+    clients: Vec<Client>,
+    active: AtomicUsize,
+}
+
+impl Members {
+    fn current(&self) -> (usize, &Client) {
+        let index = self.active.load(Ordering::Relaxed) % self.clients.len();
+        (index, &self.clients[index])
+    }
+
+    /// Leaves member `from` for the next one, unless another request
+    /// already moved on.
+    fn fail_over(&self, from: usize) {
+        let next = (from + 1) % self.clients.len();
+        if self
+            .active
+            .compare_exchange(from, next, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+            && next != from
+        {
+            tracing::warn!(member = from, next, "etcd member unreachable, failing over");
+        }
+    }
+}
+
+/// The member could not be reached or dropped the connection.
+fn unreachable(err: &etcd_client::Error) -> bool {
+    match err {
+        etcd_client::Error::GRpcStatus(status) => status.code() == tonic::Code::Unavailable,
+        etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => true,
+        _ => false,
+    }
+}
+
+/// The request never left: the connection to the member could not be made.
+/// Only then is it safe to send it again elsewhere; a write that was sent
+/// may have been applied even though its answer was lost.
+fn never_sent(err: &etcd_client::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = source {
+        let refused = e
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
+        if refused || e.to_string().contains("tcp connect error") {
+            return true;
+        }
+        source = e.source();
+    }
+    matches!(err, etcd_client::Error::GRpcStatus(s) if s.message().contains("tcp connect error"))
 }
 
 fn backend(err: impl std::fmt::Display) -> StorageError {
@@ -88,11 +146,22 @@ impl EtcdStore {
             }
             options = options.with_tls(tls_options);
         }
-        let client = Client::connect(&config.endpoints, Some(options))
-            .await
-            .map_err(backend)?;
+        if config.endpoints.is_empty() {
+            return Err(StorageError::Backend("no etcd endpoints given".into()));
+        }
+        let mut clients = Vec::with_capacity(config.endpoints.len());
+        for endpoint in &config.endpoints {
+            clients.push(
+                Client::connect([endpoint], Some(options.clone()))
+                    .await
+                    .map_err(backend)?,
+            );
+        }
         let store = Self {
-            client,
+            members: Arc::new(Members {
+                clients,
+                active: AtomicUsize::new(0),
+            }),
             progress_wanted: tokio::sync::watch::channel(0).0,
         };
         // Fail at start-up, not on the first request, when etcd is unreachable.
@@ -100,11 +169,49 @@ impl EtcdStore {
         Ok(store)
     }
 
+    /// Runs `request` on the active member, failing over to the next one
+    /// (and sending it again) while members cannot be reached.
+    async fn on_member<T, F, Fut>(&self, request: F) -> Result<T, etcd_client::Error>
+    where
+        F: Fn(&Client) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let mut attempts = 0;
+        loop {
+            let (index, client) = self.members.current();
+            match request(client).await {
+                Err(e) if unreachable(&e) => {
+                    self.members.fail_over(index);
+                    attempts += 1;
+                    if attempts >= self.members.clients.len() || !never_sent(&e) {
+                        return Err(e);
+                    }
+                }
+                done => return done,
+            }
+        }
+    }
+
+    async fn kv<T, F, Fut>(&self, request: F) -> Result<T, etcd_client::Error>
+    where
+        F: Fn(KvClient) -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        self.on_member(|client| request(client.kv_client())).await
+    }
+
+    async fn txn(&self, txn: Txn) -> StorageResult<etcd_client::TxnResponse> {
+        self.kv(|mut kv| {
+            let txn = txn.clone();
+            async move { kv.txn(txn).await }
+        })
+        .await
+        .map_err(backend)
+    }
+
     async fn get_kv(&self, key: &str) -> StorageResult<Option<KeyValue>> {
         let resp = self
-            .client
-            .kv_client()
-            .get(key, None)
+            .kv(|mut kv| async move { kv.get(key, None).await })
             .await
             .map_err(backend)?;
         resp.kvs().first().map(to_kv).transpose()
@@ -145,9 +252,11 @@ impl EtcdStore {
             options = options.with_prev_key();
         }
         let stream = self
-            .client
-            .watch_client()
-            .watch(prefix, Some(options))
+            .on_member(|client| {
+                let mut watches: WatchClient = client.watch_client();
+                let options = options.clone();
+                async move { watches.watch(prefix, Some(options)).await }
+            })
             .await
             .map_err(backend)?;
         let (requests, stream) = stream.split();
@@ -291,9 +400,10 @@ impl Storage for EtcdStore {
             options = options.with_revision(rev);
         }
         let resp = self
-            .client
-            .kv_client()
-            .get(start, Some(options))
+            .kv(|mut kv| {
+                let (start, options) = (start.clone(), options.clone());
+                async move { kv.get(start, Some(options)).await }
+            })
             .await
             .map_err(|e| match backend(e) {
                 StorageError::Compacted { .. } => StorageError::Compacted {
@@ -322,7 +432,7 @@ impl Storage for EtcdStore {
         let txn = Txn::new()
             .when([Compare::create_revision(key, CompareOp::Equal, 0)])
             .and_then([TxnOp::put(key, value.clone(), None)]);
-        let resp = self.client.kv_client().txn(txn).await.map_err(backend)?;
+        let resp = self.txn(txn).await?;
         if !resp.succeeded() {
             return Err(StorageError::AlreadyExists(key.to_string()));
         }
@@ -350,7 +460,7 @@ impl Storage for EtcdStore {
                 TxnOp::get(key, Some(GetOptions::new().with_keys_only())),
             ])
             .or_else([TxnOp::get(key, None)]);
-        let resp = self.client.kv_client().txn(txn).await.map_err(backend)?;
+        let resp = self.txn(txn).await?;
         if !resp.succeeded() {
             return Err(Self::compare_failed(key, resp.op_responses()));
         }
@@ -383,7 +493,7 @@ impl Storage for EtcdStore {
                 Some(etcd_client::DeleteOptions::new().with_prev_key()),
             )])
             .or_else([TxnOp::get(key, None)]);
-        let resp = self.client.kv_client().txn(txn).await.map_err(backend)?;
+        let resp = self.txn(txn).await?;
         if !resp.succeeded() {
             return Err(Self::compare_failed(key, resp.op_responses()));
         }
@@ -409,9 +519,10 @@ impl Storage for EtcdStore {
 
     async fn current_revision(&self) -> StorageResult<Revision> {
         let resp = self
-            .client
-            .kv_client()
-            .get("\0", Some(GetOptions::new().with_count_only()))
+            .kv(|mut kv| async move {
+                kv.get("\0", Some(GetOptions::new().with_count_only()))
+                    .await
+            })
             .await
             .map_err(backend)?;
         Ok(Self::revision_of(resp.header()))
@@ -429,7 +540,10 @@ impl Storage for EtcdStore {
     }
 
     async fn compact(&self, revision: Revision) -> StorageResult<()> {
-        match self.client.kv_client().compact(revision, None).await {
+        match self
+            .kv(|mut kv| async move { kv.compact(revision, None).await })
+            .await
+        {
             Ok(_) => Ok(()),
             // Compacting at or below the compacted revision has nothing left to do.
             Err(e) => match backend(e) {
@@ -526,6 +640,133 @@ pub mod testing {
             let _ = self.child.kill();
             let _ = self.child.wait();
             let _ = std::fs::remove_dir_all(&self.data_dir);
+        }
+    }
+
+    /// A cluster of etcd members on loopback, as users who outgrow one
+    /// machine run it; members can be killed and restarted to test
+    /// fail-over.
+    pub struct EtcdCluster {
+        members: Vec<Option<Child>>,
+        /// Each member's etcd arguments, to restart it as it was.
+        args: Vec<Vec<String>>,
+        /// Client URLs, one per member.
+        pub endpoints: Vec<String>,
+        data_dirs: Vec<PathBuf>,
+    }
+
+    fn spawn_member(args: &[String]) -> Result<Child, String> {
+        Command::new("etcd")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start etcd (is Debian's etcd-server installed?): {e}"))
+    }
+
+    impl EtcdCluster {
+        /// Starts `size` members and waits until the cluster answers
+        /// through every member (at most 30 s).
+        pub async fn start(size: usize) -> Result<Self, String> {
+            let mut clients = Vec::new();
+            let mut peers = Vec::new();
+            for _ in 0..size {
+                clients.push(free_port().map_err(|e| e.to_string())?);
+                peers.push(free_port().map_err(|e| e.to_string())?);
+            }
+            let initial_cluster = peers
+                .iter()
+                .enumerate()
+                .map(|(i, port)| format!("member{i}=http://127.0.0.1:{port}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            let mut cluster = Self {
+                members: Vec::new(),
+                args: Vec::new(),
+                endpoints: clients
+                    .iter()
+                    .map(|port| format!("http://127.0.0.1:{port}"))
+                    .collect(),
+                data_dirs: Vec::new(),
+            };
+            for (i, (client, peer)) in clients.iter().zip(&peers).enumerate() {
+                let data_dir = std::env::temp_dir()
+                    .join(format!("capstan-etcd-{}-{client}", std::process::id()));
+                let client_url = format!("http://127.0.0.1:{client}");
+                let peer_url = format!("http://127.0.0.1:{peer}");
+                let args: Vec<String> = [
+                    "--name",
+                    &format!("member{i}"),
+                    "--data-dir",
+                    &data_dir.display().to_string(),
+                    "--listen-client-urls",
+                    &client_url,
+                    "--advertise-client-urls",
+                    &client_url,
+                    "--listen-peer-urls",
+                    &peer_url,
+                    "--initial-advertise-peer-urls",
+                    &peer_url,
+                    "--initial-cluster",
+                    &initial_cluster,
+                    "--logger",
+                    "zap",
+                    "--log-level",
+                    "error",
+                ]
+                .iter()
+                .map(|a| a.to_string())
+                .collect();
+                cluster.members.push(Some(spawn_member(&args)?));
+                cluster.args.push(args);
+                cluster.data_dirs.push(data_dir);
+            }
+            for i in 0..size {
+                cluster.wait_ready(i, Duration::from_secs(30)).await?;
+            }
+            Ok(cluster)
+        }
+
+        async fn wait_ready(&self, index: usize, within: Duration) -> Result<(), String> {
+            let config = EtcdConfig {
+                endpoints: vec![self.endpoints[index].clone()],
+                ..Default::default()
+            };
+            let deadline = Instant::now() + within;
+            while EtcdStore::connect(&config).await.is_err() {
+                if Instant::now() > deadline {
+                    return Err(format!("etcd member {index} not ready within {within:?}"));
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Ok(())
+        }
+
+        /// Kills member `index` with SIGKILL.
+        pub fn kill(&mut self, index: usize) {
+            if let Some(mut child) = self.members.get_mut(index).and_then(Option::take) {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+
+        /// Starts a killed member again on its data and waits until it
+        /// answers.
+        pub async fn restart(&mut self, index: usize) -> Result<(), String> {
+            self.kill(index);
+            self.members[index] = Some(spawn_member(&self.args[index])?);
+            self.wait_ready(index, Duration::from_secs(30)).await
+        }
+    }
+
+    impl Drop for EtcdCluster {
+        fn drop(&mut self) {
+            for i in 0..self.members.len() {
+                self.kill(i);
+            }
+            for dir in &self.data_dirs {
+                let _ = std::fs::remove_dir_all(dir);
+            }
         }
     }
 }
