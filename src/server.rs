@@ -12,7 +12,7 @@ use axum::body::Body;
 use capstan_core::auth::UserInfo;
 use capstan_core::discovery::Discovery;
 use capstan_core::grpc::DiscoveryService;
-use capstan_core::grpc_watch::ResourcesGrpc;
+use capstan_core::grpc_served::ResourcesGrpc;
 use capstan_core::openapi::{OpenApiDocuments, OpenApiResource};
 use capstan_core::registry::Registry;
 use capstan_core::storage::embedded::EmbeddedStore;

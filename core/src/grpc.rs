@@ -87,8 +87,6 @@ fn string_map(v: Option<&Value>) -> HashMap<String, String> {
 
 /// The typed envelope of an object: metadata without parsing the body.
 pub fn to_pb_object(obj: &Value) -> pb::Object {
-    let meta = object::meta(obj);
-    let s = |f: &str| object::meta_str(obj, f).to_string();
     pb::Object {
         api_version: obj
             .get("apiVersion")
@@ -100,22 +98,28 @@ pub fn to_pb_object(obj: &Value) -> pb::Object {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string(),
-        metadata: Some(pb::ObjectMeta {
-            name: s("name"),
-            namespace: s("namespace"),
-            uid: s("uid"),
-            resource_version: s("resourceVersion"),
-            generation: meta
-                .and_then(|m| m.get("generation"))
-                .and_then(Value::as_i64)
-                .unwrap_or(0),
-            creation_timestamp: s("creationTimestamp"),
-            deletion_timestamp: s("deletionTimestamp"),
-            labels: string_map(meta.and_then(|m| m.get("labels"))),
-            annotations: string_map(meta.and_then(|m| m.get("annotations"))),
-            generate_name: s("generateName"),
-        }),
+        metadata: Some(object_meta(obj)),
         body: obj.as_object().map(json_to_struct),
+    }
+}
+
+pub(crate) fn object_meta(obj: &Value) -> pb::ObjectMeta {
+    let meta = object::meta(obj);
+    let s = |f: &str| object::meta_str(obj, f).to_string();
+    pb::ObjectMeta {
+        name: s("name"),
+        namespace: s("namespace"),
+        uid: s("uid"),
+        resource_version: s("resourceVersion"),
+        generation: meta
+            .and_then(|m| m.get("generation"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0),
+        creation_timestamp: s("creationTimestamp"),
+        deletion_timestamp: s("deletionTimestamp"),
+        labels: string_map(meta.and_then(|m| m.get("labels"))),
+        annotations: string_map(meta.and_then(|m| m.get("annotations"))),
+        generate_name: s("generateName"),
     }
 }
 
@@ -144,8 +148,39 @@ impl ResourcesService {
         Self { core }
     }
 
-    /// A watch's events, before they are encoded (see grpc_watch.rs for
-    /// the encoding the server sends).
+    /// The object a Get names, before it is encoded (see grpc_served.rs
+    /// for the encoding the server sends).
+    pub(crate) async fn get_object(&self, req: Request<pb::GetRequest>) -> Result<Value, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        Ok(self
+            .core
+            .get(&user, &def, ns(&r.namespace), &r.name)
+            .await?)
+    }
+
+    /// A List's page and the type listed, before they are encoded.
+    pub(crate) async fn list_page(
+        &self,
+        req: Request<pb::ListRequest>,
+    ) -> Result<(Arc<ResourceDef>, service::ObjectList), Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let opts = service::ListOptions {
+            label_selector: r.label_selector,
+            field_selector: r.field_selector,
+            limit: r.limit,
+            continue_token: r.continue_token,
+            resource_version: r.resource_version,
+            resource_version_match: r.resource_version_match,
+        };
+        let list = self.core.list(&user, &def, ns(&r.namespace), &opts).await?;
+        Ok((def, list))
+    }
+
+    /// A watch's events, before they are encoded.
     pub(crate) async fn watch_events(
         &self,
         req: Request<pb::WatchRequest>,
@@ -245,13 +280,7 @@ type WatchResponseStream = futures::stream::BoxStream<'static, Result<pb::WatchE
 #[tonic::async_trait]
 impl pb::resources_server::Resources for ResourcesService {
     async fn get(&self, req: Request<pb::GetRequest>) -> Result<Response<pb::Object>, Status> {
-        let user = user_of(&req);
-        let r = req.into_inner();
-        let def = self.resolve(r.resource.as_ref())?;
-        let obj = self
-            .core
-            .get(&user, &def, ns(&r.namespace), &r.name)
-            .await?;
+        let obj = self.get_object(req).await?;
         Ok(Response::new(to_pb_object(&obj)))
     }
 
@@ -259,18 +288,7 @@ impl pb::resources_server::Resources for ResourcesService {
         &self,
         req: Request<pb::ListRequest>,
     ) -> Result<Response<pb::ListResponse>, Status> {
-        let user = user_of(&req);
-        let r = req.into_inner();
-        let def = self.resolve(r.resource.as_ref())?;
-        let opts = service::ListOptions {
-            label_selector: r.label_selector,
-            field_selector: r.field_selector,
-            limit: r.limit,
-            continue_token: r.continue_token,
-            resource_version: r.resource_version,
-            resource_version_match: r.resource_version_match,
-        };
-        let list = self.core.list(&user, &def, ns(&r.namespace), &opts).await?;
+        let (def, list) = self.list_page(req).await?;
         Ok(Response::new(list_response(&def, list)))
     }
 
@@ -396,7 +414,7 @@ impl pb::resources_server::Resources for ResourcesService {
 
     type WatchStream = WatchResponseStream;
 
-    /// Served by `grpc_watch::ResourcesGrpc`, which encodes each change
+    /// Served by `grpc_served::ResourcesGrpc`, which encodes each change
     /// once; this per-watcher encoding is the generated server's fallback.
     async fn watch(
         &self,

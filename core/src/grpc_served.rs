@@ -1,14 +1,19 @@
-//! The gRPC Watch as served: each change's object is encoded once, as a
-//! `capstan.v1.Object`, and every watcher of the change sends those bytes.
-//! tonic's generated server encodes a whole `WatchEvent` per watcher, which
-//! was most of the server's CPU when one write went to 1,000 watchers
-//! (docs/benchmarks.md, "Watch fan-out").
+//! What the gRPC server sends without tonic's generated encoding:
 //!
-//! `ResourcesGrpc` routes `capstan.v1.Resources/Watch` here and every other
-//! method to the generated `ResourcesServer`. The bytes on the wire are the
-//! same `WatchEvent` messages either way.
+//! - `Watch`: each change's object is encoded once, as a `capstan.v1.Object`,
+//!   and every watcher of the change sends those bytes. The generated server
+//!   encodes a whole `WatchEvent` per watcher, which was most of the
+//!   server's CPU when one write went to 1,000 watchers (docs/benchmarks.md,
+//!   "Watch fan-out").
+//! - `List` and `Get`: written straight from the JSON objects
+//!   (grpc_encode.rs), without first building a `google.protobuf.Struct`.
+//!
+//! `ResourcesGrpc` routes those methods here and every other method to the
+//! generated `ResourcesServer`. The messages on the wire are the same either
+//! way.
 
 use std::convert::Infallible;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -17,30 +22,32 @@ use capstan_proto::v1 as pb;
 use futures::future::BoxFuture;
 use futures::stream::{BoxStream, StreamExt};
 use prost::encoding::{encode_key, encode_varint, WireType};
-use prost::Message;
 use tonic::codec::{Codec, EncodeBuf, Encoder};
 use tonic::codegen::{http, Body, Service, StdError};
-use tonic::server::{NamedService, ServerStreamingService};
+use tonic::server::{NamedService, ServerStreamingService, UnaryService};
 use tonic::Status;
 
-use crate::grpc::{to_pb_object, ResourcesService};
+use crate::grpc::ResourcesService;
+use crate::grpc_encode;
 use crate::service::ApiCore;
 use crate::watch::WatchEvent;
 
 const WATCH_PATH: &str = "/capstan.v1.Resources/Watch";
+const LIST_PATH: &str = "/capstan.v1.Resources/List";
+const GET_PATH: &str = "/capstan.v1.Resources/Get";
 
 /// A `capstan.v1.WatchEvent`, encoded.
 #[derive(Debug, Clone)]
-pub struct EncodedWatchEvent(Bytes);
+struct EncodedWatchEvent(Bytes);
 
 impl EncodedWatchEvent {
     /// The event's type and its object, whose encoding the first watcher of
     /// the change makes and the others reuse.
-    pub fn of(event: &WatchEvent) -> Self {
+    fn of(event: &WatchEvent) -> Self {
         let object = event
             .encodings
             .grpc_object
-            .get_or_init(|| Bytes::from(to_pb_object(&event.object).encode_to_vec()));
+            .get_or_init(|| grpc_encode::object(&event.object));
         let kind = event.event_type.as_str();
         let mut buf = BytesMut::with_capacity(object.len() + kind.len() + 12);
         // WatchEvent { string type = 1; Object object = 2; }
@@ -54,18 +61,27 @@ impl EncodedWatchEvent {
     }
 }
 
-/// Decodes requests with prost; writes encoded events as they are.
-#[derive(Debug, Clone, Copy, Default)]
-struct WatchCodec;
+/// Decodes requests of type `Request` with prost; writes responses that are
+/// already encoded as they are.
+struct PreEncodedCodec<Request>(PhantomData<Request>);
 
-impl Codec for WatchCodec {
-    type Encode = EncodedWatchEvent;
-    type Decode = pb::WatchRequest;
-    type Encoder = EncodedEventWriter;
-    type Decoder = tonic_prost::ProstDecoder<pb::WatchRequest>;
+impl<Request> Default for PreEncodedCodec<Request> {
+    fn default() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<Request> Codec for PreEncodedCodec<Request>
+where
+    Request: prost::Message + Default + Send + 'static,
+{
+    type Encode = Bytes;
+    type Decode = Request;
+    type Encoder = BytesWriter;
+    type Decoder = tonic_prost::ProstDecoder<Request>;
 
     fn encoder(&mut self) -> Self::Encoder {
-        EncodedEventWriter
+        BytesWriter
     }
 
     fn decoder(&mut self) -> Self::Decoder {
@@ -74,14 +90,14 @@ impl Codec for WatchCodec {
 }
 
 #[derive(Debug, Clone, Copy, Default)]
-struct EncodedEventWriter;
+struct BytesWriter;
 
-impl Encoder for EncodedEventWriter {
-    type Item = EncodedWatchEvent;
+impl Encoder for BytesWriter {
+    type Item = Bytes;
     type Error = Status;
 
-    fn encode(&mut self, item: Self::Item, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put_slice(&item.0);
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.put_slice(&item);
         Ok(())
     }
 }
@@ -89,21 +105,53 @@ impl Encoder for EncodedEventWriter {
 struct SharedEncodingWatch(Arc<ResourcesService>);
 
 impl ServerStreamingService<pb::WatchRequest> for SharedEncodingWatch {
-    type Response = EncodedWatchEvent;
-    type ResponseStream = BoxStream<'static, Result<EncodedWatchEvent, Status>>;
+    type Response = Bytes;
+    type ResponseStream = BoxStream<'static, Result<Bytes, Status>>;
     type Future = BoxFuture<'static, Result<tonic::Response<Self::ResponseStream>, Status>>;
 
     fn call(&mut self, request: tonic::Request<pb::WatchRequest>) -> Self::Future {
         let service = self.0.clone();
         Box::pin(async move {
             let events = service.watch_events(request).await?;
-            let encoded = events.map(|event| Ok(EncodedWatchEvent::of(&event)));
+            let encoded = events.map(|event| Ok(EncodedWatchEvent::of(&event).0));
             Ok(tonic::Response::new(encoded.boxed()))
         })
     }
 }
 
-/// `capstan.v1.Resources`: Watch with shared encodings, the rest generated.
+struct DirectList(Arc<ResourcesService>);
+
+impl UnaryService<pb::ListRequest> for DirectList {
+    type Response = Bytes;
+    type Future = BoxFuture<'static, Result<tonic::Response<Bytes>, Status>>;
+
+    fn call(&mut self, request: tonic::Request<pb::ListRequest>) -> Self::Future {
+        let service = self.0.clone();
+        Box::pin(async move {
+            let (def, list) = service.list_page(request).await?;
+            let encoded = grpc_encode::list_response(&def.api_version(), &def.list_kind(), &list);
+            Ok(tonic::Response::new(encoded))
+        })
+    }
+}
+
+struct DirectGet(Arc<ResourcesService>);
+
+impl UnaryService<pb::GetRequest> for DirectGet {
+    type Response = Bytes;
+    type Future = BoxFuture<'static, Result<tonic::Response<Bytes>, Status>>;
+
+    fn call(&mut self, request: tonic::Request<pb::GetRequest>) -> Self::Future {
+        let service = self.0.clone();
+        Box::pin(async move {
+            let object = service.get_object(request).await?;
+            Ok(tonic::Response::new(grpc_encode::object(&object)))
+        })
+    }
+}
+
+/// `capstan.v1.Resources`: Watch, List and Get encoded here, the rest
+/// generated.
 #[derive(Clone)]
 pub struct ResourcesGrpc {
     service: Arc<ResourcesService>,
@@ -138,23 +186,33 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        if request.uri().path() != WATCH_PATH {
-            return self.generated.call(request);
-        }
         let service = self.service.clone();
-        Box::pin(async move {
-            let mut grpc = tonic::server::Grpc::new(WatchCodec);
-            Ok(grpc
-                .server_streaming(SharedEncodingWatch(service), request)
-                .await)
-        })
+        match request.uri().path() {
+            WATCH_PATH => Box::pin(async move {
+                let mut grpc = tonic::server::Grpc::new(PreEncodedCodec::default());
+                Ok(grpc
+                    .server_streaming(SharedEncodingWatch(service), request)
+                    .await)
+            }),
+            LIST_PATH => Box::pin(async move {
+                let mut grpc = tonic::server::Grpc::new(PreEncodedCodec::default());
+                Ok(grpc.unary(DirectList(service), request).await)
+            }),
+            GET_PATH => Box::pin(async move {
+                let mut grpc = tonic::server::Grpc::new(PreEncodedCodec::default());
+                Ok(grpc.unary(DirectGet(service), request).await)
+            }),
+            _ => self.generated.call(request),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grpc::to_pb_object;
     use crate::watch::EventType;
+    use prost::Message;
     use serde_json::json;
 
     #[test]
