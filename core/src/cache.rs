@@ -281,15 +281,17 @@ impl WatchCache {
         (Self::entries_under(&state, prefix), state.revision)
     }
 
-    /// The objects under `prefix`, without their keys.
-    pub fn objects_under(&self, prefix: &str) -> Vec<Arc<Value>> {
+    /// The objects under `prefix`, without their keys, and the revision
+    /// they are current at.
+    pub fn objects_under(&self, prefix: &str) -> (Vec<Arc<Value>>, i64) {
         let state = self.read();
-        state
+        let objects = state
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
             .map(|(_, v)| v.clone())
-            .collect()
+            .collect();
+        (objects, state.revision)
     }
 
     fn entries_under(state: &State, prefix: &str) -> Vec<(String, Arc<Value>)> {

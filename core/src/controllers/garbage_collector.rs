@@ -59,7 +59,13 @@ pub async fn run(core: Arc<ApiCore>) {
             // Resync only while something has owners or is being deleted:
             // otherwise only a relevant change can give a pass work.
             let resync = match pass(&core, &changed).await {
-                Ok(involved) => involved,
+                Ok(outcome) => {
+                    if outcome.deferred {
+                        // Pass again as soon as the interval allows.
+                        feed.relevant.notify_one();
+                    }
+                    outcome.involved
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "garbage collector pass failed");
                     true
@@ -195,6 +201,13 @@ impl Node {
         (self.def.namespaced && !ns.is_empty()).then_some(ns)
     }
 
+    /// The revision this version of the object was written at.
+    fn revision(&self) -> i64 {
+        object::meta_str(&self.object, "resourceVersion")
+            .parse()
+            .unwrap_or_default()
+    }
+
     fn deleting(&self) -> bool {
         object::meta(&self.object).is_some_and(|m| m.contains_key("deletionTimestamp"))
     }
@@ -234,23 +247,36 @@ const CACHE_CATCH_UP: Duration = Duration::from_secs(1);
 
 /// Every stored object, read from the watch caches: one entry per storage
 /// location (kinds served at several versions are read once).
-///
-/// Every cache is first brought up to one revision: that of the latest
-/// relevant change, or the store's current one for a resync. Decisions span
-/// caches (an owner in one, its dependents in others), so one lagging cache
-/// would hide dependents created before their owner was deleted: an Orphan
-/// owner would be let go with them still referring to it, and they would
-/// then be collected instead of orphaned.
-async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Vec<Node>> {
-    let barrier = if changed.revision > 0 {
-        changed.revision
-    } else {
-        core.current_revision().await?
-    };
+struct Snapshot {
+    nodes: Vec<Node>,
+    /// Every cache was read at this revision or later: whatever changed up
+    /// to it is in the snapshot, whichever cache holds it.
+    floor: i64,
+}
+
+/// Reads every cache, once each has reached the latest revision any of them
+/// (or the change that started the pass) has seen, or the store's current
+/// one for a resync. Decisions span caches (an owner in one, its dependents
+/// in others), so one lagging cache would hide dependents created before
+/// their owner was deleted: an Orphan owner would be let go with them still
+/// referring to it, and they would then be collected instead of orphaned.
+/// Caches read later in the pass may have moved on; `floor` says how far
+/// all of them are known to be complete.
+async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapshot> {
     let mut caches = Vec::new();
     for def in collected_resources(core) {
         caches.push((def, core.watch_cache(def).await?));
     }
+    let seen = caches
+        .iter()
+        .map(|(_, cache)| cache.revision())
+        .max()
+        .unwrap_or_default();
+    let barrier = if changed.revision > 0 {
+        changed.revision.max(seen)
+    } else {
+        core.current_revision().await?.max(seen)
+    };
     if caches.iter().any(|(_, cache)| cache.revision() < barrier) {
         // A quiet cache confirms the revision only when asked.
         core.storage.request_progress(barrier);
@@ -266,21 +292,36 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Vec<Nod
             )));
         }
     }
-    let mut nodes = Vec::new();
+    let mut snapshot = Snapshot {
+        nodes: Vec::new(),
+        floor: i64::MAX,
+    };
     for (def, cache) in caches {
         let prefix = def.key_prefix(&core.prefix, None);
-        nodes.extend(cache.objects_under(&prefix).into_iter().map(|object| Node {
-            def: def.clone(),
-            object,
-        }));
+        let (objects, revision) = cache.objects_under(&prefix);
+        snapshot.floor = snapshot.floor.min(revision);
+        snapshot
+            .nodes
+            .extend(objects.into_iter().map(|object| Node {
+                def: def.clone(),
+                object,
+            }));
     }
-    Ok(nodes)
+    Ok(snapshot)
 }
 
-/// One pass over every object; false when no object has owners or is being
-/// deleted (nothing for the collector to watch over).
-async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<bool> {
-    let nodes = snapshot(core, changed).await?;
+/// What a pass found.
+struct PassOutcome {
+    /// Some object has owners or is being deleted (worth a resync).
+    involved: bool,
+    /// An owner's deletion was newer than what every cache had read: its
+    /// decision waits for the next pass, which should come soon.
+    deferred: bool,
+}
+
+/// One pass over every object.
+async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<PassOutcome> {
+    let Snapshot { nodes, floor } = snapshot(core, changed).await?;
     // Only objects that own through references or are being deleted take
     // part; most objects do neither, and are looked at only for their uid.
     let involved: Vec<&Node> = nodes
@@ -288,7 +329,10 @@ async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<bool> {
         .filter(|n| n.deleting() || !n.owner_references().is_empty())
         .collect();
     if involved.is_empty() {
-        return Ok(false);
+        return Ok(PassOutcome {
+            involved: false,
+            deferred: false,
+        });
     }
     let referenced: HashSet<&str> = involved
         .iter()
@@ -310,7 +354,14 @@ async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<bool> {
         }
     }
     let no_dependents = Vec::new();
+    let mut deferred = false;
     for owner in involved.iter().filter(|n| n.deleting()) {
+        // Dependents created before this version of the owner may sit in a
+        // cache read before it got there.
+        if owner.revision() > floor {
+            deferred = true;
+            continue;
+        }
         let owned = dependents.get(owner.uid()).unwrap_or(&no_dependents);
         if owner.has_finalizer(ORPHAN_FINALIZER) {
             orphan_dependents(core, owner, owned).await?;
@@ -324,7 +375,10 @@ async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<bool> {
             collect_if_orphaned(core, node, &present).await?;
         }
     }
-    Ok(true)
+    Ok(PassOutcome {
+        involved: true,
+        deferred,
+    })
 }
 
 /// Orphan: drop the owner from every dependent's references, then let the
