@@ -473,4 +473,63 @@ mod tests {
         }
         assert_eq!(received, WATCHER_BUFFER);
     }
+
+    /// A storage watch that fails (an etcd member dying takes its watches
+    /// with it) is resumed from the cache's revision: the cache does not
+    /// list again, and its watchers stay open and miss nothing.
+    #[tokio::test]
+    async fn a_failed_storage_watch_is_resumed_and_watchers_stay_open() {
+        use crate::storage::shaped::ShapedWatches;
+        use crate::storage::{StorageError, StorageEvent};
+        let (_d, inner) = store().await;
+        // The first watch ends with an error after its first change.
+        let store = Arc::new(ShapedWatches::new(
+            inner,
+            Box::new(|_, nth, events| {
+                if nth > 0 {
+                    return events;
+                }
+                let mut changed = false;
+                events
+                    .take_while(move |event| {
+                        let go = !changed;
+                        changed |= matches!(
+                            event,
+                            Ok(StorageEvent {
+                                kind: EventKind::Put,
+                                ..
+                            })
+                        );
+                        futures::future::ready(go)
+                    })
+                    .chain(futures::stream::once(async {
+                        Err(StorageError::Backend("member lost".into()))
+                    }))
+                    .boxed()
+            }),
+        ));
+        let cache = WatchCache::start(store.clone(), "/r/cm/".into());
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let (_, _, mut watcher) = cache.list_and_watch("/r/cm/");
+        let mut created = Vec::new();
+        for name in ["a", "b", "c"] {
+            created.push(
+                store
+                    .create(&format!("/r/cm/{name}"), b"{}".to_vec())
+                    .await
+                    .unwrap()
+                    .mod_revision,
+            );
+        }
+        let mut seen = Vec::new();
+        while seen.len() < created.len() {
+            let event = tokio::time::timeout(Duration::from_secs(5), watcher.live.recv())
+                .await
+                .expect("an event within 5 s")
+                .expect("the watcher stays open");
+            seen.push(event.revision);
+        }
+        assert_eq!(seen, created);
+        assert_eq!(store.lists(), 1, "resumed, not listed again");
+    }
 }

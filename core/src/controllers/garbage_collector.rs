@@ -593,17 +593,13 @@ mod tests {
         assert!(!meta.contains_key("ownerReferences"));
     }
 
-    /// Storage whose watches under one prefix report every change `lag`
-    /// late: a watch cache that has fallen behind the others.
-    struct LaggingWatches {
-        inner: Arc<dyn crate::storage::Storage>,
-        lagging_prefix: String,
-        lag: Duration,
-    }
-
-    impl LaggingWatches {
-        fn delay(&self, events: crate::storage::EventStream) -> crate::storage::EventStream {
-            let lag = self.lag;
+    /// Every change under `prefix` reported `lag` late: a watch cache that
+    /// has fallen behind the others.
+    fn lagging(prefix: &'static str, lag: Duration) -> crate::storage::shaped::Shape {
+        Box::new(move |watched, _, events| {
+            if !watched.starts_with(prefix) {
+                return events;
+            }
             let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
             tokio::spawn(async move {
                 let mut events = events;
@@ -619,67 +615,7 @@ mod tests {
                     event
                 })
                 .boxed()
-        }
-    }
-
-    #[async_trait::async_trait]
-    impl crate::storage::Storage for LaggingWatches {
-        async fn get(
-            &self,
-            key: &str,
-        ) -> crate::storage::StorageResult<Option<crate::storage::KeyValue>> {
-            self.inner.get(key).await
-        }
-        async fn list(
-            &self,
-            prefix: &str,
-            params: crate::storage::ListParams,
-        ) -> crate::storage::StorageResult<crate::storage::ListResult> {
-            self.inner.list(prefix, params).await
-        }
-        async fn create(
-            &self,
-            key: &str,
-            value: Vec<u8>,
-        ) -> crate::storage::StorageResult<crate::storage::KeyValue> {
-            self.inner.create(key, value).await
-        }
-        async fn update(
-            &self,
-            key: &str,
-            value: Vec<u8>,
-            expected: i64,
-        ) -> crate::storage::StorageResult<crate::storage::KeyValue> {
-            self.inner.update(key, value, expected).await
-        }
-        async fn delete(
-            &self,
-            key: &str,
-            expected: Option<i64>,
-        ) -> crate::storage::StorageResult<crate::storage::KeyValue> {
-            self.inner.delete(key, expected).await
-        }
-        async fn watch(
-            &self,
-            prefix: &str,
-            after: i64,
-        ) -> crate::storage::StorageResult<crate::storage::EventStream> {
-            let events = self.inner.watch(prefix, after).await?;
-            Ok(if prefix.starts_with(&self.lagging_prefix) {
-                self.delay(events)
-            } else {
-                events
-            })
-        }
-        async fn current_revision(&self) -> crate::storage::StorageResult<i64> {
-            self.inner.current_revision().await
-        }
-        async fn compact(&self, revision: i64) -> crate::storage::StorageResult<()> {
-            self.inner.compact(revision).await
-        }
-        fn request_progress(&self, revision: i64) {
-            self.inner.request_progress(revision)
-        }
+        })
     }
 
     /// An owner deleted with Orphan while the cache of its dependent's type
@@ -690,11 +626,10 @@ mod tests {
     async fn orphaning_waits_for_a_lagging_cache_of_the_dependents() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = crate::storage::embedded::EmbeddedStore::open(dir.path()).expect("store");
-        let storage = Arc::new(LaggingWatches {
-            inner: Arc::new(store),
-            lagging_prefix: "/registry/secrets/".into(),
-            lag: Duration::from_millis(500),
-        });
+        let storage = Arc::new(crate::storage::shaped::ShapedWatches::new(
+            Arc::new(store),
+            lagging("/registry/secrets/", Duration::from_millis(500)),
+        ));
         let core = Arc::new(ApiCore::new(
             Arc::new(crate::registry::Registry::builtin()),
             storage,

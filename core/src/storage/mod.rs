@@ -6,6 +6,8 @@
 
 pub mod embedded;
 pub mod etcd;
+#[cfg(test)]
+pub(crate) mod shaped;
 
 use std::sync::Arc;
 

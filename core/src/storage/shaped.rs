@@ -1,0 +1,90 @@
+//! Test support: a store whose watches are reshaped on their way out (made
+//! late, cut short), for testing what consumes watches against failures
+//! that a real store shows only under load or when an etcd member dies.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use super::{EventStream, KeyValue, ListParams, ListResult, Revision, Storage, StorageResult};
+
+/// Reshapes the `nth` watch (counting from 0) opened under `prefix`.
+pub type Shape = Box<dyn Fn(&str, usize, EventStream) -> EventStream + Send + Sync>;
+
+pub struct ShapedWatches {
+    inner: Arc<dyn Storage>,
+    shape: Shape,
+    watches: AtomicUsize,
+    lists: AtomicUsize,
+}
+
+impl ShapedWatches {
+    pub fn new(inner: Arc<dyn Storage>, shape: Shape) -> Self {
+        Self {
+            inner,
+            shape,
+            watches: AtomicUsize::new(0),
+            lists: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many lists were asked for.
+    pub fn lists(&self) -> usize {
+        self.lists.load(Ordering::Relaxed)
+    }
+
+    fn shaped(&self, prefix: &str, events: EventStream) -> EventStream {
+        let nth = self.watches.fetch_add(1, Ordering::Relaxed);
+        (self.shape)(prefix, nth, events)
+    }
+}
+
+#[async_trait::async_trait]
+impl Storage for ShapedWatches {
+    async fn get(&self, key: &str) -> StorageResult<Option<KeyValue>> {
+        self.inner.get(key).await
+    }
+
+    async fn list(&self, prefix: &str, params: ListParams) -> StorageResult<ListResult> {
+        self.lists.fetch_add(1, Ordering::Relaxed);
+        self.inner.list(prefix, params).await
+    }
+
+    async fn create(&self, key: &str, value: Vec<u8>) -> StorageResult<KeyValue> {
+        self.inner.create(key, value).await
+    }
+
+    async fn update(
+        &self,
+        key: &str,
+        value: Vec<u8>,
+        expected: Revision,
+    ) -> StorageResult<KeyValue> {
+        self.inner.update(key, value, expected).await
+    }
+
+    async fn delete(&self, key: &str, expected: Option<Revision>) -> StorageResult<KeyValue> {
+        self.inner.delete(key, expected).await
+    }
+
+    async fn watch(&self, prefix: &str, after: Revision) -> StorageResult<EventStream> {
+        let events = self.inner.watch(prefix, after).await?;
+        Ok(self.shaped(prefix, events))
+    }
+
+    async fn watch_latest(&self, prefix: &str, after: Revision) -> StorageResult<EventStream> {
+        let events = self.inner.watch_latest(prefix, after).await?;
+        Ok(self.shaped(prefix, events))
+    }
+
+    async fn current_revision(&self) -> StorageResult<Revision> {
+        self.inner.current_revision().await
+    }
+
+    async fn compact(&self, revision: Revision) -> StorageResult<()> {
+        self.inner.compact(revision).await
+    }
+
+    fn request_progress(&self, revision: Revision) {
+        self.inner.request_progress(revision)
+    }
+}
