@@ -8,7 +8,8 @@ use std::fmt::Write as _;
 use std::process::Command;
 use std::time::Duration;
 
-use capstan_core::storage::etcd::testing::{EtcdCluster, EtcdServer};
+use capstan_core::storage::etcd::testing::{EtcdCluster, EtcdServer, EtcdTlsFiles};
+use capstan_core::storage::Storage;
 use common::{curl_bin, text, wait_until, Streaming, TestServer};
 
 /// A curl config that POSTs one ConfigMap per name over one connection and
@@ -249,6 +250,110 @@ async fn the_api_survives_each_etcd_member_failing_in_turn() {
         );
     }
     drop(watch);
+}
+
+/// A CA, etcd's serving pair for 127.0.0.1 and a client pair, as PEM files
+/// in `dir`.
+fn etcd_pki(dir: &std::path::Path) -> EtcdTlsFiles {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("CA key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).expect("CA");
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf = |names: Vec<String>| {
+        let key = KeyPair::generate().expect("leaf key");
+        let cert = CertificateParams::new(names)
+            .expect("leaf params")
+            .signed_by(&key, &issuer)
+            .expect("leaf");
+        (cert.pem(), key.serialize_pem())
+    };
+    let (server_cert, server_key) = leaf(vec!["127.0.0.1".into(), "localhost".into()]);
+    let (client_cert, client_key) = leaf(vec!["capstan".into()]);
+    let write = |name: &str, pem: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, pem).expect("write PEM");
+        path
+    };
+    EtcdTlsFiles {
+        ca: write("ca.crt", &ca_cert.pem()),
+        server_cert: write("etcd.crt", &server_cert),
+        server_key: write("etcd.key", &server_key),
+        client_cert: write("client.crt", &client_cert),
+        client_key: write("client.key", &client_key),
+    }
+}
+
+/// `--etcd-cafile`, `--etcd-certfile` and `--etcd-keyfile` against an etcd
+/// that serves TLS and requires client certificates; without the client
+/// certificate capstan refuses to start, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcd_over_tls_with_a_client_certificate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pki = etcd_pki(dir.path());
+    let etcd = EtcdServer::start_tls(&pki)
+        .await
+        .expect("a real etcd serving TLS");
+    assert!(etcd.endpoint.starts_with("https://"));
+    let path = |p: &std::path::Path| p.display().to_string();
+    let (ca, cert, key) = (path(&pki.ca), path(&pki.client_cert), path(&pki.client_key));
+    let server = TestServer::start_with(&[
+        "--etcd-servers",
+        etcd.endpoint.as_str(),
+        "--etcd-cafile",
+        &ca,
+        "--etcd-certfile",
+        &cert,
+        "--etcd-keyfile",
+        &key,
+    ]);
+    server.kubectl_ok(&["create", "configmap", "over-tls", "--from-literal=k=v"]);
+    assert_eq!(
+        server.kubectl_ok(&["get", "configmap", "over-tls", "-o", "jsonpath={.data.k}"]),
+        "v"
+    );
+    let stored = etcd
+        .connect()
+        .await
+        .expect("a TLS client of the test etcd")
+        .get("/registry/configmaps/default/over-tls")
+        .await
+        .expect("read the key");
+    assert!(
+        stored.is_some(),
+        "the object is in etcd under upstream's key"
+    );
+
+    let data_dir = tempfile::tempdir().expect("temp dir");
+    let refused = Command::new("timeout")
+        .arg("60")
+        .arg(env!("CARGO_BIN_EXE_capstan"))
+        .arg("serve")
+        .arg("--data-dir")
+        .arg(data_dir.path())
+        .args([
+            "--secure-port",
+            "0",
+            "--etcd-servers",
+            etcd.endpoint.as_str(),
+        ])
+        .args(["--etcd-cafile", &ca])
+        .output()
+        .expect("run capstan");
+    let stderr = text(&refused.stderr);
+    assert!(
+        !refused.status.success() && refused.status.code() != Some(124),
+        "capstan must exit, not serve or hang: {:?} {stderr}",
+        refused.status
+    );
+    assert!(
+        stderr.contains(&format!(
+            "cannot reach etcd at {} over TLS without a client certificate",
+            etcd.endpoint
+        )),
+        "the error says which etcd and how: {stderr}"
+    );
 }
 
 #[test]

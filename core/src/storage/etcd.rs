@@ -165,7 +165,17 @@ impl EtcdStore {
             progress_wanted: tokio::sync::watch::channel(0).0,
         };
         // Fail at start-up, not on the first request, when etcd is unreachable.
-        store.current_revision().await?;
+        if let Err(e) = store.current_revision().await {
+            let tls = match (&config.ca_file, &config.cert_file) {
+                (None, None) => String::new(),
+                (_, None) => " over TLS without a client certificate".to_string(),
+                (_, Some(cert)) => format!(" over TLS with client certificate {}", cert.display()),
+            };
+            return Err(StorageError::Backend(format!(
+                "cannot reach etcd at {}{tls}: {e}",
+                config.endpoints.join(",")
+            )));
+        }
         Ok(store)
     }
 
@@ -568,22 +578,46 @@ pub mod testing {
         child: Child,
         pub endpoint: String,
         data_dir: PathBuf,
+        /// How clients reach it (the endpoint, and TLS files if any).
+        config: EtcdConfig,
     }
 
     fn free_port() -> std::io::Result<u16> {
         Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
     }
 
+    /// The files of an etcd that serves TLS and requires client
+    /// certificates: its CA, its serving pair, and the pair a client shows.
+    pub struct EtcdTlsFiles {
+        pub ca: PathBuf,
+        pub server_cert: PathBuf,
+        pub server_key: PathBuf,
+        pub client_cert: PathBuf,
+        pub client_key: PathBuf,
+    }
+
     impl EtcdServer {
         /// Starts etcd and waits until it answers (at most 20 s).
         pub async fn start() -> Result<Self, String> {
+            Self::launch(None).await
+        }
+
+        /// Starts etcd serving TLS on its client port and requiring client
+        /// certificates signed by `tls.ca`.
+        pub async fn start_tls(tls: &EtcdTlsFiles) -> Result<Self, String> {
+            Self::launch(Some(tls)).await
+        }
+
+        async fn launch(tls: Option<&EtcdTlsFiles>) -> Result<Self, String> {
             let client = free_port().map_err(|e| e.to_string())?;
             let peer = free_port().map_err(|e| e.to_string())?;
             let data_dir =
                 std::env::temp_dir().join(format!("capstan-etcd-{}-{client}", std::process::id()));
-            let client_url = format!("http://127.0.0.1:{client}");
+            let scheme = if tls.is_some() { "https" } else { "http" };
+            let client_url = format!("{scheme}://127.0.0.1:{client}");
             let peer_url = format!("http://127.0.0.1:{peer}");
-            let child = Command::new("etcd")
+            let mut command = Command::new("etcd");
+            command
                 .args(["--name", "capstan-test", "--data-dir"])
                 .arg(&data_dir)
                 .args([
@@ -599,7 +633,25 @@ pub mod testing {
                     &peer_url,
                 ])
                 .args(["--initial-cluster", &format!("capstan-test={peer_url}")])
-                .args(["--logger", "zap", "--log-level", "error"])
+                .args(["--logger", "zap", "--log-level", "error"]);
+            let mut config = EtcdConfig {
+                endpoints: vec![client_url.clone()],
+                ..Default::default()
+            };
+            if let Some(tls) = tls {
+                command
+                    .arg("--cert-file")
+                    .arg(&tls.server_cert)
+                    .arg("--key-file")
+                    .arg(&tls.server_key)
+                    .arg("--trusted-ca-file")
+                    .arg(&tls.ca)
+                    .arg("--client-cert-auth");
+                config.ca_file = Some(tls.ca.clone());
+                config.cert_file = Some(tls.client_cert.clone());
+                config.key_file = Some(tls.client_key.clone());
+            }
+            let child = command
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -610,6 +662,7 @@ pub mod testing {
                 child,
                 endpoint: client_url,
                 data_dir,
+                config,
             };
             let deadline = Instant::now() + Duration::from_secs(20);
             loop {
@@ -624,14 +677,11 @@ pub mod testing {
         }
 
         pub fn config(&self) -> EtcdConfig {
-            EtcdConfig {
-                endpoints: vec![self.endpoint.clone()],
-                ..Default::default()
-            }
+            self.config.clone()
         }
 
         pub async fn connect(&self) -> crate::storage::StorageResult<EtcdStore> {
-            EtcdStore::connect(&self.config()).await
+            EtcdStore::connect(&self.config).await
         }
     }
 
