@@ -167,7 +167,7 @@ pub fn label_value_problems(value: &str) -> Vec<String> {
 /// namespace, labels and annotations.
 pub fn object_meta(object: &Value, rule: NameRule, namespaced: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let meta = object.get("metadata").cloned().unwrap_or(Value::Null);
+    let meta = object.get("metadata").unwrap_or(&Value::Null);
     let name = meta.get("name").and_then(Value::as_str).unwrap_or("");
     let generate_name = meta
         .get("generateName")
