@@ -54,7 +54,16 @@ pub fn resource_version(object: &Value) -> &str {
 
 /// RFC 3339 with second precision, as metav1.Time serializes.
 pub fn now_timestamp() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// A random (version 4) UUID for `metadata.uid`, from the thread's CSPRNG
+/// (`rand::rng()`, seeded from the OS) rather than a `getrandom` system call
+/// per object.
+pub fn new_uid() -> String {
+    uuid::Builder::from_random_bytes(rand::random())
+        .into_uuid()
+        .to_string()
 }
 
 /// Upstream's generateName suffix: five characters from an alphabet without
@@ -125,4 +134,27 @@ pub fn decode_at(raw: &[u8], revision: i64) -> Option<Value> {
         Value::String(revision.to_string()),
     );
     Some(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uids_are_random_version_4_uuids() {
+        let a = uuid::Uuid::parse_str(&new_uid()).expect("a UUID");
+        let b = uuid::Uuid::parse_str(&new_uid()).expect("a UUID");
+        assert_eq!(a.get_version(), Some(uuid::Version::Random));
+        assert_eq!(a.get_variant(), uuid::Variant::RFC4122);
+        assert_ne!(a, b);
+        assert_eq!(new_uid().len(), 36);
+    }
+
+    #[test]
+    fn timestamps_are_rfc3339_seconds_in_utc() {
+        let now = now_timestamp();
+        assert_eq!(now.len(), "2026-11-22T10:35:18Z".len(), "{now}");
+        assert!(now.ends_with('Z') && now.as_bytes()[10] == b'T', "{now}");
+        assert!(chrono::DateTime::parse_from_rfc3339(&now).is_ok(), "{now}");
+    }
 }

@@ -905,11 +905,7 @@ impl ApiCore {
     }
 
     fn fill_new_metadata(&self, def: &ResourceDef, object: &mut Value) {
-        object::set_meta(
-            object,
-            "uid",
-            Value::String(uuid::Uuid::new_v4().to_string()),
-        );
+        object::set_meta(object, "uid", Value::String(object::new_uid()));
         object::set_meta(
             object,
             "creationTimestamp",
