@@ -1208,17 +1208,15 @@ impl ApiCore {
         def: &ResourceDef,
         namespace: Option<&str>,
         name: &str,
-        current: &KeyValue,
+        current: &Current,
         mut object: Value,
         dry_run: bool,
-    ) -> Result<Value, StorageErrorOrApi> {
+    ) -> Result<Updated, StorageErrorOrApi> {
         // Upstream skips a write that changes nothing, keeping the
         // resourceVersion; compare as JSON, where key order does not matter.
         let stored_form = storage_form(def, &object)?;
-        let unchanged = serde_json::from_slice::<Value>(&current.value)
-            .is_ok_and(|stored| stored == *stored_form);
-        if unchanged {
-            return Ok(served(def, decode(current)?)?);
+        if same_stored_form(&current.object, &stored_form) {
+            return Ok(Updated::Unchanged(served(def, current.object.clone())?));
         }
         let bytes = encode(&stored_form)?;
         if dry_run {
@@ -1226,9 +1224,9 @@ impl ApiCore {
             object::set_meta(
                 &mut object,
                 "resourceVersion",
-                Value::String(current.mod_revision.to_string()),
+                Value::String(current.revision.to_string()),
             );
-            return Ok(object);
+            return Ok(Updated::Written(object));
         }
         let key = self.key(def, namespace, name);
         // Deleting the last finalizer of an object being deleted finishes the delete.
@@ -1238,7 +1236,7 @@ impl ApiCore {
         if finished {
             let kv = self
                 .storage
-                .delete(&key, Some(current.mod_revision))
+                .delete(&key, Some(current.revision))
                 .await
                 .map_err(StorageErrorOrApi::Storage)?;
             object::set_meta(
@@ -1246,11 +1244,11 @@ impl ApiCore {
                 "resourceVersion",
                 Value::String(kv.mod_revision.to_string()),
             );
-            return Ok(object);
+            return Ok(Updated::Written(object));
         }
         let kv = self
             .storage
-            .update(&key, bytes, current.mod_revision)
+            .update(&key, bytes, current.revision)
             .await
             .map_err(StorageErrorOrApi::Storage)?;
         object::set_meta(
@@ -1258,7 +1256,43 @@ impl ApiCore {
             "resourceVersion",
             Value::String(kv.mod_revision.to_string()),
         );
-        Ok(object)
+        Ok(Updated::Written(object))
+    }
+
+    /// The object an update starts from. With `cached`, the watch cache's
+    /// copy when it has one: no storage round trip, but it may lag behind
+    /// storage, so the caller trusts only a compare-and-swap that succeeds
+    /// against it (see `read_modify_write`).
+    async fn current_for_update(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        cached: bool,
+    ) -> ApiResult<Current> {
+        let key = self.key(def, namespace, name);
+        if cached {
+            // Not waiting for a cache that is still loading: storage answers.
+            let copy = self
+                .caches
+                .for_prefix(&def.key_prefix(&self.prefix, None))
+                .get(&key);
+            if let Some(object) = copy {
+                if let Ok(revision) = object::resource_version(&object).parse::<i64>() {
+                    return Ok(Current {
+                        object: Value::clone(&object),
+                        revision,
+                        from_cache: true,
+                    });
+                }
+            }
+        }
+        let (kv, object) = self.get_stored(def, namespace, name).await?;
+        Ok(Current {
+            object,
+            revision: kv.mod_revision,
+            from_cache: false,
+        })
     }
 
     /// The main resource, or one of its subresources.
@@ -1466,75 +1500,108 @@ impl ApiCore {
         ownership: FieldOwnership,
         mutate: impl Fn(&Value) -> ApiResult<Value>,
     ) -> ApiResult<WriteResult> {
+        // As upstream's GuaranteedUpdate: start from the watch cache's copy,
+        // saving a storage read. Only a compare-and-swap that succeeds proves
+        // that copy was current; any other outcome (an error, a stale
+        // precondition, nothing to write) is decided again from storage. A
+        // dry run writes nothing to prove it, so it reads storage.
+        let mut from_storage = opts.dry_run;
         for _ in 0..MAX_CONFLICT_RETRIES {
-            let (current, old) = self.get_stored(def, namespace, name).await?;
-            let old = served(def, old)?;
-            let mut candidate = mutate(&old)?;
-            self.check_type(def, &mut candidate)?;
-            let candidate_name = object::name(&candidate).to_string();
-            if candidate_name != name {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({candidate_name}) does not match the name on the URL ({name})"
-                )));
-            }
-            self.check_namespace(def, namespace, &mut candidate)?;
-            let warnings = self.check_fields(def, &mut candidate, opts)?;
-            let precondition = object::resource_version(&candidate).to_string();
-            if !precondition.is_empty() && precondition != current.mod_revision.to_string() {
-                return Err(ApiError::stale_object(def.group, def.resource, name));
-            }
-            apply_defaults(def, &mut candidate);
-            self.prepare_update(def, &mut candidate, &old, view);
-            apply_defaults(def, &mut candidate);
-            if ownership == FieldOwnership::RecordUpdate {
-                let time = object::now_timestamp();
-                let api_version = def.api_version();
-                let ctx = manager_context(opts, &api_version, view, &time);
-                crate::apply::record_update(Some(&old), &mut candidate, def.definition, &ctx)?;
-            }
-            object::remove_meta(&mut candidate, "resourceVersion");
-            // A binding writes the pod directly, as upstream's BindingREST
-            // does, without the pod's update rules (which forbid nodeName).
-            let previous = (view != View::Binding).then_some(&old);
-            self.validate(def, &candidate, previous, name)?;
-            let allocated = if def.strategy.allocates_service_addresses() && view == View::Main {
-                Some(
-                    self.service_addresses
-                        .carry_over(&mut candidate, &old, name)
-                        .await?,
+            let current = self
+                .current_for_update(def, namespace, name, !from_storage)
+                .await?;
+            let cached = current.from_cache;
+            from_storage = true;
+            match self
+                .update_once(
+                    def, namespace, name, view, opts, ownership, &mutate, &current,
                 )
-            } else {
-                None
-            };
-            let written = self
-                .write_update(def, namespace, name, &current, candidate, opts.dry_run)
-                .await;
-            if let Some(allocated) = &allocated {
-                match (&written, opts.dry_run) {
-                    (Ok(new), false) => self.service_addresses.release_dropped(new, &old).await,
-                    _ => self.service_addresses.release_allocated(allocated).await,
-                }
-            }
-            match written {
-                Ok(object) => {
-                    let object = match view {
-                        View::Scale => crate::scale::to_scale(def, &object),
-                        _ => object,
-                    };
-                    return Ok(WriteResult {
-                        object,
-                        warnings,
-                        created: false,
-                    });
-                }
-                // Retry from a fresh read; a stale explicit precondition
-                // then fails above.
+                .await
+            {
+                Ok(Updated::Written(result)) => return Ok(result),
+                Ok(Updated::Unchanged(result)) if !cached => return Ok(result),
                 Err(StorageErrorOrApi::Storage(StorageError::Conflict { .. })) => continue,
+                _ if cached => continue,
+                Ok(Updated::Unchanged(result)) => return Ok(result),
                 Err(StorageErrorOrApi::Storage(e)) => return Err(storage_error(def, name, e)),
                 Err(StorageErrorOrApi::Api(e)) => return Err(e),
             }
         }
         Err(ApiError::stale_object(def.group, def.resource, name))
+    }
+
+    /// One attempt of `read_modify_write` from `current`.
+    #[allow(clippy::too_many_arguments)]
+    async fn update_once(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        view: View,
+        opts: &WriteOptions,
+        ownership: FieldOwnership,
+        mutate: &impl Fn(&Value) -> ApiResult<Value>,
+        current: &Current,
+    ) -> Result<Updated<WriteResult>, StorageErrorOrApi> {
+        let old = served(def, current.object.clone())?;
+        let mut candidate = mutate(&old)?;
+        self.check_type(def, &mut candidate)?;
+        let candidate_name = object::name(&candidate).to_string();
+        if candidate_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({candidate_name}) does not match the name on the URL ({name})"
+            ))
+            .into());
+        }
+        self.check_namespace(def, namespace, &mut candidate)?;
+        let warnings = self.check_fields(def, &mut candidate, opts)?;
+        let precondition = object::resource_version(&candidate).to_string();
+        if !precondition.is_empty() && precondition != current.revision.to_string() {
+            return Err(ApiError::stale_object(def.group, def.resource, name).into());
+        }
+        apply_defaults(def, &mut candidate);
+        self.prepare_update(def, &mut candidate, &old, view);
+        apply_defaults(def, &mut candidate);
+        if ownership == FieldOwnership::RecordUpdate {
+            let time = object::now_timestamp();
+            let api_version = def.api_version();
+            let ctx = manager_context(opts, &api_version, view, &time);
+            crate::apply::record_update(Some(&old), &mut candidate, def.definition, &ctx)
+                .map_err(ApiError::from)?;
+        }
+        object::remove_meta(&mut candidate, "resourceVersion");
+        // A binding writes the pod directly, as upstream's BindingREST
+        // does, without the pod's update rules (which forbid nodeName).
+        let previous = (view != View::Binding).then_some(&old);
+        self.validate(def, &candidate, previous, name)?;
+        let allocated = if def.strategy.allocates_service_addresses() && view == View::Main {
+            Some(
+                self.service_addresses
+                    .carry_over(&mut candidate, &old, name)
+                    .await?,
+            )
+        } else {
+            None
+        };
+        let written = self
+            .write_update(def, namespace, name, current, candidate, opts.dry_run)
+            .await;
+        if let Some(allocated) = &allocated {
+            match (&written, opts.dry_run) {
+                (Ok(Updated::Written(new)), false) => {
+                    self.service_addresses.release_dropped(new, &old).await
+                }
+                _ => self.service_addresses.release_allocated(allocated).await,
+            }
+        }
+        Ok(written?.map(|object| WriteResult {
+            object: match view {
+                View::Scale => crate::scale::to_scale(def, &object),
+                _ => object,
+            },
+            warnings,
+            created: false,
+        }))
     }
 
     pub async fn delete(
@@ -1823,11 +1890,12 @@ impl ApiCore {
         change: impl Fn(&mut serde_json::Map<String, Value>) -> bool,
     ) -> ApiResult<bool> {
         for _ in 0..MAX_CONFLICT_RETRIES {
-            let (current, mut stored) = match self.get_stored(def, namespace, name).await {
+            let current = match self.current_for_update(def, namespace, name, false).await {
                 Ok(found) => found,
                 Err(e) if e.code() == 404 => return Ok(false),
                 Err(e) => return Err(e),
             };
+            let mut stored = current.object.clone();
             if object::meta_str(&stored, "uid") != uid {
                 return Ok(false);
             }
@@ -1879,12 +1947,12 @@ impl ApiCore {
     pub(crate) async fn release_namespace_finalizer(&self, name: &str) -> ApiResult<bool> {
         let def = self.resolve("", "v1", "namespaces")?;
         for _ in 0..MAX_CONFLICT_RETRIES {
-            let (current, old) = match self.get_stored(&def, None, name).await {
+            let current = match self.current_for_update(&def, None, name, false).await {
                 Ok(found) => found,
                 Err(e) if e.code() == 404 => return Ok(false),
                 Err(e) => return Err(e),
             };
-            let mut released = old.clone();
+            let mut released = current.object.clone();
             if let Some(finalizers) = released
                 .pointer_mut("/spec/finalizers")
                 .and_then(Value::as_array_mut)
@@ -1907,6 +1975,60 @@ impl ApiCore {
     }
 }
 
+/// The object an update starts from (see `current_for_update`).
+struct Current {
+    /// As stored (at the storage version), with its resourceVersion.
+    object: Value,
+    revision: i64,
+    /// Taken from the watch cache, which may lag behind storage.
+    from_cache: bool,
+}
+
+/// What an update did.
+enum Updated<T = Value> {
+    Written(T),
+    /// Nothing changed: nothing was written, the result is the stored object.
+    Unchanged(T),
+}
+
+impl<T> Updated<T> {
+    fn map<U>(self, f: impl FnOnce(T) -> U) -> Updated<U> {
+        match self {
+            Self::Written(t) => Updated::Written(f(t)),
+            Self::Unchanged(t) => Updated::Unchanged(f(t)),
+        }
+    }
+}
+
+/// Whether `stored` (as read back, with its resourceVersion) holds exactly
+/// `form` (an object's stored form); resourceVersion is not part of what is
+/// stored, so it is left out on both sides.
+fn same_stored_form(stored: &Value, form: &Value) -> bool {
+    fn without_version(
+        meta: &serde_json::Map<String, Value>,
+    ) -> impl Iterator<Item = (&String, &Value)> {
+        meta.iter().filter(|(key, _)| *key != "resourceVersion")
+    }
+    match (stored, form) {
+        (Value::Object(stored), Value::Object(form)) => {
+            stored.len() == form.len()
+                && stored
+                    .iter()
+                    .all(|(key, value)| match (value, form.get(key)) {
+                        (Value::Object(meta), Some(Value::Object(form_meta)))
+                            if key == "metadata" =>
+                        {
+                            without_version(meta).count() == without_version(form_meta).count()
+                                && without_version(meta).all(|(k, v)| form_meta.get(k) == Some(v))
+                        }
+                        (value, Some(form_value)) => value == form_value,
+                        (_, None) => false,
+                    })
+        }
+        _ => stored == form,
+    }
+}
+
 /// A write's failure: a storage outcome the caller may retry on, or a final API error.
 enum StorageErrorOrApi {
     Storage(StorageError),
@@ -1922,6 +2044,89 @@ impl From<ApiError> for StorageErrorOrApi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Updates start from the watch cache's copy. With that cache lagging
+    /// behind storage, a patch is neither lost (its compare-and-swap fails
+    /// and it is redone from storage), nor skipped as a no-op because the
+    /// stale copy already looked like the result, and a precondition newer
+    /// than the cache is checked against storage.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn updates_from_a_lagging_cache_are_neither_lost_nor_skipped() {
+        use std::time::Duration;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = crate::storage::embedded::EmbeddedStore::open(dir.path()).expect("store");
+        let storage = Arc::new(crate::storage::shaped::ShapedWatches::new(
+            Arc::new(store),
+            crate::storage::shaped::lagging("/registry/configmaps/", Duration::from_millis(500)),
+        ));
+        let core = ApiCore::new(
+            Arc::new(crate::registry::Registry::builtin()),
+            storage,
+            "/registry",
+        );
+        core.bootstrap().await.expect("bootstrap");
+        core.start_watch_caches();
+        let user = UserInfo::system();
+        let def = core.resolve("", "v1", "configmaps").expect("configmaps");
+        let write = WriteOptions::default();
+        let ns = Some("default");
+        core.create(
+            &user,
+            &def,
+            ns,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"}, "data": {"k": "a"}}),
+            &write,
+        )
+        .await
+        .expect("created");
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let patch = |body: Value| {
+            let (core, user, def, write) = (&core, &user, &def, &write);
+            async move {
+                core.patch(
+                    user,
+                    def,
+                    ns,
+                    "web",
+                    PatchType::Merge,
+                    &body,
+                    write,
+                    View::Main,
+                )
+                .await
+                .expect("patched")
+                .object
+            }
+        };
+        let stored = || async {
+            let kv = core
+                .storage
+                .get("/registry/configmaps/default/web")
+                .await
+                .expect("read")
+                .expect("stored");
+            decode(&kv).expect("decodes")
+        };
+        // The cache is current: this one needs no read.
+        patch(json!({"data": {"k": "b"}})).await;
+        // The cache still says k=a: not a no-op.
+        let back = patch(json!({"data": {"k": "a"}})).await;
+        assert_eq!(stored().await["data"]["k"], "a");
+        assert_eq!(
+            back["metadata"]["resourceVersion"],
+            stored().await["metadata"]["resourceVersion"]
+        );
+        // The cache is two writes behind: the patch is redone from storage.
+        patch(json!({"data": {"k2": "x"}})).await;
+        assert_eq!(stored().await["data"], json!({"k": "a", "k2": "x"}));
+        // A precondition newer than the cache holds against storage.
+        let mut replacement = stored().await;
+        replacement["data"]["k3"] = json!("y");
+        core.update(&user, &def, ns, "web", replacement, &write, View::Main)
+            .await
+            .expect("an update at the stored resourceVersion");
+        assert_eq!(stored().await["data"]["k3"], "y");
+    }
 
     #[test]
     fn continue_tokens_round_trip_and_reject_garbage() {

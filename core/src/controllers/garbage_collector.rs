@@ -593,31 +593,6 @@ mod tests {
         assert!(!meta.contains_key("ownerReferences"));
     }
 
-    /// Every change under `prefix` reported `lag` late: a watch cache that
-    /// has fallen behind the others.
-    fn lagging(prefix: &'static str, lag: Duration) -> crate::storage::shaped::Shape {
-        Box::new(move |watched, _, events| {
-            if !watched.starts_with(prefix) {
-                return events;
-            }
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-            tokio::spawn(async move {
-                let mut events = events;
-                while let Some(event) = events.next().await {
-                    if tx.send((tokio::time::Instant::now() + lag, event)).is_err() {
-                        break;
-                    }
-                }
-            });
-            tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
-                .then(|(due, event)| async move {
-                    tokio::time::sleep_until(due).await;
-                    event
-                })
-                .boxed()
-        })
-    }
-
     /// An owner deleted with Orphan while the cache of its dependent's type
     /// lags: the pass must wait for every cache to reach the delete, or it
     /// misses the dependent, lets the owner go and later collects the
@@ -628,7 +603,7 @@ mod tests {
         let store = crate::storage::embedded::EmbeddedStore::open(dir.path()).expect("store");
         let storage = Arc::new(crate::storage::shaped::ShapedWatches::new(
             Arc::new(store),
-            lagging("/registry/secrets/", Duration::from_millis(500)),
+            crate::storage::shaped::lagging("/registry/secrets/", Duration::from_millis(500)),
         ));
         let core = Arc::new(ApiCore::new(
             Arc::new(crate::registry::Registry::builtin()),

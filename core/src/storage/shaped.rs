@@ -4,11 +4,39 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
 
 use super::{EventStream, KeyValue, ListParams, ListResult, Revision, Storage, StorageResult};
 
 /// Reshapes the `nth` watch (counting from 0) opened under `prefix`.
 pub type Shape = Box<dyn Fn(&str, usize, EventStream) -> EventStream + Send + Sync>;
+
+/// Every change under `prefix` reported `lag` late: a watch cache that has
+/// fallen behind storage (and the other caches).
+pub fn lagging(prefix: &'static str, lag: Duration) -> Shape {
+    Box::new(move |watched, _, events| {
+        if !watched.starts_with(prefix) {
+            return events;
+        }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut events = events;
+            while let Some(event) = events.next().await {
+                if tx.send((tokio::time::Instant::now() + lag, event)).is_err() {
+                    break;
+                }
+            }
+        });
+        tokio_stream::wrappers::UnboundedReceiverStream::new(rx)
+            .then(|(due, event)| async move {
+                tokio::time::sleep_until(due).await;
+                event
+            })
+            .boxed()
+    })
+}
 
 pub struct ShapedWatches {
     inner: Arc<dyn Storage>,
