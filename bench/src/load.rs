@@ -41,7 +41,39 @@ pub enum Worker {
     },
 }
 
+/// What each request of a closed-loop phase does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Creates a new ConfigMap.
+    Create,
+    /// Merge-patches one field of the worker's own ConfigMap (made first).
+    Patch,
+}
+
 impl Worker {
+    /// A merge patch of `name`'s `mode` to a new value (REST only).
+    pub async fn patch(&mut self, namespace: &str, name: &str, seq: u64) -> Result<(), BenchError> {
+        let Self::Rest(conn) = self else {
+            return Err(BenchError::Http(
+                "patches are measured over REST only".into(),
+            ));
+        };
+        let body = serde_json::to_vec(&json!({"data": {"mode": format!("patch-{seq}")}}))?;
+        let (status, body) = conn
+            .merge_patch(
+                &format!("/api/v1/namespaces/{namespace}/configmaps/{name}"),
+                body,
+            )
+            .await?;
+        if status != 200 {
+            return Err(BenchError::Status(
+                status,
+                String::from_utf8_lossy(&body).into(),
+            ));
+        }
+        Ok(())
+    }
+
     pub async fn create(&mut self, namespace: &str, name: &str) -> Result<(), BenchError> {
         match self {
             Self::Rest(conn) => {
@@ -121,13 +153,14 @@ struct WorkerStats {
     latencies_us: Vec<u32>,
 }
 
-/// Runs every worker until `duration` has passed; requests already sent at
-/// the deadline complete and count. Names are `<prefix>-<worker>-<seq>`.
-pub async fn run_creates(
+/// Each worker repeats `op` until `duration` is over. Patches go to the
+/// worker's own ConfigMap, `<prefix>-<worker>`, which must exist.
+pub async fn run_ops(
     workers: Vec<Worker>,
     namespace: &str,
     prefix: &str,
     duration: Duration,
+    op: Op,
 ) -> (Vec<Worker>, PhaseResult) {
     let start = Instant::now();
     let deadline = start + duration;
@@ -143,11 +176,19 @@ pub async fn run_creates(
                     ..Default::default()
                 };
                 let mut seq = 0u64;
+                let own = format!("{prefix}-{id}");
                 while Instant::now() < deadline {
                     seq += 1;
-                    let name = format!("{prefix}-{id}-{seq}");
                     let t0 = Instant::now();
-                    match worker.create(&namespace, &name).await {
+                    let done = match op {
+                        Op::Create => {
+                            worker
+                                .create(&namespace, &format!("{prefix}-{id}-{seq}"))
+                                .await
+                        }
+                        Op::Patch => worker.patch(&namespace, &own, seq).await,
+                    };
+                    match done {
                         Ok(()) => {
                             stats.ops += 1;
                             let us = t0.elapsed().as_micros();

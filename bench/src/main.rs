@@ -21,7 +21,7 @@ use clap::Parser;
 use rand::Rng;
 use serde_json::{json, Value};
 
-use load::{percentile, run_creates, PhaseResult, Worker};
+use load::{percentile, run_ops, Op, PhaseResult, Worker};
 use rest::{RestConn, TlsFiles};
 use server::ServerProc;
 
@@ -121,6 +121,11 @@ struct Args {
         default_value = "store,store-watched,rest,grpc"
     )]
     paths: Vec<PathKind>,
+    /// Concurrent clients for the merge-patch phases (REST, each client
+    /// patching a ConfigMap of its own, one phase per round after the
+    /// creates); empty for none.
+    #[arg(long, value_delimiter = ',', default_value = "1,8")]
+    patch_clients: Vec<usize>,
     /// Keep the measured server's data directory (and its server.log) for
     /// inspection instead of deleting it.
     #[arg(long)]
@@ -500,13 +505,39 @@ async fn create_phase(
     n: usize,
     round: usize,
 ) -> Result<CreateRow, BenchError> {
-    let label = kind.label(ctx.backend);
-    let namespace = format!("bench-{}-{n}", kind.slug());
+    measured_phase(ctx, kind, n, round, Op::Create).await
+}
+
+/// Merge patches over REST, each client to a ConfigMap of its own.
+async fn patch_phase(ctx: &Ctx<'_>, n: usize, round: usize) -> Result<CreateRow, BenchError> {
+    measured_phase(ctx, PathKind::Rest, n, round, Op::Patch).await
+}
+
+async fn measured_phase(
+    ctx: &Ctx<'_>,
+    kind: PathKind,
+    n: usize,
+    round: usize,
+    op: Op,
+) -> Result<CreateRow, BenchError> {
+    let (label, namespace) = match op {
+        Op::Create => (
+            kind.label(ctx.backend),
+            format!("bench-{}-{n}", kind.slug()),
+        ),
+        Op::Patch => ("REST merge patch (HTTP/2, TLS)", format!("bench-patch-{n}")),
+    };
     if !kind.is_ceiling() {
         let mut conn = RestConn::connect(ctx.server.port, ctx.tls.clone()).await?;
         ensure_namespace(&mut conn, &namespace).await?;
     }
-    let ws = workers(ctx, kind, n).await?;
+    let mut ws = workers(ctx, kind, n).await?;
+    let prefix = format!("p{round}");
+    if op == Op::Patch {
+        for (id, worker) in ws.iter_mut().enumerate() {
+            worker.create(&namespace, &format!("{prefix}-{id}")).await?;
+        }
+    }
     // Drained and dropped, as cheaply as a consumer can: the row measures
     // what the watch costs the store.
     let watch = if kind == PathKind::WatchedBaseline {
@@ -521,7 +552,11 @@ async fn create_phase(
         None
     };
     let warmup = Duration::from_secs_f64(ctx.args.warmup);
-    let (ws, warm) = run_creates(ws, &namespace, &format!("warm{round}"), warmup).await;
+    let warm_prefix = match op {
+        Op::Create => format!("warm{round}"),
+        Op::Patch => prefix.clone(),
+    };
+    let (ws, warm) = run_ops(ws, &namespace, &warm_prefix, warmup, op).await;
     if warm.ops == 0 {
         return Err(BenchError::Http(format!(
             "{label} warm-up made no progress: {}",
@@ -533,11 +568,16 @@ async fn create_phase(
     let own_cpu0 = server::own_cpu_time()?;
     let etcd_cpu0 = etcd_cpu()?;
     let (busy0, total0) = server::machine_cpu()?;
-    let (ws, result) = run_creates(
+    let run_prefix = match op {
+        Op::Create => format!("run{round}"),
+        Op::Patch => prefix,
+    };
+    let (ws, result) = run_ops(
         ws,
         &namespace,
-        &format!("run{round}"),
+        &run_prefix,
         Duration::from_secs_f64(ctx.args.duration),
+        op,
     )
     .await;
     let server_cpu = ctx.server.cpu_time()?.saturating_sub(server_cpu0);
@@ -599,6 +639,7 @@ struct BackendRun {
     reads: Vec<(usize, Vec<ReadRow>, u64)>,
     fanout: Vec<fanout::FanoutResult>,
     creates: Vec<CreateRow>,
+    patches: Vec<CreateRow>,
     /// Rounds of create phases per client count.
     rounds: usize,
     stored_bytes: usize,
@@ -736,6 +777,13 @@ async fn measure_backend(
         .filter(|r| !r.kind.is_ceiling())
         .map(|r| r.result.ops + r.warm_ops)
         .sum::<u64>();
+    let mut patches = Vec::new();
+    for &n in &args.patch_clients {
+        for round in 0..args.rounds.max(1) {
+            patches.push(patch_phase(&ctx, n, round).await?);
+            stored_total += n as u64;
+        }
+    }
     let rss_end = server.rss_bytes()?;
     let etcd_rss_end = etcd_pid.map(server::rss_of_pid).transpose()?;
     server.stop()?;
@@ -745,6 +793,7 @@ async fn measure_backend(
         reads,
         fanout,
         creates,
+        patches,
         rounds: args.rounds.max(1),
         stored_bytes,
         stored_total,
@@ -801,6 +850,43 @@ fn share(run: &BackendRun, kind: PathKind, ceiling: PathKind, clients: usize) ->
             all[0],
             all[all.len() - 1]
         ),
+    }
+}
+
+fn print_patches(args: &Args, run: &BackendRun) {
+    println!(
+        "\n### Merge patches, {} backend (one field of a ConfigMap of each client's own; {} s measured after {} s warm-up; closed loop)\n",
+        run.backend.label(),
+        args.duration,
+        args.warmup
+    );
+    let etcd = run.backend == Backend::Etcd;
+    println!(
+        "| path | clients | patches/s | p50 ms | p99 ms | errors | server CPU / patch |{} client CPU / patch |",
+        if etcd { " etcd CPU / patch |" } else { "" }
+    );
+    println!(
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |{} ---: |",
+        if etcd { " ---: |" } else { "" }
+    );
+    for row in &run.patches {
+        let etcd_cell = match row.etcd_cpu {
+            Some(cpu) if etcd => format!(" {} |", per_op(cpu, row.result.ops)),
+            _ if etcd => " – |".into(),
+            _ => String::new(),
+        };
+        println!(
+            "| {} (round {}) | {} | {:.0} | {} | {} | {} | {} |{etcd_cell} {} |",
+            row.path,
+            row.round + 1,
+            row.clients,
+            row.result.throughput(),
+            ms(row.result.percentile(0.5)),
+            ms(row.result.percentile(0.99)),
+            row.result.errors,
+            per_op(row.server_cpu, row.result.ops),
+            per_op(row.client_cpu, row.result.ops),
+        );
     }
 }
 
@@ -1001,6 +1087,9 @@ async fn run(args: Args) -> Result<(), BenchError> {
 
     for run in &runs {
         print_creates(&args, run);
+    }
+    for run in runs.iter().filter(|run| !run.patches.is_empty()) {
+        print_patches(&args, run);
     }
 
     println!("\n### API throughput as a share of each backend's ceiling\n");

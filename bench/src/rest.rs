@@ -91,15 +91,19 @@ impl RestConn {
         &mut self,
         method: http::Method,
         path: &str,
-        body: Option<Vec<u8>>,
+        body: Option<(&str, Vec<u8>)>,
     ) -> Result<(u16, Bytes), BenchError> {
         let mut req = http::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base))
             .header(http::header::ACCEPT, "application/json");
-        if body.is_some() {
-            req = req.header(http::header::CONTENT_TYPE, "application/json");
-        }
+        let body = match body {
+            Some((content_type, body)) => {
+                req = req.header(http::header::CONTENT_TYPE, content_type);
+                Some(body)
+            }
+            None => None,
+        };
         let req = req
             .body(Full::new(Bytes::from(body.unwrap_or_default())))
             .map_err(|e| BenchError::Http(e.to_string()))?;
@@ -115,7 +119,22 @@ impl RestConn {
     }
 
     pub async fn post(&mut self, path: &str, body: Vec<u8>) -> Result<(u16, Bytes), BenchError> {
-        self.send(http::Method::POST, path, Some(body)).await
+        self.send(http::Method::POST, path, Some(("application/json", body)))
+            .await
+    }
+
+    /// A JSON merge patch.
+    pub async fn merge_patch(
+        &mut self,
+        path: &str,
+        body: Vec<u8>,
+    ) -> Result<(u16, Bytes), BenchError> {
+        self.send(
+            http::Method::PATCH,
+            path,
+            Some(("application/merge-patch+json", body)),
+        )
+        .await
     }
 
     /// A watch (`path` with `watch=1`) on its own HTTP/2 stream of this
