@@ -1485,8 +1485,9 @@ impl ApiCore {
         .await
     }
 
-    /// The server side of every update: read the stored object, let `mutate`
-    /// produce the client's version of it, check it, keep what the view does
+    /// The server side of every update: start from the current object (the
+    /// watch cache's copy, or storage's), let `mutate` produce the client's
+    /// version of it, check it, keep what the view does
     /// not own, and compare-and-swap it in, retrying when someone else wrote
     /// in between — unless the client named the resourceVersion it expects.
     #[allow(clippy::too_many_arguments)]
@@ -2053,19 +2054,11 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn updates_from_a_lagging_cache_are_neither_lost_nor_skipped() {
         use std::time::Duration;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = crate::storage::embedded::EmbeddedStore::open(dir.path()).expect("store");
-        let storage = Arc::new(crate::storage::shaped::ShapedWatches::new(
-            Arc::new(store),
-            crate::storage::shaped::lagging("/registry/configmaps/", Duration::from_millis(500)),
-        ));
-        let core = ApiCore::new(
-            Arc::new(crate::registry::Registry::builtin()),
-            storage,
-            "/registry",
-        );
-        core.bootstrap().await.expect("bootstrap");
-        core.start_watch_caches();
+        let (_dir, core) = crate::storage::shaped::core_lagging_behind(
+            "/registry/configmaps/",
+            Duration::from_millis(500),
+        )
+        .await;
         let user = UserInfo::system();
         let def = core.resolve("", "v1", "configmaps").expect("configmaps");
         let write = WriteOptions::default();

@@ -599,19 +599,12 @@ mod tests {
     /// dependent it was meant to orphan.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn orphaning_waits_for_a_lagging_cache_of_the_dependents() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = crate::storage::embedded::EmbeddedStore::open(dir.path()).expect("store");
-        let storage = Arc::new(crate::storage::shaped::ShapedWatches::new(
-            Arc::new(store),
-            crate::storage::shaped::lagging("/registry/secrets/", Duration::from_millis(500)),
-        ));
-        let core = Arc::new(ApiCore::new(
-            Arc::new(crate::registry::Registry::builtin()),
-            storage,
-            "/registry",
-        ));
-        core.bootstrap().await.expect("bootstrap");
-        core.start_watch_caches();
+        let (_dir, core) = crate::storage::shaped::core_lagging_behind(
+            "/registry/secrets/",
+            Duration::from_millis(500),
+        )
+        .await;
+        let core = Arc::new(core);
         tokio::spawn(run(core.clone()));
 
         let user = crate::auth::UserInfo::system();

@@ -116,3 +116,23 @@ impl Storage for ShapedWatches {
         self.inner.request_progress(revision)
     }
 }
+
+/// An `ApiCore` over a fresh embedded store whose watches under `prefix`
+/// lag `lag` behind, bootstrapped and with its watch caches started. The
+/// directory must outlive the core.
+pub async fn core_lagging_behind(
+    prefix: &'static str,
+    lag: Duration,
+) -> (tempfile::TempDir, crate::service::ApiCore) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = super::embedded::EmbeddedStore::open(dir.path()).expect("store");
+    let storage = Arc::new(ShapedWatches::new(Arc::new(store), lagging(prefix, lag)));
+    let core = crate::service::ApiCore::new(
+        Arc::new(crate::registry::Registry::builtin()),
+        storage,
+        "/registry",
+    );
+    core.bootstrap().await.expect("bootstrap");
+    core.start_watch_caches();
+    (dir, core)
+}
