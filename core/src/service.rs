@@ -1628,8 +1628,17 @@ impl ApiCore {
         opts: &DeleteOptions,
     ) -> ApiResult<WriteResult> {
         let gc_finalizer = gc_finalizer_for(opts)?;
+        // Starts from the watch cache's copy, as updates do (see
+        // read_modify_write): only a compare-and-swap that succeeds proves it
+        // current, so every other outcome is decided again from storage.
+        let mut from_storage = opts.dry_run;
         for _ in 0..MAX_CONFLICT_RETRIES {
-            let (current, mut obj) = self.get_stored(def, namespace, name).await?;
+            let current = self
+                .current_for_update(def, namespace, name, !from_storage)
+                .await?;
+            let cached = current.from_cache;
+            from_storage = true;
+            let mut obj = current.object;
             // Orphan and Foreground deletes wait for the garbage collector,
             // which holds the object through a finalizer of its own.
             if let Some(finalizer) = gc_finalizer {
@@ -1647,14 +1656,20 @@ impl ApiCore {
             if let Some(uid) = &opts.precondition_uid {
                 let actual = object::meta_str(&obj, "uid");
                 if uid != actual {
+                    if cached {
+                        continue;
+                    }
                     return Err(ApiError::conflict(def.group, def.resource, name, &format!(
                         "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
                     )));
                 }
             }
             if let Some(rv) = &opts.precondition_resource_version {
-                let actual = current.mod_revision.to_string();
+                let actual = current.revision.to_string();
                 if *rv != actual {
+                    if cached {
+                        continue;
+                    }
                     return Err(ApiError::conflict(def.group, def.resource, name, &format!(
                         "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
                     )));
@@ -1666,6 +1681,9 @@ impl ApiCore {
                 !object::finalizers(&obj).is_empty() || !def.strategy.finalizers_done(&obj);
             if pending {
                 if object::meta(&obj).is_some_and(|m| m.contains_key("deletionTimestamp")) {
+                    if cached {
+                        continue;
+                    }
                     return Ok(WriteResult {
                         object: obj,
                         warnings: Vec::new(),
@@ -1691,7 +1709,7 @@ impl ApiCore {
                 let key = self.key(def, namespace, name);
                 match self
                     .storage
-                    .update(&key, encode(&marked)?, current.mod_revision)
+                    .update(&key, encode(&marked)?, current.revision)
                     .await
                 {
                     Ok(kv) => {
@@ -1718,7 +1736,7 @@ impl ApiCore {
                 });
             }
             let key = self.key(def, namespace, name);
-            match self.storage.delete(&key, Some(current.mod_revision)).await {
+            match self.storage.delete(&key, Some(current.revision)).await {
                 Ok(kv) => {
                     if def.strategy.allocates_service_addresses() {
                         self.service_addresses.release(&obj).await;
@@ -1735,6 +1753,7 @@ impl ApiCore {
                     });
                 }
                 Err(StorageError::Conflict { .. }) => continue,
+                Err(StorageError::NotFound(_)) if cached => continue,
                 Err(StorageError::NotFound(_)) => {
                     return Err(ApiError::not_found(def.group, def.resource, name))
                 }
@@ -2046,11 +2065,11 @@ impl From<ApiError> for StorageErrorOrApi {
 mod tests {
     use super::*;
 
-    /// Updates start from the watch cache's copy. With that cache lagging
-    /// behind storage, a patch is neither lost (its compare-and-swap fails
-    /// and it is redone from storage), nor skipped as a no-op because the
-    /// stale copy already looked like the result, and a precondition newer
-    /// than the cache is checked against storage.
+    /// Updates and deletes start from the watch cache's copy. With that
+    /// cache lagging behind storage, a patch is neither lost (its
+    /// compare-and-swap fails and it is redone from storage), nor skipped as
+    /// a no-op because the stale copy already looked like the result, and a
+    /// precondition newer than the cache is checked against storage.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn updates_from_a_lagging_cache_are_neither_lost_nor_skipped() {
         use std::time::Duration;
@@ -2119,6 +2138,23 @@ mod tests {
             .await
             .expect("an update at the stored resourceVersion");
         assert_eq!(stored().await["data"]["k3"], "y");
+        // So does a delete's, and it deletes.
+        let rv = stored().await["metadata"]["resourceVersion"]
+            .as_str()
+            .map(String::from);
+        let options = DeleteOptions {
+            precondition_resource_version: rv,
+            ..DeleteOptions::default()
+        };
+        core.delete(&user, &def, ns, "web", &options)
+            .await
+            .expect("a delete at the stored resourceVersion");
+        let gone = core
+            .storage
+            .get("/registry/configmaps/default/web")
+            .await
+            .expect("read");
+        assert!(gone.is_none(), "deleted");
     }
 
     #[test]
