@@ -123,7 +123,7 @@ struct Args {
     paths: Vec<PathKind>,
     /// Concurrent clients for the merge-patch phases (REST, each client
     /// patching a ConfigMap of its own, one phase per round after the
-    /// creates); empty for none.
+    /// creates); `0` for none.
     #[arg(long, value_delimiter = ',', default_value = "1,8")]
     patch_clients: Vec<usize>,
     /// Keep the measured server's data directory (and its server.log) for
@@ -778,7 +778,7 @@ async fn measure_backend(
         .map(|r| r.result.ops + r.warm_ops)
         .sum::<u64>();
     let mut patches = Vec::new();
-    for &n in &args.patch_clients {
+    for &n in args.patch_clients.iter().filter(|n| **n > 0) {
         for round in 0..args.rounds.max(1) {
             patches.push(patch_phase(&ctx, n, round).await?);
             stored_total += n as u64;
