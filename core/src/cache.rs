@@ -281,14 +281,20 @@ impl WatchCache {
         (Self::entries_under(&state, prefix), state.revision)
     }
 
-    /// The objects under `prefix`, without their keys, and the revision
-    /// they are current at.
-    pub fn objects_under(&self, prefix: &str) -> (Vec<Arc<Value>>, i64) {
+    /// The objects under `prefix` for which `wanted` holds, without their
+    /// keys, and the revision they are current at. Only those are copied
+    /// out (as `Arc`s).
+    pub fn objects_under_where(
+        &self,
+        prefix: &str,
+        wanted: impl Fn(&Value) -> bool,
+    ) -> (Vec<Arc<Value>>, i64) {
         let state = self.read();
         let objects = state
             .objects
             .range(prefix.to_string()..)
             .take_while(|(k, _)| k.starts_with(prefix))
+            .filter(|(_, v)| wanted(v))
             .map(|(_, v)| v.clone())
             .collect();
         (objects, state.revision)

@@ -245,8 +245,22 @@ fn blocks_owner_deletion(reference: &Value) -> bool {
 /// pass they do not reach in time fails, and is retried.
 const CACHE_CATCH_UP: Duration = Duration::from_secs(1);
 
-/// Every stored object, read from the watch caches: one entry per storage
-/// location (kinds served at several versions are read once).
+/// Whether an object takes part in a pass: it owns through references or is
+/// being deleted. Most objects do neither; they matter only as owners, and
+/// are looked up as such (`owner_cached`).
+fn involved(object: &Value) -> bool {
+    object::meta(object).is_some_and(|meta| {
+        meta.contains_key("deletionTimestamp")
+            || meta
+                .get("ownerReferences")
+                .and_then(Value::as_array)
+                .is_some_and(|refs| !refs.is_empty())
+    })
+}
+
+/// The objects that take part in a pass, read from the watch caches: one
+/// entry per storage location (kinds served at several versions are read
+/// once).
 struct Snapshot {
     nodes: Vec<Node>,
     /// Every cache was read at this revision or later: whatever changed up
@@ -298,7 +312,7 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapsho
     };
     for (def, cache) in caches {
         let prefix = def.key_prefix(&core.prefix, None);
-        let (objects, revision) = cache.objects_under(&prefix);
+        let (objects, revision) = cache.objects_under_where(&prefix, involved);
         snapshot.floor = snapshot.floor.min(revision);
         snapshot
             .nodes
@@ -322,28 +336,24 @@ struct PassOutcome {
 /// One pass over every object.
 async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<PassOutcome> {
     let Snapshot { nodes, floor } = snapshot(core, changed).await?;
-    // Only objects that own through references or are being deleted take
-    // part; most objects do neither, and are looked at only for their uid.
-    let involved: Vec<&Node> = nodes
-        .iter()
-        .filter(|n| n.deleting() || !n.owner_references().is_empty())
-        .collect();
-    if involved.is_empty() {
+    if nodes.is_empty() {
         return Ok(PassOutcome {
             involved: false,
             deferred: false,
         });
     }
-    let referenced: HashSet<&str> = involved
-        .iter()
-        .flat_map(|n| n.owner_references())
-        .map(reference_uid)
-        .collect();
-    let present: HashSet<&str> = nodes
-        .iter()
-        .map(Node::uid)
-        .filter(|uid| referenced.contains(uid))
-        .collect();
+    let involved: Vec<&Node> = nodes.iter().collect();
+    // Owners the caches hold; a dependent whose owner is not among them is
+    // checked against storage before it is collected.
+    let mut present: HashSet<&str> = HashSet::new();
+    for node in &nodes {
+        for reference in node.owner_references() {
+            let uid = reference_uid(reference);
+            if !present.contains(uid) && owner_cached(core, node, reference) {
+                present.insert(uid);
+            }
+        }
+    }
     let mut dependents: HashMap<&str, Vec<&Node>> = HashMap::new();
     for node in involved.iter().copied() {
         for reference in node.owner_references() {
@@ -481,29 +491,66 @@ async fn owner_exists(
     dependent: &Node,
     reference: &Value,
 ) -> crate::ApiResult<bool> {
+    let (owner_def, namespace, name) = match owner_location(core, dependent, reference) {
+        OwnerLocation::Unknown => return Ok(true),
+        OwnerLocation::Impossible => return Ok(false),
+        OwnerLocation::At(def, namespace, name) => (def, namespace, name),
+    };
+    let stored = core.get_if_exists(&owner_def, namespace, name).await?;
+    Ok(stored.is_some_and(|owner| object::meta_str(&owner, "uid") == reference_uid(reference)))
+}
+
+/// Whether the owner a reference names is in its watch cache, with that
+/// uid. A cache that lags may say no; the caller then asks storage.
+fn owner_cached(core: &ApiCore, dependent: &Node, reference: &Value) -> bool {
+    let OwnerLocation::At(owner_def, namespace, name) = owner_location(core, dependent, reference)
+    else {
+        return false;
+    };
+    let key = owner_def.key(&core.prefix, namespace, name);
+    core.caches
+        .for_prefix(&owner_def.key_prefix(&core.prefix, None))
+        .get(&key)
+        .is_some_and(|owner| object::meta_str(&owner, "uid") == reference_uid(reference))
+}
+
+/// Where the owner an owner reference names would be stored.
+enum OwnerLocation<'a> {
+    /// A kind this server does not serve.
+    Unknown,
+    /// A namespaced owner of a cluster-scoped dependent, which cannot be.
+    Impossible,
+    At(Arc<ResourceDef>, Option<&'a str>, &'a str),
+}
+
+fn owner_location<'a>(
+    core: &ApiCore,
+    dependent: &'a Node,
+    reference: &'a Value,
+) -> OwnerLocation<'a> {
     let field = |name: &str| {
         reference
             .get(name)
             .and_then(Value::as_str)
             .unwrap_or_default()
     };
-    let (api_version, kind, name) = (field("apiVersion"), field("kind"), field("name"));
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    let name = reference
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let Some(owner_def) = core.registry.lookup_kind(group, version, kind) else {
-        return Ok(true);
+        return OwnerLocation::Unknown;
     };
-    let namespace = if owner_def.namespaced {
-        // Owners are in the dependent's namespace; a cluster-scoped
-        // dependent cannot have a namespaced owner.
-        match dependent.namespace() {
-            Some(ns) => Some(ns),
-            None => return Ok(false),
-        }
-    } else {
-        None
-    };
-    let stored = core.get_if_exists(&owner_def, namespace, name).await?;
-    Ok(stored.is_some_and(|owner| object::meta_str(&owner, "uid") == reference_uid(reference)))
+    if !owner_def.namespaced {
+        return OwnerLocation::At(owner_def, None, name);
+    }
+    // Owners are in the dependent's namespace.
+    match dependent.namespace() {
+        Some(namespace) => OwnerLocation::At(owner_def, Some(namespace), name),
+        None => OwnerLocation::Impossible,
+    }
 }
 
 async fn delete_dependent(core: &ApiCore, node: &Node, policy: &str) -> crate::ApiResult<()> {
