@@ -132,17 +132,25 @@ impl WatchCache {
             }
             let _ = ready.send(true);
             loop {
+                let mut compacted = false;
                 while let Some(next) = events.next().await {
                     let Some(this) = cache.upgrade() else { return };
                     match next {
                         Ok(ev) => this.apply(ev),
                         Err(e) => {
                             tracing::info!(prefix, error = %e, "watch cache's storage watch ended");
+                            compacted = matches!(e, crate::storage::StorageError::Compacted { .. });
                             break;
                         }
                     }
                 }
                 tokio::time::sleep(RESTART_DELAY).await;
+                if compacted {
+                    // etcd reports it on a watch it has already created:
+                    // resuming from the same revision would only fail again.
+                    tracing::info!(prefix, "watch cache restarting with a new list");
+                    break;
+                }
                 // Resume where the cache is (an etcd member failing takes
                 // its watches with it; another member has the same
                 // history), so watchers stay open. Only a store that no
@@ -537,5 +545,75 @@ mod tests {
         }
         assert_eq!(seen, created);
         assert_eq!(store.lists(), 1, "resumed, not listed again");
+    }
+
+    /// A storage watch that ends because its revision was compacted (etcd
+    /// says so on a watch it has created) cannot be resumed: the cache lists
+    /// again and closes its watchers, whose clients re-list.
+    #[tokio::test]
+    async fn a_compacted_storage_watch_makes_the_cache_list_again() {
+        use crate::storage::shaped::ShapedWatches;
+        use crate::storage::{StorageError, StorageEvent};
+        let (_d, inner) = store().await;
+        // The first watch ends as compacted once a change follows its first;
+        // the next (after the new list) is left alone.
+        let store = Arc::new(ShapedWatches::new(
+            inner,
+            Box::new(|_, nth, events| {
+                if nth > 0 {
+                    return events;
+                }
+                let mut changed = false;
+                events
+                    .take_while(move |event| {
+                        let go = !changed;
+                        changed |= matches!(
+                            event,
+                            Ok(StorageEvent {
+                                kind: EventKind::Put,
+                                ..
+                            })
+                        );
+                        futures::future::ready(go)
+                    })
+                    .chain(futures::stream::once(async {
+                        Err(StorageError::Compacted {
+                            requested: 1,
+                            compacted: 2,
+                        })
+                    }))
+                    .boxed()
+            }),
+        ));
+        let cache = WatchCache::start(store.clone(), "/r/cm/".into());
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let (_, _, mut watcher) = cache.list_and_watch("/r/cm/");
+        let created = store
+            .create("/r/cm/a", b"{}".to_vec())
+            .await
+            .unwrap()
+            .mod_revision;
+        let first = tokio::time::timeout(Duration::from_secs(5), watcher.live.recv())
+            .await
+            .expect("an event within 5 s")
+            .expect("the change");
+        assert_eq!(first.revision, created);
+        // The next change ends the watch: the watcher is closed, and the
+        // cache lists again (and so has that change).
+        store.create("/r/cm/b", b"{}".to_vec()).await.unwrap();
+        let closed = tokio::time::timeout(Duration::from_secs(5), watcher.live.recv())
+            .await
+            .expect("closed within 5 s");
+        assert!(closed.is_none(), "closed, not another event");
+        for _ in 0..100 {
+            if store.lists() >= 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(store.lists(), 2, "listed again");
+        let later = store.create("/r/cm/c", b"{}".to_vec()).await.unwrap();
+        until(&cache, later.mod_revision).await;
+        assert_eq!(cache.list("/r/cm/").0.len(), 3);
     }
 }
