@@ -225,6 +225,18 @@ impl WatchCache {
                 (Arc::new(deleted), Some(prev))
             }
         };
+        if ev.revision <= state.revision {
+            // A progress report got ahead of this change. etcd before 3.4.24
+            // (and 3.5.8) answers progress requests at once, also for a watch
+            // still catching up (etcd-io/etcd#15220); consistent reads served
+            // from this cache in between may have missed the change.
+            tracing::warn!(
+                prefix = self.prefix,
+                reported = state.revision,
+                change = ev.revision,
+                "storage reported progress past a change it had not delivered yet"
+            );
+        }
         let event = Arc::new(CacheEvent {
             kind: ev.kind,
             key: ev.key,
