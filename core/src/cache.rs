@@ -226,10 +226,11 @@ impl WatchCache {
             }
         };
         if ev.revision <= state.revision {
-            // A progress report got ahead of this change. etcd before 3.4.24
-            // (and 3.5.8) answers progress requests at once, also for a watch
-            // still catching up (etcd-io/etcd#15220); consistent reads served
-            // from this cache in between may have missed the change.
+            // A progress report got ahead of this change. etcd before 3.4.31
+            // and 3.5.13 answers progress requests at once, also for a watch
+            // still catching up (etcd-io/etcd#15220). Consistent reads are
+            // then served from etcd (`progress_is_ordered`); bookmarks and
+            // the collector's barrier may still have been early.
             tracing::warn!(
                 prefix = self.prefix,
                 reported = state.revision,

@@ -1820,6 +1820,12 @@ impl ApiCore {
         fields: &FieldSelector,
         limit: i64,
     ) -> ApiResult<Option<ObjectList>> {
+        // A cache knows it is current only from progress reports; a store
+        // whose reports can run ahead of its watch events (old etcd) serves
+        // consistent reads itself, as kube-apiserver falls back to etcd.
+        if !self.storage.progress_is_ordered() {
+            return Ok(None);
+        }
         let cache = self.watch_cache(def).await?;
         let current = self.current_revision().await?;
         if cache.revision() < current {

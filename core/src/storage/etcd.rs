@@ -36,6 +36,9 @@ const PROGRESS_FALLBACK_INTERVAL: Duration = Duration::from_secs(5);
 #[derive(Clone)]
 pub struct EtcdStore {
     members: Arc<Members>,
+    /// Every member reached at start-up runs an etcd whose progress reports
+    /// are ordered with the watch's events (see `progress_is_ordered`).
+    progress_ordered: bool,
     /// Bumped when a reader needs the watches to confirm how far they are;
     /// each watch then asks etcd for a progress notification.
     progress_wanted: tokio::sync::watch::Sender<u64>,
@@ -68,6 +71,28 @@ impl Members {
         {
             tracing::warn!(member = from, next, "etcd member unreachable, failing over");
         }
+    }
+}
+
+/// Whether etcd `version` orders requested progress reports with watch
+/// events (etcd-io/etcd#15220, and #17557 for watches that get no events):
+/// from 3.4.31, 3.5.13 and 3.6, the versions kube-apiserver requires before
+/// it serves consistent lists from its watch cache.
+fn orders_progress(version: &str) -> bool {
+    let mut parts = version
+        .trim_start_matches('v')
+        .split(['.', '-', '+'])
+        .map(|p| p.parse::<u64>().unwrap_or(0));
+    let (major, minor, patch) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    match (major, minor) {
+        (3, 4) => patch >= 31,
+        (3, 5) => patch >= 13,
+        (3, m) => m >= 6,
+        (m, _) => m > 3,
     }
 }
 
@@ -157,11 +182,12 @@ impl EtcdStore {
                     .map_err(backend)?,
             );
         }
-        let store = Self {
+        let mut store = Self {
             members: Arc::new(Members {
                 clients,
                 active: AtomicUsize::new(0),
             }),
+            progress_ordered: false,
             progress_wanted: tokio::sync::watch::channel(0).0,
         };
         // Fail at start-up, not on the first request, when etcd is unreachable.
@@ -175,6 +201,22 @@ impl EtcdStore {
                 "cannot reach etcd at {}{tls}: {e}",
                 config.endpoints.join(",")
             )));
+        }
+        let mut versions = Vec::new();
+        for client in &store.members.clients {
+            if let Ok(status) = client.maintenance_client().status().await {
+                versions.push(status.version().to_string());
+            }
+        }
+        store.progress_ordered =
+            !versions.is_empty() && versions.iter().all(|v| orders_progress(v));
+        if !store.progress_ordered {
+            tracing::warn!(
+                versions = versions.join(","),
+                "etcd answers progress requests ahead of watch events \
+                 (etcd-io/etcd#15220, fixed in 3.4.31, 3.5.13, 3.6): consistent \
+                 reads are served from etcd, not from the watch caches"
+            );
         }
         Ok(store)
     }
@@ -549,6 +591,10 @@ impl Storage for EtcdStore {
             .send_modify(|asked| *asked = asked.wrapping_add(1));
     }
 
+    fn progress_is_ordered(&self) -> bool {
+        self.progress_ordered
+    }
+
     async fn compact(&self, revision: Revision) -> StorageResult<()> {
         match self
             .kv(|mut kv| async move { kv.compact(revision, None).await })
@@ -566,6 +612,25 @@ impl Storage for EtcdStore {
 
 /// A throwaway etcd for tests and benchmarks: the real `etcd` binary on free
 /// loopback ports with a temporary data directory, stopped on drop.
+#[cfg(test)]
+mod tests {
+    use super::orders_progress;
+
+    #[test]
+    fn progress_is_ordered_from_the_versions_kube_apiserver_requires() {
+        for old in [
+            "3.4.23", "3.4.30", "3.5.0", "3.5.12", "3.3.27", "v3.4.23", "garbage",
+        ] {
+            assert!(!orders_progress(old), "{old}");
+        }
+        for fixed in [
+            "3.4.31", "3.4.35", "3.5.13", "3.5.21", "3.6.0", "3.6.4", "v3.6.1", "4.0.0",
+        ] {
+            assert!(orders_progress(fixed), "{fixed}");
+        }
+    }
+}
+
 pub mod testing {
     use std::net::TcpListener;
     use std::path::PathBuf;

@@ -158,6 +158,13 @@ pub trait Storage: Send + Sync + 'static {
     /// wait for that watch's next change.
     fn request_progress(&self, _revision: Revision) {}
 
+    /// Whether a progress report (see `request_progress`) always follows
+    /// every change the watch had still to deliver. Consistent reads are
+    /// served from a watch cache only when it does.
+    fn progress_is_ordered(&self) -> bool {
+        true
+    }
+
     /// The name componentstatuses reports this store under.
     fn component_name(&self) -> &'static str {
         "embedded-store"
