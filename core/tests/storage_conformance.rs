@@ -284,6 +284,22 @@ async fn compaction_expires_old_revisions(s: &Store, p: &str) {
     assert_eq!(&*s.get(&key).await.unwrap().unwrap().value, b"2");
 }
 
+/// A list answered in one piece, bigger than gRPC's default 4 MiB message.
+async fn big_lists_are_answered_whole(s: &Store, p: &str) {
+    let value = vec![b'x'; 100 * 1024];
+    for i in 0..50 {
+        s.create(&format!("{p}big/{i:02}"), value.clone())
+            .await
+            .unwrap();
+    }
+    let listed = s
+        .list(&format!("{p}big/"), ListParams::default())
+        .await
+        .expect("a 5 MB list");
+    assert_eq!(listed.items.len(), 50);
+    assert!(listed.items.iter().all(|kv| kv.value.len() == value.len()));
+}
+
 async fn suite(s: Store) {
     create_get_and_already_exists(&s, "/t1/").await;
     compare_and_swap(&s, "/t2/").await;
@@ -292,6 +308,7 @@ async fn suite(s: Store) {
     watch_replays_then_follows_in_order(&s, "/t5/").await;
     watch_latest_reports_every_change(&s, "/t7/").await;
     compaction_expires_old_revisions(&s, "/t6/").await;
+    big_lists_are_answered_whole(&s, "/t8/").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

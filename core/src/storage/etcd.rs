@@ -33,6 +33,12 @@ pub struct EtcdConfig {
 /// How often an idle watch asks etcd for progress unprompted.
 const PROGRESS_FALLBACK_INTERVAL: Duration = Duration::from_secs(5);
 
+/// The largest etcd answer accepted: a whole unpaginated list, or a batch
+/// of watch events. tonic's default (4 MiB) failed a list of 10,000
+/// ConfigMaps; kube-apiserver's etcd client allows as much as gRPC can
+/// carry (2 GiB).
+const MAX_RESPONSE_BYTES: usize = i32::MAX as usize;
+
 #[derive(Clone)]
 pub struct EtcdStore {
     members: Arc<Members>,
@@ -249,7 +255,14 @@ impl EtcdStore {
         F: Fn(KvClient) -> Fut,
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
-        self.on_member(|client| request(client.kv_client())).await
+        self.on_member(|client| {
+            request(
+                client
+                    .kv_client()
+                    .max_decoding_message_size(MAX_RESPONSE_BYTES),
+            )
+        })
+        .await
     }
 
     async fn txn(&self, txn: Txn) -> StorageResult<etcd_client::TxnResponse> {
@@ -305,7 +318,9 @@ impl EtcdStore {
         }
         let stream = self
             .on_member(|client| {
-                let mut watches: WatchClient = client.watch_client();
+                let mut watches: WatchClient = client
+                    .watch_client()
+                    .max_decoding_message_size(MAX_RESPONSE_BYTES);
                 let options = options.clone();
                 async move { watches.watch(prefix, Some(options)).await }
             })
