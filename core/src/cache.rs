@@ -507,32 +507,13 @@ mod tests {
     #[tokio::test]
     async fn a_failed_storage_watch_is_resumed_and_watchers_stay_open() {
         use crate::storage::shaped::ShapedWatches;
-        use crate::storage::{StorageError, StorageEvent};
+        use crate::storage::StorageError;
         let (_d, inner) = store().await;
         // The first watch ends with an error after its first change.
         let store = Arc::new(ShapedWatches::new(
             inner,
-            Box::new(|_, nth, events| {
-                if nth > 0 {
-                    return events;
-                }
-                let mut changed = false;
-                events
-                    .take_while(move |event| {
-                        let go = !changed;
-                        changed |= matches!(
-                            event,
-                            Ok(StorageEvent {
-                                kind: EventKind::Put,
-                                ..
-                            })
-                        );
-                        futures::future::ready(go)
-                    })
-                    .chain(futures::stream::once(async {
-                        Err(StorageError::Backend("member lost".into()))
-                    }))
-                    .boxed()
+            crate::storage::shaped::first_watch_fails(|| {
+                StorageError::Backend("member lost".into())
             }),
         ));
         let cache = WatchCache::start(store.clone(), "/r/cm/".into());
@@ -566,36 +547,15 @@ mod tests {
     #[tokio::test]
     async fn a_compacted_storage_watch_makes_the_cache_list_again() {
         use crate::storage::shaped::ShapedWatches;
-        use crate::storage::{StorageError, StorageEvent};
+        use crate::storage::StorageError;
         let (_d, inner) = store().await;
         // The first watch ends as compacted once a change follows its first;
         // the next (after the new list) is left alone.
         let store = Arc::new(ShapedWatches::new(
             inner,
-            Box::new(|_, nth, events| {
-                if nth > 0 {
-                    return events;
-                }
-                let mut changed = false;
-                events
-                    .take_while(move |event| {
-                        let go = !changed;
-                        changed |= matches!(
-                            event,
-                            Ok(StorageEvent {
-                                kind: EventKind::Put,
-                                ..
-                            })
-                        );
-                        futures::future::ready(go)
-                    })
-                    .chain(futures::stream::once(async {
-                        Err(StorageError::Compacted {
-                            requested: 1,
-                            compacted: 2,
-                        })
-                    }))
-                    .boxed()
+            crate::storage::shaped::first_watch_fails(|| StorageError::Compacted {
+                requested: 1,
+                compacted: 2,
             }),
         ));
         let cache = WatchCache::start(store.clone(), "/r/cm/".into());

@@ -38,6 +38,25 @@ pub fn lagging(prefix: &'static str, lag: Duration) -> Shape {
     })
 }
 
+/// The first watch ends with `error` once a change follows its first one
+/// (that later change is not delivered); later watches are left alone.
+pub fn first_watch_fails(error: fn() -> super::StorageError) -> Shape {
+    Box::new(move |_, nth, events| {
+        if nth > 0 {
+            return events;
+        }
+        let mut changed = false;
+        events
+            .take_while(move |event| {
+                let go = !changed;
+                changed |= matches!(event, Ok(ev) if ev.kind == super::EventKind::Put);
+                futures::future::ready(go)
+            })
+            .chain(futures::stream::once(async move { Err(error()) }))
+            .boxed()
+    })
+}
+
 pub struct ShapedWatches {
     inner: Arc<dyn Storage>,
     shape: Shape,
