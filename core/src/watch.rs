@@ -85,6 +85,11 @@ pub struct WatchOptions {
     pub send_initial_events: Option<bool>,
 }
 
+/// How long a streaming list without a resourceVersion waits for the watch
+/// cache to reach the store's current revision (upstream's cacher blocks
+/// for 3 s too) before answering 504.
+const FRESH_CACHE_WAIT: Duration = Duration::from_secs(3);
+
 /// How often an idle watch with bookmarks allowed reports progress.
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// Upstream's --min-request-timeout; watches without a timeout last 1-2x this.
@@ -317,6 +322,24 @@ impl ApiCore {
             .send_initial_events
             .unwrap_or(rv.is_empty() || rv == "0");
         let cache = self.watch_cache(def).await?;
+        if opts.send_initial_events == Some(true) && rv.is_empty() {
+            // A streaming list without a resourceVersion is a consistent
+            // read: its initial events include every change made before the
+            // request, so the cache must first reach the current revision.
+            let current = self.current_revision().await?;
+            if cache.revision() < current {
+                self.storage.request_progress(current);
+            }
+            if !cache.wait_for_revision(current, FRESH_CACHE_WAIT).await {
+                return Err(ApiError::new(
+                    crate::error::StatusReason::Timeout,
+                    format!(
+                        "Too large resource version: {current}, current: {}",
+                        cache.revision()
+                    ),
+                ));
+            }
+        }
         let (mut head, start, source) = if initial {
             let (objects, revision, registration) = cache.list_and_watch(&prefix);
             let added: Vec<WatchEvent> = objects
@@ -431,6 +454,45 @@ impl ApiCore {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// sendInitialEvents=true without a resourceVersion: the initial events
+    /// include a change made just before, even with the cache 500 ms behind.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_streaming_list_without_a_version_waits_for_the_cache() {
+        let (_dir, core) = crate::storage::shaped::core_lagging_behind(
+            "/registry/configmaps/",
+            Duration::from_millis(500),
+        )
+        .await;
+        let user = UserInfo::system();
+        let def = core.resolve("", "v1", "configmaps").expect("configmaps");
+        core.create(
+            &user,
+            &def,
+            Some("default"),
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fresh"}}),
+            &crate::service::WriteOptions::default(),
+        )
+        .await
+        .expect("created");
+        let opts = WatchOptions {
+            send_initial_events: Some(true),
+            allow_bookmarks: true,
+            ..WatchOptions::default()
+        };
+        let mut events = core
+            .watch(&user, &def, Some("default"), None, &opts)
+            .await
+            .expect("a streaming list");
+        let mut names = Vec::new();
+        while let Some(event) = events.next().await {
+            if event.event_type == EventType::Bookmark {
+                break;
+            }
+            names.push(crate::object::name(&event.object).to_string());
+        }
+        assert_eq!(names, ["fresh"]);
+    }
 
     fn ev(kind: EventKind, value: Value, prev: Option<Value>) -> StorageEvent {
         StorageEvent {
