@@ -378,6 +378,15 @@ impl ApiError {
         Self::new(StatusReason::Expired, message)
     }
 
+    /// Upstream's answer to a read at a revision the server has not reached
+    /// in time (504).
+    pub fn too_large_resource_version(requested: i64, current: i64) -> Self {
+        Self::new(
+            StatusReason::Timeout,
+            format!("Too large resource version: {requested}, current: {current}"),
+        )
+    }
+
     pub fn too_large(limit: usize) -> Self {
         Self::new(
             StatusReason::RequestEntityTooLarge,

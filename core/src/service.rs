@@ -215,10 +215,9 @@ pub(crate) fn storage_error(def: &ResourceDef, name: &str, err: StorageError) ->
         StorageError::Compacted { .. } => {
             ApiError::expired("The resourceVersion for the provided list is too old.")
         }
-        StorageError::FutureRevision { requested, current } => ApiError::new(
-            crate::error::StatusReason::Timeout,
-            format!("Too large resource version: {requested}, current: {current}"),
-        ),
+        StorageError::FutureRevision { requested, current } => {
+            ApiError::too_large_resource_version(requested, current)
+        }
         StorageError::Backend(msg) => ApiError::internal(msg),
     }
 }
@@ -1808,6 +1807,21 @@ impl ApiCore {
         self.list(&UserInfo::system(), def, namespace, opts).await
     }
 
+    /// Brings `cache` to the store's current revision, asking a quiet watch
+    /// for progress, for at most `within`: the current revision, and whether
+    /// the cache got there.
+    pub(crate) async fn catch_up(
+        &self,
+        cache: &crate::cache::WatchCache,
+        within: std::time::Duration,
+    ) -> ApiResult<(i64, bool)> {
+        let current = self.current_revision().await?;
+        if cache.revision() < current {
+            self.storage.request_progress(current);
+        }
+        Ok((current, cache.wait_for_revision(current, within).await))
+    }
+
     /// A consistent read served from the watch cache once it has caught up
     /// with the store's current revision (None: serve it from storage).
     /// Later pages of a paginated list come from storage at the same
@@ -1827,11 +1841,7 @@ impl ApiCore {
             return Ok(None);
         }
         let cache = self.watch_cache(def).await?;
-        let current = self.current_revision().await?;
-        if cache.revision() < current {
-            self.storage.request_progress(current);
-        }
-        if !cache.wait_for_revision(current, CACHE_CATCH_UP).await {
+        if !self.catch_up(&cache, CACHE_CATCH_UP).await?.1 {
             return Ok(None);
         }
         let (objects, revision) = cache.list(prefix);
@@ -2088,15 +2098,12 @@ mod tests {
         let def = core.resolve("", "v1", "configmaps").expect("configmaps");
         let write = WriteOptions::default();
         let ns = Some("default");
-        core.create(
-            &user,
-            &def,
-            ns,
+        crate::storage::shaped::create_in_default(
+            &core,
+            "configmaps",
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"}, "data": {"k": "a"}}),
-            &write,
         )
-        .await
-        .expect("created");
+        .await;
         tokio::time::sleep(Duration::from_millis(800)).await;
         let patch = |body: Value| {
             let (core, user, def, write) = (&core, &user, &def, &write);

@@ -326,17 +326,11 @@ impl ApiCore {
             // A streaming list without a resourceVersion is a consistent
             // read: its initial events include every change made before the
             // request, so the cache must first reach the current revision.
-            let current = self.current_revision().await?;
-            if cache.revision() < current {
-                self.storage.request_progress(current);
-            }
-            if !cache.wait_for_revision(current, FRESH_CACHE_WAIT).await {
-                return Err(ApiError::new(
-                    crate::error::StatusReason::Timeout,
-                    format!(
-                        "Too large resource version: {current}, current: {}",
-                        cache.revision()
-                    ),
+            let (current, reached) = self.catch_up(&cache, FRESH_CACHE_WAIT).await?;
+            if !reached {
+                return Err(ApiError::too_large_resource_version(
+                    current,
+                    cache.revision(),
                 ));
             }
         }
@@ -464,17 +458,14 @@ mod tests {
             Duration::from_millis(500),
         )
         .await;
+        crate::storage::shaped::create_in_default(
+            &core,
+            "configmaps",
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fresh"}}),
+        )
+        .await;
         let user = UserInfo::system();
         let def = core.resolve("", "v1", "configmaps").expect("configmaps");
-        core.create(
-            &user,
-            &def,
-            Some("default"),
-            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fresh"}}),
-            &crate::service::WriteOptions::default(),
-        )
-        .await
-        .expect("created");
         let opts = WatchOptions {
             send_initial_events: Some(true),
             allow_bookmarks: true,

@@ -169,9 +169,7 @@ impl Changed {
     fn note(&mut self, change: &CacheEvent) -> bool {
         let relevant = match change.kind {
             EventKind::Delete => true,
-            EventKind::Put => object::meta(&change.object).is_some_and(|meta| {
-                meta.contains_key("ownerReferences") || meta.contains_key("deletionTimestamp")
-            }),
+            EventKind::Put => involved(&change.object),
             EventKind::Progress => false,
         };
         if relevant {
@@ -203,7 +201,7 @@ impl Node {
 
     /// The revision this version of the object was written at.
     fn revision(&self) -> i64 {
-        object::meta_str(&self.object, "resourceVersion")
+        object::resource_version(&self.object)
             .parse()
             .unwrap_or_default()
     }
@@ -342,30 +340,23 @@ async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<PassOutcome
             deferred: false,
         });
     }
-    let involved: Vec<&Node> = nodes.iter().collect();
-    // Owners the caches hold; a dependent whose owner is not among them is
-    // checked against storage before it is collected.
+    // Owners the caches hold (a dependent whose owner is not among them is
+    // checked against storage before it is collected), and each owner's
+    // dependents.
     let mut present: HashSet<&str> = HashSet::new();
+    let mut dependents: HashMap<&str, Vec<&Node>> = HashMap::new();
     for node in &nodes {
         for reference in node.owner_references() {
             let uid = reference_uid(reference);
             if !present.contains(uid) && owner_cached(core, node, reference) {
                 present.insert(uid);
             }
-        }
-    }
-    let mut dependents: HashMap<&str, Vec<&Node>> = HashMap::new();
-    for node in involved.iter().copied() {
-        for reference in node.owner_references() {
-            dependents
-                .entry(reference_uid(reference))
-                .or_default()
-                .push(node);
+            dependents.entry(uid).or_default().push(node);
         }
     }
     let no_dependents = Vec::new();
     let mut deferred = false;
-    for owner in involved.iter().filter(|n| n.deleting()) {
+    for owner in nodes.iter().filter(|n| n.deleting()) {
         // Dependents created before this version of the owner may sit in a
         // cache read before it got there.
         if owner.revision() > floor {
@@ -380,7 +371,7 @@ async fn pass(core: &ApiCore, changed: &Changed) -> crate::ApiResult<PassOutcome
         }
     }
     let mut checked = HashSet::new();
-    for node in involved.iter().filter(|n| !n.owner_references().is_empty()) {
+    for node in nodes.iter().filter(|n| !n.owner_references().is_empty()) {
         if checked.insert(node.uid()) {
             collect_if_orphaned(core, node, &present).await?;
         }
@@ -654,36 +645,25 @@ mod tests {
         let core = Arc::new(core);
         tokio::spawn(run(core.clone()));
 
-        let user = crate::auth::UserInfo::system();
-        let configmaps = core.resolve("", "v1", "configmaps").expect("configmaps");
-        let secrets = core.resolve("", "v1", "secrets").expect("secrets");
-        let write = crate::service::WriteOptions::default();
-        let owner = core
-            .create(
-                &user,
-                &configmaps,
-                Some("default"),
-                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}}),
-                &write,
-            )
-            .await
-            .expect("owner created");
-        let owner_uid = owner.object["metadata"]["uid"]
-            .as_str()
-            .expect("uid")
-            .to_string();
-        core.create(
-            &user,
-            &secrets,
-            Some("default"),
+        use crate::storage::shaped::create_in_default;
+        let owner = create_in_default(
+            &core,
+            "configmaps",
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}}),
+        )
+        .await;
+        let owner_uid = owner["metadata"]["uid"].as_str().expect("uid").to_string();
+        create_in_default(
+            &core,
+            "secrets",
             json!({"apiVersion": "v1", "kind": "Secret", "metadata": {
                 "name": "dependent",
                 "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner_uid}],
             }}),
-            &write,
         )
-        .await
-        .expect("dependent created");
+        .await;
+        let user = crate::auth::UserInfo::system();
+        let configmaps = core.resolve("", "v1", "configmaps").expect("configmaps");
         core.delete(
             &user,
             &configmaps,

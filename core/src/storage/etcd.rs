@@ -125,7 +125,7 @@ fn never_sent(err: &etcd_client::Error) -> bool {
         }
         source = e.source();
     }
-    matches!(err, etcd_client::Error::GRpcStatus(s) if s.message().contains("tcp connect error"))
+    false
 }
 
 fn backend(err: impl std::fmt::Display) -> StorageError {
@@ -625,8 +625,6 @@ impl Storage for EtcdStore {
     }
 }
 
-/// A throwaway etcd for tests and benchmarks: the real `etcd` binary on free
-/// loopback ports with a temporary data directory, stopped on drop.
 #[cfg(test)]
 mod tests {
     use super::orders_progress;
@@ -646,9 +644,11 @@ mod tests {
     }
 }
 
+/// A throwaway etcd for tests and benchmarks: the real `etcd` binary on free
+/// loopback ports with a temporary data directory, stopped on drop.
 pub mod testing {
     use std::net::TcpListener;
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
     use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant};
 
@@ -664,6 +664,63 @@ pub mod testing {
 
     fn free_port() -> std::io::Result<u16> {
         Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    }
+
+    /// The arguments of one etcd member on loopback.
+    fn member_args(
+        name: &str,
+        data_dir: &Path,
+        client_url: &str,
+        peer_url: &str,
+        initial_cluster: &str,
+    ) -> Vec<String> {
+        [
+            "--name",
+            name,
+            "--data-dir",
+            &data_dir.display().to_string(),
+            "--listen-client-urls",
+            client_url,
+            "--advertise-client-urls",
+            client_url,
+            "--listen-peer-urls",
+            peer_url,
+            "--initial-advertise-peer-urls",
+            peer_url,
+            "--initial-cluster",
+            initial_cluster,
+            "--logger",
+            "zap",
+            "--log-level",
+            "error",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect()
+    }
+
+    fn spawn_member(args: &[String]) -> Result<Child, String> {
+        Command::new("etcd")
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start etcd (is Debian's etcd-server installed?): {e}"))
+    }
+
+    /// Waits until a client configured as `config` connects.
+    async fn wait_until_connects(config: &EtcdConfig, within: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + within;
+        while EtcdStore::connect(config).await.is_err() {
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "etcd at {} not ready within {within:?}",
+                    config.endpoints.join(",")
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
     }
 
     /// The files of an etcd that serves TLS and requires client
@@ -696,64 +753,38 @@ pub mod testing {
             let scheme = if tls.is_some() { "https" } else { "http" };
             let client_url = format!("{scheme}://127.0.0.1:{client}");
             let peer_url = format!("http://127.0.0.1:{peer}");
-            let mut command = Command::new("etcd");
-            command
-                .args(["--name", "capstan-test", "--data-dir"])
-                .arg(&data_dir)
-                .args([
-                    "--listen-client-urls",
-                    &client_url,
-                    "--advertise-client-urls",
-                    &client_url,
-                ])
-                .args([
-                    "--listen-peer-urls",
-                    &peer_url,
-                    "--initial-advertise-peer-urls",
-                    &peer_url,
-                ])
-                .args(["--initial-cluster", &format!("capstan-test={peer_url}")])
-                .args(["--logger", "zap", "--log-level", "error"]);
+            let mut args = member_args(
+                "capstan-test",
+                &data_dir,
+                &client_url,
+                &peer_url,
+                &format!("capstan-test={peer_url}"),
+            );
             let mut config = EtcdConfig {
                 endpoints: vec![client_url.clone()],
                 ..Default::default()
             };
             if let Some(tls) = tls {
-                command
-                    .arg("--cert-file")
-                    .arg(&tls.server_cert)
-                    .arg("--key-file")
-                    .arg(&tls.server_key)
-                    .arg("--trusted-ca-file")
-                    .arg(&tls.ca)
-                    .arg("--client-cert-auth");
+                for (flag, path) in [
+                    ("--cert-file", &tls.server_cert),
+                    ("--key-file", &tls.server_key),
+                    ("--trusted-ca-file", &tls.ca),
+                ] {
+                    args.extend([flag.to_string(), path.display().to_string()]);
+                }
+                args.push("--client-cert-auth".into());
                 config.ca_file = Some(tls.ca.clone());
                 config.cert_file = Some(tls.client_cert.clone());
                 config.key_file = Some(tls.client_key.clone());
             }
-            let child = command
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| {
-                    format!("cannot start etcd (is Debian's etcd-server installed?): {e}")
-                })?;
             let server = Self {
-                child,
+                child: spawn_member(&args)?,
                 endpoint: client_url,
                 data_dir,
                 config,
             };
-            let deadline = Instant::now() + Duration::from_secs(20);
-            loop {
-                if server.connect().await.is_ok() {
-                    return Ok(server);
-                }
-                if Instant::now() > deadline {
-                    return Err("etcd did not become ready within 20 s".into());
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            wait_until_connects(&server.config, Duration::from_secs(20)).await?;
+            Ok(server)
         }
 
         pub fn config(&self) -> EtcdConfig {
@@ -785,15 +816,6 @@ pub mod testing {
         data_dirs: Vec<PathBuf>,
     }
 
-    fn spawn_member(args: &[String]) -> Result<Child, String> {
-        Command::new("etcd")
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start etcd (is Debian's etcd-server installed?): {e}"))
-    }
-
     impl EtcdCluster {
         /// Starts `size` members and waits until the cluster answers
         /// through every member (at most 30 s).
@@ -822,31 +844,13 @@ pub mod testing {
             for (i, (client, peer)) in clients.iter().zip(&peers).enumerate() {
                 let data_dir = std::env::temp_dir()
                     .join(format!("capstan-etcd-{}-{client}", std::process::id()));
-                let client_url = format!("http://127.0.0.1:{client}");
-                let peer_url = format!("http://127.0.0.1:{peer}");
-                let args: Vec<String> = [
-                    "--name",
+                let args = member_args(
                     &format!("member{i}"),
-                    "--data-dir",
-                    &data_dir.display().to_string(),
-                    "--listen-client-urls",
-                    &client_url,
-                    "--advertise-client-urls",
-                    &client_url,
-                    "--listen-peer-urls",
-                    &peer_url,
-                    "--initial-advertise-peer-urls",
-                    &peer_url,
-                    "--initial-cluster",
+                    &data_dir,
+                    &format!("http://127.0.0.1:{client}"),
+                    &format!("http://127.0.0.1:{peer}"),
                     &initial_cluster,
-                    "--logger",
-                    "zap",
-                    "--log-level",
-                    "error",
-                ]
-                .iter()
-                .map(|a| a.to_string())
-                .collect();
+                );
                 cluster.members.push(Some(spawn_member(&args)?));
                 cluster.args.push(args);
                 cluster.data_dirs.push(data_dir);
@@ -862,14 +866,7 @@ pub mod testing {
                 endpoints: vec![self.endpoints[index].clone()],
                 ..Default::default()
             };
-            let deadline = Instant::now() + within;
-            while EtcdStore::connect(&config).await.is_err() {
-                if Instant::now() > deadline {
-                    return Err(format!("etcd member {index} not ready within {within:?}"));
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            Ok(())
+            wait_until_connects(&config, within).await
         }
 
         /// Kills member `index` with SIGKILL.

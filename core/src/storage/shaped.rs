@@ -155,3 +155,23 @@ pub async fn core_lagging_behind(
     core.start_watch_caches();
     (dir, core)
 }
+
+/// Creates `object`, of the core (v1) `resource`, in namespace default as
+/// the system user; the object as created.
+pub async fn create_in_default(
+    core: &crate::service::ApiCore,
+    resource: &str,
+    object: serde_json::Value,
+) -> serde_json::Value {
+    let def = core.resolve("", "v1", resource).expect("a core resource");
+    core.create(
+        &crate::auth::UserInfo::system(),
+        &def,
+        Some("default"),
+        object,
+        &crate::service::WriteOptions::default(),
+    )
+    .await
+    .expect("created")
+    .object
+}
