@@ -226,11 +226,9 @@ impl WatchCache {
             }
         };
         if ev.revision <= state.revision {
-            // A progress report got ahead of this change. etcd before 3.4.31
-            // and 3.5.13 answers progress requests at once, also for a watch
-            // still catching up (etcd-io/etcd#15220). Consistent reads are
-            // then served from etcd (`progress_is_ordered`); bookmarks and
-            // the collector's barrier may still have been early.
+            // A progress report got ahead of this change: a store broke the
+            // contract of `Storage::request_progress` (the etcd store drops
+            // the out-of-order answers of etcd before 3.4.31 / 3.5.13).
             tracing::warn!(
                 prefix = self.prefix,
                 reported = state.revision,

@@ -14,7 +14,7 @@ use crate::object;
 use crate::registry::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::service::{selectable_fields, ApiCore};
-use crate::storage::{EventKind, StorageError, StorageEvent};
+use crate::storage::{EventKind, ListParams, StorageError, StorageEvent};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -272,6 +272,29 @@ impl Source {
 }
 
 impl ApiCore {
+    /// The changes under `prefix` after revision `after`: from the cache,
+    /// or from storage when the cache's window no longer reaches back that
+    /// far. A revision storage no longer holds gets the stream upstream
+    /// answers it with: one ERROR event (410), then the end.
+    async fn changes_after(
+        &self,
+        cache: &crate::cache::WatchCache,
+        prefix: &str,
+        after: i64,
+    ) -> ApiResult<Result<Source, WatchStream>> {
+        if let Some(registration) = cache.watch(prefix, after) {
+            return Ok(Ok(Source::from_cache(registration)));
+        }
+        match self.storage.watch(prefix, after).await {
+            Ok(stream) => Ok(Ok(Source::Storage(stream))),
+            Err(StorageError::Compacted { compacted, .. }) => {
+                let err = too_old(after, compacted + 1);
+                Ok(Err(stream::iter(vec![error_event(&err)]).boxed()))
+            }
+            Err(e) => Err(ApiError::internal(e)),
+        }
+    }
+
     pub async fn watch(
         &self,
         user: &UserInfo,
@@ -322,19 +345,40 @@ impl ApiCore {
             .send_initial_events
             .unwrap_or(rv.is_empty() || rv == "0");
         let cache = self.watch_cache(def).await?;
-        if opts.send_initial_events == Some(true) && rv.is_empty() {
-            // A streaming list without a resourceVersion is a consistent
-            // read: its initial events include every change made before the
-            // request, so the cache must first reach the current revision.
-            let (current, reached) = self.catch_up(&cache, FRESH_CACHE_WAIT).await?;
-            if !reached {
-                return Err(ApiError::too_large_resource_version(
-                    current,
-                    cache.revision(),
-                ));
+        // A streaming list without a resourceVersion is a consistent read:
+        // its initial events include every change made before the request.
+        let consistent = opts.send_initial_events == Some(true) && rv.is_empty();
+        let (mut head, start, source) = if consistent && !self.storage.progress_is_ordered() {
+            // The cache cannot learn that it is current (old etcd): the
+            // initial state comes from storage, the changes after it from
+            // the cache.
+            let listed = self
+                .storage
+                .list(&prefix, ListParams::default())
+                .await
+                .map_err(ApiError::internal)?;
+            let added = listed
+                .items
+                .iter()
+                .filter_map(|kv| object::decode_at(&kv.value, kv.mod_revision))
+                .filter(|o| filter.matches(o))
+                .map(|o| WatchEvent::new(EventType::Added, Arc::new(o)))
+                .collect();
+            match self.changes_after(&cache, &prefix, listed.revision).await? {
+                Ok(source) => (added, listed.revision, source),
+                Err(too_old) => return Ok(too_old),
             }
-        }
-        let (mut head, start, source) = if initial {
+        } else if initial {
+            if consistent {
+                // The cache must first reach the current revision.
+                let (current, reached) = self.catch_up(&cache, FRESH_CACHE_WAIT).await?;
+                if !reached {
+                    return Err(ApiError::too_large_resource_version(
+                        current,
+                        cache.revision(),
+                    ));
+                }
+            }
             let (objects, revision, registration) = cache.list_and_watch(&prefix);
             let added: Vec<WatchEvent> = objects
                 .iter()
@@ -347,18 +391,9 @@ impl ApiCore {
                 rv.parse::<i64>().ok().filter(|r| *r >= 0).ok_or_else(|| {
                     ApiError::bad_request(format!("invalid resource version {rv:?}"))
                 })?;
-            match cache.watch(&prefix, after) {
-                Some(registration) => (Vec::new(), after, Source::from_cache(registration)),
-                // Older than the cache's window: storage may still hold it.
-                None => match self.storage.watch(&prefix, after).await {
-                    Ok(stream) => (Vec::new(), after, Source::Storage(stream)),
-                    Err(StorageError::Compacted { compacted, .. }) => {
-                        // Upstream answers a too-old watch with one ERROR event, then ends.
-                        let err = too_old(after, compacted + 1);
-                        return Ok(stream::iter(vec![error_event(&err)]).boxed());
-                    }
-                    Err(e) => return Err(ApiError::internal(e)),
-                },
+            match self.changes_after(&cache, &prefix, after).await? {
+                Ok(source) => (Vec::new(), after, source),
+                Err(too_old) => return Ok(too_old),
             }
         };
         if opts.send_initial_events == Some(true) && opts.allow_bookmarks {
@@ -458,12 +493,53 @@ mod tests {
             Duration::from_millis(500),
         )
         .await;
-        crate::storage::shaped::create_in_default(
-            &core,
-            "configmaps",
-            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fresh"}}),
+        let mut events = streaming_list_after_a_create(&core).await;
+        // Then live changes, once.
+        create_configmap(&core, "later").await;
+        let next = tokio::time::timeout(Duration::from_secs(5), events.next())
+            .await
+            .expect("a change within 5 s")
+            .expect("open");
+        assert_eq!(crate::object::name(&next.object), "later");
+    }
+
+    /// The same where the cache cannot learn that it is current (old etcd
+    /// reports no progress it can trust): the initial events come from
+    /// storage, live changes from the cache, each once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_streaming_list_without_progress_reads_storage() {
+        let (_dir, core) = crate::storage::shaped::core_lagging_without_progress(
+            "/registry/configmaps/",
+            Duration::from_secs(2),
         )
         .await;
+        let mut events = streaming_list_after_a_create(&core).await;
+        create_configmap(&core, "later").await;
+        let next = tokio::time::timeout(Duration::from_secs(10), events.next())
+            .await
+            .expect("a change within 10 s")
+            .expect("open");
+        assert_eq!(
+            (next.event_type, crate::object::name(&next.object)),
+            (EventType::Added, "later"),
+            "\"fresh\" was in the initial events, and is not sent again"
+        );
+    }
+
+    async fn create_configmap(core: &ApiCore, name: &str) {
+        crate::storage::shaped::create_in_default(
+            core,
+            "configmaps",
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}),
+        )
+        .await;
+    }
+
+    /// Creates ConfigMap "fresh", then starts a streaming list of
+    /// namespace default without a resourceVersion, and checks that its
+    /// initial events are exactly "fresh"; the rest of the stream.
+    async fn streaming_list_after_a_create(core: &ApiCore) -> WatchStream {
+        create_configmap(core, "fresh").await;
         let user = UserInfo::system();
         let def = core.resolve("", "v1", "configmaps").expect("configmaps");
         let opts = WatchOptions {
@@ -483,6 +559,7 @@ mod tests {
             names.push(crate::object::name(&event.object).to_string());
         }
         assert_eq!(names, ["fresh"]);
+        events
     }
 
     fn ev(kind: EventKind, value: Value, prev: Option<Value>) -> StorageEvent {

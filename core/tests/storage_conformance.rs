@@ -300,6 +300,54 @@ async fn big_lists_are_answered_whole(s: &Store, p: &str) {
     assert!(listed.items.iter().all(|kv| kv.value.len() == value.len()));
 }
 
+/// A progress report says every change up to its revision was delivered,
+/// so none may come before a change it covers, also while a watch started
+/// from an older revision is still catching up (etcd before 3.4.31 / 3.5.13
+/// answers progress requests ahead of such changes: its stores must not
+/// pass those answers on).
+async fn progress_never_runs_ahead_of_changes(s: &Store, p: &str) {
+    for round in 0..3 {
+        let prefix = format!("{p}progress{round}/");
+        let mut written = Vec::new();
+        for name in ["a", "b", "c"] {
+            let kv = s
+                .create(&format!("{prefix}{name}"), b"1".to_vec())
+                .await
+                .unwrap();
+            written.push(kv.mod_revision);
+        }
+        // Writes elsewhere move the store's revision past the prefix's last.
+        let elsewhere = s
+            .create(&format!("{p}elsewhere{round}"), b"1".to_vec())
+            .await
+            .unwrap();
+        let mut w = s.watch_latest(&prefix, written[0] - 1).await.unwrap();
+        s.request_progress(elsewhere.mod_revision);
+        let mut seen = Vec::new();
+        while seen.len() < written.len() {
+            let ev = tokio::time::timeout(Duration::from_secs(10), w.next())
+                .await
+                .expect("watch event within 10 s")
+                .expect("watch stream open")
+                .expect("watch event, not an error");
+            if ev.kind == EventKind::Progress {
+                let missing: Vec<_> = written
+                    .iter()
+                    .filter(|r| **r <= ev.revision && !seen.contains(*r))
+                    .collect();
+                assert!(
+                    missing.is_empty(),
+                    "progress at {} came before changes {missing:?}",
+                    ev.revision
+                );
+            } else {
+                seen.push(ev.revision);
+            }
+        }
+        assert_eq!(seen, written);
+    }
+}
+
 async fn suite(s: Store) {
     create_get_and_already_exists(&s, "/t1/").await;
     compare_and_swap(&s, "/t2/").await;
@@ -309,6 +357,7 @@ async fn suite(s: Store) {
     watch_latest_reports_every_change(&s, "/t7/").await;
     compaction_expires_old_revisions(&s, "/t6/").await;
     big_lists_are_answered_whole(&s, "/t8/").await;
+    progress_never_runs_ahead_of_changes(&s, "/t9/").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

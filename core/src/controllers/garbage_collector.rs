@@ -19,11 +19,11 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::cache::CacheEvent;
+use crate::cache::{CacheEvent, WatchCache};
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::service::{ApiCore, DeleteOptions};
-use crate::storage::EventKind;
+use crate::storage::{EventKind, ListParams};
 
 /// Holds an owner deleted with propagationPolicy=Orphan until its dependents
 /// no longer refer to it.
@@ -279,6 +279,39 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapsho
     for def in collected_resources(core) {
         caches.push((def, core.watch_cache(def).await?));
     }
+    if core.storage.progress_is_ordered() {
+        reach_one_revision(core, changed, &caches).await?;
+    }
+    let mut snapshot = Snapshot {
+        nodes: Vec::new(),
+        floor: i64::MAX,
+    };
+    let mut read = Vec::with_capacity(caches.len());
+    for (def, cache) in &caches {
+        let prefix = def.key_prefix(&core.prefix, None);
+        let (objects, revision) = cache.objects_under_where(&prefix, involved);
+        snapshot.floor = snapshot.floor.min(revision);
+        read.push(revision);
+        snapshot
+            .nodes
+            .extend(objects.into_iter().map(|object| Node {
+                def: Arc::clone(def),
+                object,
+            }));
+    }
+    if !core.storage.progress_is_ordered() {
+        complete_from_storage(core, &mut snapshot, &caches, &read).await?;
+    }
+    Ok(snapshot)
+}
+
+/// Brings every cache to one revision (see `snapshot`), asking quiet ones
+/// to confirm it.
+async fn reach_one_revision(
+    core: &ApiCore,
+    changed: &Changed,
+    caches: &[(&Arc<ResourceDef>, Arc<WatchCache>)],
+) -> crate::ApiResult<()> {
     let seen = caches
         .iter()
         .map(|(_, cache)| cache.revision())
@@ -289,37 +322,83 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapsho
     } else {
         core.current_revision().await?.max(seen)
     };
-    if caches.iter().any(|(_, cache)| cache.revision() < barrier) {
-        // A quiet cache confirms the revision only when asked.
-        core.storage.request_progress(barrier);
-        let caught_up = futures::future::join_all(
-            caches
-                .iter()
-                .map(|(_, cache)| cache.wait_for_revision(barrier, CACHE_CATCH_UP)),
-        )
-        .await;
-        if caught_up.contains(&false) {
-            return Err(crate::ApiError::internal(format!(
-                "watch caches did not reach revision {barrier} within {CACHE_CATCH_UP:?}"
-            )));
+    if caches.iter().all(|(_, cache)| cache.revision() >= barrier) {
+        return Ok(());
+    }
+    core.storage.request_progress(barrier);
+    let caught_up = futures::future::join_all(
+        caches
+            .iter()
+            .map(|(_, cache)| cache.wait_for_revision(barrier, CACHE_CATCH_UP)),
+    )
+    .await;
+    if caught_up.contains(&false) {
+        return Err(crate::ApiError::internal(format!(
+            "watch caches did not reach revision {barrier} within {CACHE_CATCH_UP:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// On a store whose caches cannot learn that they are current (etcd before
+/// 3.4.31 / 3.5.13 reports progress out of order, so it is not asked), a
+/// quiet cache stays at its last change. Only an Orphan or Foreground owner
+/// newer than such a cache needs it complete: the types whose caches were
+/// read at an older revision than the newest such owner are read again from
+/// storage, at one current revision. Other passes cost no storage read.
+async fn complete_from_storage(
+    core: &ApiCore,
+    snapshot: &mut Snapshot,
+    caches: &[(&Arc<ResourceDef>, Arc<WatchCache>)],
+    read: &[i64],
+) -> crate::ApiResult<()> {
+    let newest_owner = snapshot
+        .nodes
+        .iter()
+        .filter(|n| {
+            n.deleting()
+                && (n.has_finalizer(ORPHAN_FINALIZER) || n.has_finalizer(FOREGROUND_FINALIZER))
+        })
+        .map(Node::revision)
+        .max()
+        .unwrap_or_default();
+    if newest_owner <= snapshot.floor {
+        return Ok(());
+    }
+    let revision = core.current_revision().await?;
+    let mut floor = revision;
+    for ((def, _), read_at) in caches.iter().zip(read) {
+        if *read_at >= newest_owner {
+            floor = floor.min(*read_at);
+            continue;
         }
-    }
-    let mut snapshot = Snapshot {
-        nodes: Vec::new(),
-        floor: i64::MAX,
-    };
-    for (def, cache) in caches {
         let prefix = def.key_prefix(&core.prefix, None);
-        let (objects, revision) = cache.objects_under_where(&prefix, involved);
-        snapshot.floor = snapshot.floor.min(revision);
-        snapshot
-            .nodes
-            .extend(objects.into_iter().map(|object| Node {
-                def: def.clone(),
-                object,
-            }));
+        let listed = core
+            .storage
+            .list(
+                &prefix,
+                ListParams {
+                    revision: Some(revision),
+                    ..ListParams::default()
+                },
+            )
+            .await
+            .map_err(crate::ApiError::internal)?;
+        snapshot.nodes.retain(|n| !Arc::ptr_eq(&n.def, def));
+        snapshot.nodes.extend(
+            listed
+                .items
+                .iter()
+                .filter_map(|kv| object::decode_at(&kv.value, kv.mod_revision))
+                .filter(involved)
+                .map(|object| Node {
+                    def: Arc::clone(def),
+                    object: Arc::new(object),
+                }),
+        );
     }
-    Ok(snapshot)
+    snapshot.floor = floor;
+    Ok(())
 }
 
 /// What a pass found.
@@ -545,8 +624,11 @@ fn owner_location<'a>(
 }
 
 async fn delete_dependent(core: &ApiCore, node: &Node, policy: &str) -> crate::ApiResult<()> {
+    // Only the version the decision was made on: a cache may hold an older
+    // one (one that still named an owner it has since been orphaned from).
     let opts = DeleteOptions {
         precondition_uid: Some(node.uid().to_string()),
+        precondition_resource_version: Some(object::resource_version(&node.object).to_string()),
         propagation_policy: Some(policy.to_string()),
         ..Default::default()
     };
@@ -563,7 +645,8 @@ async fn delete_dependent(core: &ApiCore, node: &Node, policy: &str) -> crate::A
             );
             Ok(())
         }
-        // Gone already, or replaced by a new object of the same name.
+        // Gone already, changed since (the next pass decides again), or
+        // replaced by a new object of the same name.
         Err(e) if matches!(e.code(), 404 | 409) => Ok(()),
         Err(e) => Err(e),
     }
@@ -642,6 +725,25 @@ mod tests {
             Duration::from_millis(500),
         )
         .await;
+        orphans_the_dependent(core).await;
+    }
+
+    /// The same where caches cannot learn that they are current (old etcd):
+    /// the secrets cache stays at its last change, so the pass reads the
+    /// secrets from storage.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn orphaning_without_progress_reads_a_lagging_type_from_storage() {
+        let (_dir, core) = crate::storage::shaped::core_lagging_without_progress(
+            "/registry/secrets/",
+            Duration::from_millis(500),
+        )
+        .await;
+        orphans_the_dependent(core).await;
+    }
+
+    /// Deletes an owner with Orphan while its dependent's cache lags; the
+    /// dependent must lose the reference, not be collected.
+    async fn orphans_the_dependent(core: ApiCore) {
         let core = Arc::new(core);
         tokio::spawn(run(core.clone()));
 

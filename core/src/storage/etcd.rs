@@ -29,7 +29,6 @@ pub struct EtcdConfig {
     pub key_file: Option<PathBuf>,
 }
 
-/// How often a watch asks etcd how far it is current.
 /// How often an idle watch asks etcd for progress unprompted.
 const PROGRESS_FALLBACK_INTERVAL: Duration = Duration::from_secs(5);
 
@@ -220,8 +219,9 @@ impl EtcdStore {
             tracing::warn!(
                 versions = versions.join(","),
                 "etcd answers progress requests ahead of watch events \
-                 (etcd-io/etcd#15220, fixed in 3.4.31, 3.5.13, 3.6): consistent \
-                 reads are served from etcd, not from the watch caches"
+                 (etcd-io/etcd#15220, fixed in 3.4.31, 3.5.13, 3.6): watches do \
+                 not ask for progress, and consistent and streaming lists are \
+                 served from etcd, not from the watch caches"
             );
         }
         Ok(store)
@@ -335,6 +335,7 @@ impl EtcdStore {
             stream,
             wanted: self.progress_wanted.subscribe(),
             ask: tokio::time::interval(PROGRESS_FALLBACK_INTERVAL),
+            requests_answered_in_order: self.progress_ordered,
             pending: std::collections::VecDeque::new(),
             ended: false,
             after,
@@ -350,6 +351,13 @@ struct WatchState {
     /// Progress wanted by a reader (see `request_progress`).
     wanted: tokio::sync::watch::Receiver<u64>,
     ask: tokio::time::Interval,
+    /// Whether etcd answers a progress request after the changes it covers
+    /// (see `orders_progress`). Older versions answer at once, ahead of
+    /// changes a watch still has to deliver (etcd-io/etcd#15220): this
+    /// watch then never asks, and passes on only the progress etcd reports
+    /// by itself, per watch and in order (`--experimental-watch-progress-
+    /// notify-interval`, 10 minutes by default).
+    requests_answered_in_order: bool,
     /// Events of the last response not handed out yet.
     pending: std::collections::VecDeque<StorageEvent>,
     /// An error was handed out: the stream ends after it.
@@ -371,15 +379,16 @@ impl WatchState {
             // quiet watch cache to confirm it is current ask for it (see
             // request_progress); a slow tick keeps idle caches roughly
             // current for bookmarks without a steady stream of requests.
+            let ask = self.requests_answered_in_order;
             let message = tokio::select! {
                 m = self.stream.message() => m,
-                changed = self.wanted.changed() => {
+                changed = self.wanted.changed(), if ask => {
                     if changed.is_err() || self.requests.request_progress().await.is_err() {
                         return None;
                     }
                     continue;
                 }
-                _ = self.ask.tick() => {
+                _ = self.ask.tick(), if ask => {
                     if self.requests.request_progress().await.is_err() {
                         return None;
                     }
@@ -411,6 +420,12 @@ impl WatchState {
                 return Some((Err(canceled), self));
             }
             if resp.events().is_empty() && !resp.created() {
+                // An answer to a progress request carries no watch id; one
+                // etcd sends by itself carries the watch's.
+                let requested = resp.watch_id() == -1;
+                if requested && !self.requests_answered_in_order {
+                    continue;
+                }
                 let revision = EtcdStore::revision_of(resp.header());
                 if revision > 0 {
                     return Some((Ok(StorageEvent::progress(revision)), self));
@@ -600,7 +615,8 @@ impl Storage for EtcdStore {
     }
 
     /// etcd answers with the revision current when it handles the request,
-    /// which is at least `revision`.
+    /// which is at least `revision`. Watches on an etcd that answers out of
+    /// order do not ask (see `WatchState::requests_answered_in_order`).
     fn request_progress(&self, _revision: Revision) {
         self.progress_wanted
             .send_modify(|asked| *asked = asked.wrapping_add(1));

@@ -62,6 +62,10 @@ pub struct ShapedWatches {
     shape: Shape,
     watches: AtomicUsize,
     lists: AtomicUsize,
+    /// Watches report no progress and the store says its reports would not
+    /// be ordered: etcd before 3.4.31 / 3.5.13, whose answers to progress
+    /// requests capstan ignores.
+    without_progress: bool,
 }
 
 impl ShapedWatches {
@@ -71,7 +75,15 @@ impl ShapedWatches {
             shape,
             watches: AtomicUsize::new(0),
             lists: AtomicUsize::new(0),
+            without_progress: false,
         }
+    }
+
+    /// The same, with watches that never report progress (see
+    /// `without_progress`).
+    pub fn without_progress(mut self) -> Self {
+        self.without_progress = true;
+        self
     }
 
     /// How many lists were asked for.
@@ -81,6 +93,16 @@ impl ShapedWatches {
 
     fn shaped(&self, prefix: &str, events: EventStream) -> EventStream {
         let nth = self.watches.fetch_add(1, Ordering::Relaxed);
+        let events = if self.without_progress {
+            events
+                .filter(|event| {
+                    let progress = matches!(event, Ok(ev) if ev.kind == super::EventKind::Progress);
+                    futures::future::ready(!progress)
+                })
+                .boxed()
+        } else {
+            events
+        };
         (self.shape)(prefix, nth, events)
     }
 }
@@ -132,7 +154,13 @@ impl Storage for ShapedWatches {
     }
 
     fn request_progress(&self, revision: Revision) {
-        self.inner.request_progress(revision)
+        if !self.without_progress {
+            self.inner.request_progress(revision)
+        }
+    }
+
+    fn progress_is_ordered(&self) -> bool {
+        !self.without_progress && self.inner.progress_is_ordered()
     }
 }
 
@@ -143,9 +171,25 @@ pub async fn core_lagging_behind(
     prefix: &'static str,
     lag: Duration,
 ) -> (tempfile::TempDir, crate::service::ApiCore) {
+    core_shaped(|store| ShapedWatches::new(store, lagging(prefix, lag))).await
+}
+
+/// The same as `core_lagging_behind`, over a store whose watches report no
+/// progress, as capstan's watches on etcd before 3.4.31 / 3.5.13: a quiet
+/// cache then never learns that it is current.
+pub async fn core_lagging_without_progress(
+    prefix: &'static str,
+    lag: Duration,
+) -> (tempfile::TempDir, crate::service::ApiCore) {
+    core_shaped(|store| ShapedWatches::new(store, lagging(prefix, lag)).without_progress()).await
+}
+
+async fn core_shaped(
+    shaped: impl FnOnce(Arc<dyn Storage>) -> ShapedWatches,
+) -> (tempfile::TempDir, crate::service::ApiCore) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = super::embedded::EmbeddedStore::open(dir.path()).expect("store");
-    let storage = Arc::new(ShapedWatches::new(Arc::new(store), lagging(prefix, lag)));
+    let storage = Arc::new(shaped(Arc::new(store)));
     let core = crate::service::ApiCore::new(
         Arc::new(crate::registry::Registry::builtin()),
         storage,
