@@ -46,25 +46,86 @@ pub enum Worker {
 pub enum Op {
     /// Creates a new ConfigMap.
     Create,
-    /// Merge-patches one field of the worker's own ConfigMap (made first).
-    Patch,
+    /// Writes the worker's own ConfigMap (made first) with a new value of
+    /// one field, as `WriteOp` says.
+    Write(WriteOp),
+    /// Deletes the ConfigMaps the worker made in a create phase, in order,
+    /// until none is left.
+    Delete,
+}
+
+/// How a write phase changes the worker's own ConfigMap (REST only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WriteOp {
+    /// A JSON merge patch of one field.
+    MergePatch,
+    /// A PUT of the whole object without a resourceVersion (ConfigMaps
+    /// allow unconditional updates).
+    Put,
+    /// A server-side apply of the whole object by one field manager,
+    /// forced (the object was created by another).
+    Apply,
+}
+
+impl WriteOp {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::MergePatch => "REST merge patch (HTTP/2, TLS)",
+            Self::Put => "REST PUT (HTTP/2, TLS)",
+            Self::Apply => "REST server-side apply (HTTP/2, TLS)",
+        }
+    }
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            Self::MergePatch => "patch",
+            Self::Put => "put",
+            Self::Apply => "apply",
+        }
+    }
 }
 
 impl Worker {
-    /// A merge patch of `name`'s `mode` to a new value (REST only).
-    pub async fn patch(&mut self, namespace: &str, name: &str, seq: u64) -> Result<(), BenchError> {
-        let Self::Rest(conn) = self else {
-            return Err(BenchError::Http(
-                "patches are measured over REST only".into(),
-            ));
+    fn rest(&mut self, what: &str) -> Result<&mut RestConn, BenchError> {
+        match self {
+            Self::Rest(conn) => Ok(conn),
+            _ => Err(BenchError::Http(format!(
+                "{what} are measured over REST only"
+            ))),
+        }
+    }
+
+    /// Sets `name`'s `mode` to a new value, the way `op` says.
+    pub async fn write(
+        &mut self,
+        op: WriteOp,
+        namespace: &str,
+        name: &str,
+        seq: u64,
+    ) -> Result<(), BenchError> {
+        let conn = self.rest("writes")?;
+        let path = format!("/api/v1/namespaces/{namespace}/configmaps/{name}");
+        let mode = format!("{}-{seq}", op.slug());
+        let whole = || {
+            let mut object = configmap(name);
+            object["metadata"]["namespace"] = json!(namespace);
+            object["data"]["mode"] = json!(mode);
+            serde_json::to_vec(&object)
         };
-        let body = serde_json::to_vec(&json!({"data": {"mode": format!("patch-{seq}")}}))?;
-        let (status, body) = conn
-            .merge_patch(
-                &format!("/api/v1/namespaces/{namespace}/configmaps/{name}"),
-                body,
-            )
-            .await?;
+        let (status, body) = match op {
+            WriteOp::MergePatch => {
+                let body = serde_json::to_vec(&json!({"data": {"mode": mode}}))?;
+                conn.merge_patch(&path, body).await?
+            }
+            WriteOp::Put => conn.put(&path, whole()?).await?,
+            WriteOp::Apply => {
+                conn.apply(
+                    &format!("{path}?fieldManager=capstan-bench&force=true"),
+                    whole()?,
+                )
+                .await?
+            }
+        };
         if status != 200 {
             return Err(BenchError::Status(
                 status,
@@ -72,6 +133,22 @@ impl Worker {
             ));
         }
         Ok(())
+    }
+
+    /// Deletes `name`; false when it does not exist.
+    pub async fn delete(&mut self, namespace: &str, name: &str) -> Result<bool, BenchError> {
+        let conn = self.rest("deletes")?;
+        let (status, body) = conn
+            .delete(&format!("/api/v1/namespaces/{namespace}/configmaps/{name}"))
+            .await?;
+        match status {
+            200 => Ok(true),
+            404 => Ok(false),
+            _ => Err(BenchError::Status(
+                status,
+                String::from_utf8_lossy(&body).into(),
+            )),
+        }
     }
 
     pub async fn create(&mut self, namespace: &str, name: &str) -> Result<(), BenchError> {
@@ -153,8 +230,10 @@ struct WorkerStats {
     latencies_us: Vec<u32>,
 }
 
-/// Each worker repeats `op` until `duration` is over. Patches go to the
-/// worker's own ConfigMap, `<prefix>-<worker>`, which must exist.
+/// Each worker repeats `op` until `duration` is over. Writes go to the
+/// worker's own ConfigMap, `<prefix>-<worker>`, which must exist; creates
+/// and deletes to `<prefix>-<worker>-<n>` for n from 1 (a deleting worker
+/// stops early at the first one that does not exist).
 pub async fn run_ops(
     workers: Vec<Worker>,
     namespace: &str,
@@ -180,13 +259,15 @@ pub async fn run_ops(
                 while Instant::now() < deadline {
                     seq += 1;
                     let t0 = Instant::now();
+                    let numbered = format!("{prefix}-{id}-{seq}");
                     let done = match op {
-                        Op::Create => {
-                            worker
-                                .create(&namespace, &format!("{prefix}-{id}-{seq}"))
-                                .await
-                        }
-                        Op::Patch => worker.patch(&namespace, &own, seq).await,
+                        Op::Create => worker.create(&namespace, &numbered).await,
+                        Op::Write(write) => worker.write(write, &namespace, &own, seq).await,
+                        Op::Delete => match worker.delete(&namespace, &numbered).await {
+                            Ok(true) => Ok(()),
+                            Ok(false) => break,
+                            Err(e) => Err(e),
+                        },
                     };
                     match done {
                         Ok(()) => {

@@ -121,11 +121,28 @@ struct Args {
         default_value = "store,store-watched,rest,grpc"
     )]
     paths: Vec<PathKind>,
-    /// Concurrent clients for the merge-patch phases (REST, each client
-    /// patching a ConfigMap of its own, one phase per round after the
+    /// Concurrent clients for the write phases (REST, each client writing
+    /// a ConfigMap of its own, one phase per write op and round after the
     /// creates); `0` for none.
-    #[arg(long, value_delimiter = ',', default_value = "1,8")]
-    patch_clients: Vec<usize>,
+    #[arg(
+        long,
+        alias = "patch-clients",
+        value_delimiter = ',',
+        default_value = "1,8"
+    )]
+    write_clients: Vec<usize>,
+    /// The write phases' ops.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "merge-patch,put,apply"
+    )]
+    write_ops: Vec<load::WriteOp>,
+    /// Skip the delete phases (REST; one per client count and round, after
+    /// the writes, deleting what that REST create phase made).
+    #[arg(long)]
+    skip_deletes: bool,
     /// Keep the measured server's data directory (and its server.log) for
     /// inspection instead of deleting it.
     #[arg(long)]
@@ -508,9 +525,20 @@ async fn create_phase(
     measured_phase(ctx, kind, n, round, Op::Create).await
 }
 
-/// Merge patches over REST, each client to a ConfigMap of its own.
-async fn patch_phase(ctx: &Ctx<'_>, n: usize, round: usize) -> Result<CreateRow, BenchError> {
-    measured_phase(ctx, PathKind::Rest, n, round, Op::Patch).await
+/// Writes over REST, each client to a ConfigMap of its own.
+async fn write_phase(
+    ctx: &Ctx<'_>,
+    op: load::WriteOp,
+    n: usize,
+    round: usize,
+) -> Result<CreateRow, BenchError> {
+    measured_phase(ctx, PathKind::Rest, n, round, Op::Write(op)).await
+}
+
+/// Deletes over REST of what the REST create phase of `n` clients made in
+/// `round`.
+async fn delete_phase(ctx: &Ctx<'_>, n: usize, round: usize) -> Result<CreateRow, BenchError> {
+    measured_phase(ctx, PathKind::Rest, n, round, Op::Delete).await
 }
 
 async fn measured_phase(
@@ -525,7 +553,11 @@ async fn measured_phase(
             kind.label(ctx.backend),
             format!("bench-{}-{n}", kind.slug()),
         ),
-        Op::Patch => ("REST merge patch (HTTP/2, TLS)", format!("bench-patch-{n}")),
+        Op::Write(write) => (write.label(), format!("bench-{}-{n}", write.slug())),
+        Op::Delete => (
+            "REST delete (HTTP/2, TLS)",
+            format!("bench-{}-{n}", PathKind::Rest.slug()),
+        ),
     };
     if !kind.is_ceiling() {
         let mut conn = RestConn::connect(ctx.server.port, ctx.tls.clone()).await?;
@@ -533,7 +565,7 @@ async fn measured_phase(
     }
     let mut ws = workers(ctx, kind, n).await?;
     let prefix = format!("p{round}");
-    if op == Op::Patch {
+    if let Op::Write(_) = op {
         for (id, worker) in ws.iter_mut().enumerate() {
             worker.create(&namespace, &format!("{prefix}-{id}")).await?;
         }
@@ -553,8 +585,8 @@ async fn measured_phase(
     };
     let warmup = Duration::from_secs_f64(ctx.args.warmup);
     let warm_prefix = match op {
-        Op::Create => format!("warm{round}"),
-        Op::Patch => prefix.clone(),
+        Op::Create | Op::Delete => format!("warm{round}"),
+        Op::Write(_) => prefix.clone(),
     };
     let (ws, warm) = run_ops(ws, &namespace, &warm_prefix, warmup, op).await;
     if warm.ops == 0 {
@@ -569,8 +601,8 @@ async fn measured_phase(
     let etcd_cpu0 = etcd_cpu()?;
     let (busy0, total0) = server::machine_cpu()?;
     let run_prefix = match op {
-        Op::Create => format!("run{round}"),
-        Op::Patch => prefix,
+        Op::Create | Op::Delete => format!("run{round}"),
+        Op::Write(_) => prefix,
     };
     let (ws, result) = run_ops(
         ws,
@@ -597,7 +629,7 @@ async fn measured_phase(
         _ => (server_cpu, own_cpu),
     };
     say(format!(
-        "{} / {label} x{n} (round {}): {:.0} creates/s, p50 {} ms, p99 {} ms, {} errors{}",
+        "{} / {label} x{n} (round {}): {:.0}/s, p50 {} ms, p99 {} ms, {} errors{}",
         ctx.backend.label(),
         round + 1,
         result.throughput(),
@@ -639,7 +671,8 @@ struct BackendRun {
     reads: Vec<(usize, Vec<ReadRow>, u64)>,
     fanout: Vec<fanout::FanoutResult>,
     creates: Vec<CreateRow>,
-    patches: Vec<CreateRow>,
+    /// Write and delete phases.
+    writes: Vec<CreateRow>,
     /// Rounds of create phases per client count.
     rounds: usize,
     stored_bytes: usize,
@@ -777,11 +810,22 @@ async fn measure_backend(
         .filter(|r| !r.kind.is_ceiling())
         .map(|r| r.result.ops + r.warm_ops)
         .sum::<u64>();
-    let mut patches = Vec::new();
-    for &n in args.patch_clients.iter().filter(|n| **n > 0) {
-        for round in 0..args.rounds.max(1) {
-            patches.push(patch_phase(&ctx, n, round).await?);
-            stored_total += n as u64;
+    let mut writes = Vec::new();
+    for &op in &args.write_ops {
+        for &n in args.write_clients.iter().filter(|n| **n > 0) {
+            for round in 0..args.rounds.max(1) {
+                writes.push(write_phase(&ctx, op, n, round).await?);
+                stored_total += n as u64;
+            }
+        }
+    }
+    if !args.skip_deletes && args.paths.contains(&PathKind::Rest) {
+        for &n in &args.clients {
+            for round in 0..args.rounds.max(1) {
+                let deleted = delete_phase(&ctx, n, round).await?;
+                stored_total -= deleted.result.ops + deleted.warm_ops;
+                writes.push(deleted);
+            }
         }
     }
     let rss_end = server.rss_bytes()?;
@@ -793,7 +837,7 @@ async fn measure_backend(
         reads,
         fanout,
         creates,
-        patches,
+        writes,
         rounds: args.rounds.max(1),
         stored_bytes,
         stored_total,
@@ -853,23 +897,23 @@ fn share(run: &BackendRun, kind: PathKind, ceiling: PathKind, clients: usize) ->
     }
 }
 
-fn print_patches(args: &Args, run: &BackendRun) {
+fn print_writes(args: &Args, run: &BackendRun) {
     println!(
-        "\n### Merge patches, {} backend (one field of a ConfigMap of each client's own; {} s measured after {} s warm-up; closed loop)\n",
+        "\n### Writes and deletes, {} backend (writes: one field of a ConfigMap of each client's own; deletes: what the REST create phase made; {} s measured after {} s warm-up; closed loop)\n",
         run.backend.label(),
         args.duration,
         args.warmup
     );
     let etcd = run.backend == Backend::Etcd;
     println!(
-        "| path | clients | patches/s | p50 ms | p99 ms | errors | server CPU / patch |{} client CPU / patch |",
-        if etcd { " etcd CPU / patch |" } else { "" }
+        "| path | clients | requests/s | p50 ms | p99 ms | errors | server CPU / request |{} client CPU / request |",
+        if etcd { " etcd CPU / request |" } else { "" }
     );
     println!(
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |{} ---: |",
         if etcd { " ---: |" } else { "" }
     );
-    for row in &run.patches {
+    for row in &run.writes {
         let etcd_cell = match row.etcd_cpu {
             Some(cpu) if etcd => format!(" {} |", per_op(cpu, row.result.ops)),
             _ if etcd => " – |".into(),
@@ -1088,8 +1132,8 @@ async fn run(args: Args) -> Result<(), BenchError> {
     for run in &runs {
         print_creates(&args, run);
     }
-    for run in runs.iter().filter(|run| !run.patches.is_empty()) {
-        print_patches(&args, run);
+    for run in runs.iter().filter(|run| !run.writes.is_empty()) {
+        print_writes(&args, run);
     }
 
     println!("\n### API throughput as a share of each backend's ceiling\n");

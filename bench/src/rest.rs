@@ -137,6 +137,25 @@ impl RestConn {
         .await
     }
 
+    pub async fn put(&mut self, path: &str, body: Vec<u8>) -> Result<(u16, Bytes), BenchError> {
+        self.send(http::Method::PUT, path, Some(("application/json", body)))
+            .await
+    }
+
+    /// A server-side apply (JSON is YAML).
+    pub async fn apply(&mut self, path: &str, body: Vec<u8>) -> Result<(u16, Bytes), BenchError> {
+        self.send(
+            http::Method::PATCH,
+            path,
+            Some(("application/apply-patch+yaml", body)),
+        )
+        .await
+    }
+
+    pub async fn delete(&mut self, path: &str) -> Result<(u16, Bytes), BenchError> {
+        self.send(http::Method::DELETE, path, None).await
+    }
+
     /// A watch (`path` with `watch=1`) on its own HTTP/2 stream of this
     /// connection: the events, one JSON line each, as they arrive.
     pub async fn watch(

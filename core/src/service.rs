@@ -1447,41 +1447,58 @@ impl ApiCore {
         let api_version = def.api_version();
         let time = object::now_timestamp();
         let ctx = manager_context(opts, &api_version, view, &time);
-        if view == View::Main && self.get_if_exists(def, namespace, name).await?.is_none() {
-            let created = crate::apply::apply(None, config, def.definition, &ctx, opts.force)?;
-            let created_name = object::name(&created).to_string();
-            if created_name != name {
-                return Err(ApiError::bad_request(format!(
-                    "the name of the object ({created_name}) does not match the name on the URL ({name})"
-                )));
-            }
-            let result = self
-                .create_authorized(user, def, namespace, created, opts, FieldOwnership::Applied)
-                .await;
-            match result {
-                // Someone created it meanwhile: apply over theirs instead.
-                Err(e) if e.reason == crate::error::StatusReason::AlreadyExists => {}
-                other => return other,
-            }
+        let merge = |old: &Value| -> ApiResult<Value> {
+            Ok(crate::apply::apply(
+                Some(old),
+                config,
+                def.definition,
+                &ctx,
+                opts.force,
+            )?)
+        };
+        let applied = self
+            .read_modify_write(
+                def,
+                namespace,
+                name,
+                view,
+                opts,
+                FieldOwnership::Applied,
+                merge,
+            )
+            .await;
+        // Most applies find the object (in the watch cache, without a read
+        // of storage); only a missing one is created.
+        match applied {
+            Err(e) if e.code() == 404 && view == View::Main => {}
+            other => return other,
         }
-        self.read_modify_write(
-            def,
-            namespace,
-            name,
-            view,
-            opts,
-            FieldOwnership::Applied,
-            |old| {
-                Ok(crate::apply::apply(
-                    Some(old),
-                    config,
-                    def.definition,
-                    &ctx,
-                    opts.force,
-                )?)
-            },
-        )
-        .await
+        let created = crate::apply::apply(None, config, def.definition, &ctx, opts.force)?;
+        let created_name = object::name(&created).to_string();
+        if created_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({created_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let result = self
+            .create_authorized(user, def, namespace, created, opts, FieldOwnership::Applied)
+            .await;
+        match result {
+            // Someone created it meanwhile: apply over theirs instead.
+            Err(e) if e.reason == crate::error::StatusReason::AlreadyExists => {
+                self.read_modify_write(
+                    def,
+                    namespace,
+                    name,
+                    view,
+                    opts,
+                    FieldOwnership::Applied,
+                    merge,
+                )
+                .await
+            }
+            other => other,
+        }
     }
 
     /// The server side of every update: start from the current object (the
