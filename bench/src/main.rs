@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use capstan_client::{Client, GroupVersionResource, ListParams};
 use capstan_core::storage::embedded::EmbeddedStore;
-use capstan_core::storage::etcd::testing::EtcdServer;
+use capstan_core::storage::etcd::testing::{EtcdCluster, EtcdServer};
+use capstan_core::storage::etcd::{EtcdConfig, EtcdStore};
 use capstan_core::storage::Storage;
 use clap::Parser;
 use rand::Rng;
@@ -92,6 +93,11 @@ struct Args {
     /// its revision).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "embedded")]
     read_backends: Vec<Backend>,
+    /// Members of the etcd the etcd backend runs on (a cluster on loopback
+    /// when more than one; the server and the ceiling are given every
+    /// member, and the etcd CPU columns add up all of them).
+    #[arg(long, default_value_t = 1)]
+    etcd_members: usize,
     /// Concurrent watchers for each fan-out run (0 skips them).
     #[arg(long, default_value_t = 1000)]
     watchers: usize,
@@ -493,7 +499,8 @@ struct Ctx<'a> {
     /// The key root of baseline writes (see `Worker::Store`).
     root: &'static str,
     template: Arc<Value>,
-    etcd_pid: Option<u32>,
+    /// etcd's processes (every member).
+    etcd_pids: Vec<u32>,
 }
 
 async fn workers(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<Vec<Worker>, BenchError> {
@@ -595,7 +602,16 @@ async fn measured_phase(
             warm.first_error.unwrap_or_default()
         )));
     }
-    let etcd_cpu = || ctx.etcd_pid.map(server::cpu_time_of_pid).transpose();
+    let etcd_cpu = || -> Result<Option<Duration>, BenchError> {
+        if ctx.etcd_pids.is_empty() {
+            return Ok(None);
+        }
+        let mut total = Duration::ZERO;
+        for pid in &ctx.etcd_pids {
+            total += server::cpu_time_of_pid(*pid)?;
+        }
+        Ok(Some(total))
+    };
     let server_cpu0 = ctx.server.cpu_time()?;
     let own_cpu0 = server::own_cpu_time()?;
     let etcd_cpu0 = etcd_cpu()?;
@@ -690,15 +706,21 @@ async fn measure_backend(
 ) -> Result<BackendRun, BenchError> {
     let etcd = match backend {
         Backend::Embedded => None,
-        Backend::Etcd => Some(EtcdServer::start().await.map_err(BenchError::Startup)?),
+        Backend::Etcd => Some(EtcdProcs::start(args.etcd_members).await?),
     };
+    let endpoints = etcd
+        .as_ref()
+        .map(|etcd| etcd.endpoints().join(","))
+        .unwrap_or_default();
     let extra: Vec<&str> = match &etcd {
-        Some(etcd) => vec!["--etcd-servers", etcd.endpoint.as_str()],
+        Some(_) => vec!["--etcd-servers", endpoints.as_str()],
         None => Vec::new(),
     };
-    let etcd_pid = etcd
-        .as_ref()
-        .and_then(|etcd| server::find_pid(&format!("--listen-client-urls {}", etcd.endpoint)));
+    let etcd_pids: Vec<u32> = etcd
+        .iter()
+        .flat_map(|etcd| etcd.endpoints())
+        .filter_map(|endpoint| server::find_pid(&format!("--listen-client-urls {endpoint}")))
+        .collect();
     let server = ServerProc::start_with(&args.binary, data_dir, &extra).await?;
     say(format!(
         "{}: measuring server pid {} on port {} (data dir {}{})",
@@ -706,9 +728,11 @@ async fn measure_backend(
         server.pid(),
         server.port,
         data_dir.display(),
-        etcd_pid
-            .map(|pid| format!(", etcd pid {pid}"))
-            .unwrap_or_default()
+        if etcd_pids.is_empty() {
+            String::new()
+        } else {
+            format!(", etcd pids {etcd_pids:?}")
+        }
     ));
     tokio::time::sleep(Duration::from_secs_f64(args.idle)).await;
     let rss_idle = server.rss_bytes()?;
@@ -784,7 +808,7 @@ async fn measure_backend(
         store,
         root,
         template: Arc::new(template),
-        etcd_pid,
+        etcd_pids: etcd_pids.clone(),
     };
 
     let mut creates = Vec::new();
@@ -829,7 +853,15 @@ async fn measure_backend(
         }
     }
     let rss_end = server.rss_bytes()?;
-    let etcd_rss_end = etcd_pid.map(server::rss_of_pid).transpose()?;
+    let etcd_rss_end = if etcd_pids.is_empty() {
+        None
+    } else {
+        let mut total = 0;
+        for pid in &etcd_pids {
+            total += server::rss_of_pid(*pid)?;
+        }
+        Some(total)
+    };
     server.stop()?;
     Ok(BackendRun {
         backend,
@@ -844,6 +876,42 @@ async fn measure_backend(
         rss_end,
         etcd_rss_end,
     })
+}
+
+/// The etcd the etcd backend runs on: one member, or a cluster.
+enum EtcdProcs {
+    One(EtcdServer),
+    Cluster(EtcdCluster),
+}
+
+impl EtcdProcs {
+    async fn start(members: usize) -> Result<Self, BenchError> {
+        Ok(if members > 1 {
+            Self::Cluster(
+                EtcdCluster::start(members)
+                    .await
+                    .map_err(BenchError::Startup)?,
+            )
+        } else {
+            Self::One(EtcdServer::start().await.map_err(BenchError::Startup)?)
+        })
+    }
+
+    fn endpoints(&self) -> Vec<String> {
+        match self {
+            Self::One(server) => vec![server.endpoint.clone()],
+            Self::Cluster(cluster) => cluster.endpoints.clone(),
+        }
+    }
+
+    /// A client of every member, as the server has.
+    async fn connect(&self) -> Result<EtcdStore, BenchError> {
+        let config = EtcdConfig {
+            endpoints: self.endpoints(),
+            ..Default::default()
+        };
+        Ok(EtcdStore::connect(&config).await?)
+    }
 }
 
 fn throughput_of(run: &BackendRun, kind: PathKind, clients: usize, round: usize) -> Option<f64> {
@@ -899,8 +967,9 @@ fn share(run: &BackendRun, kind: PathKind, ceiling: PathKind, clients: usize) ->
 
 fn print_writes(args: &Args, run: &BackendRun) {
     println!(
-        "\n### Writes and deletes, {} backend (writes: one field of a ConfigMap of each client's own; deletes: what the REST create phase made; {} s measured after {} s warm-up; closed loop)\n",
+        "\n### Writes and deletes, {} backend{} (writes: one field of a ConfigMap of each client's own; deletes: what the REST create phase made; {} s measured after {} s warm-up; closed loop)\n",
         run.backend.label(),
+        members_note(args, run),
         args.duration,
         args.warmup
     );
@@ -934,11 +1003,21 @@ fn print_writes(args: &Args, run: &BackendRun) {
     }
 }
 
+/// ", N members" for an etcd cluster.
+fn members_note(args: &Args, run: &BackendRun) -> String {
+    if run.backend == Backend::Etcd && args.etcd_members > 1 {
+        format!(", {} members", args.etcd_members)
+    } else {
+        String::new()
+    }
+}
+
 fn print_creates(args: &Args, run: &BackendRun) {
     let etcd = run.backend == Backend::Etcd;
     println!(
-        "\n### Creates, {} backend (ConfigMap, ~200 B of data, {} B stored; {} s measured after {} s warm-up; closed loop, one connection per client)\n",
+        "\n### Creates, {} backend{} (ConfigMap, ~200 B of data, {} B stored; {} s measured after {} s warm-up; closed loop, one connection per client)\n",
         run.backend.label(),
+        members_note(args, run),
         run.stored_bytes,
         args.duration,
         args.warmup
