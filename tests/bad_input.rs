@@ -435,6 +435,84 @@ fn invalid_label_selector_is_bad_request() {
     assert_nothing_stored(&s, "b", &["a"]);
 }
 
+/// List and watch options that do not fit together: 422 on
+/// ListOptions.meta.k8s.io with upstream's wording, or 400 for a
+/// resourceVersion beside a continue token; nothing is read.
+#[test]
+fn list_options_that_do_not_fit_are_refused_as_upstream_does() {
+    let s = server();
+    let created = create_cm(&s, "a");
+    let rv = created["metadata"]["resourceVersion"].as_str().unwrap();
+    let cases = [
+        (
+            "resourceVersion=0&resourceVersionMatch=Exact".to_string(),
+            "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+        ),
+        (
+            "resourceVersionMatch=NotOlderThan".to_string(),
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ),
+        (
+            format!("resourceVersion={rv}&resourceVersionMatch=Newest"),
+            "resourceVersionMatch: Unsupported value: \"Newest\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
+        ),
+        (
+            "sendInitialEvents=true".to_string(),
+            "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
+        ),
+        (
+            "watch=1&sendInitialEvents=true".to_string(),
+            "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        ),
+        (
+            format!("watch=1&resourceVersion={rv}&resourceVersionMatch=NotOlderThan"),
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        ),
+    ];
+    for (query, cause) in cases {
+        let resp = s.get(&format!("{CMS}?{query}"));
+        let status = resp.assert_status(422, "Invalid");
+        assert_eq!(
+            status["message"],
+            format!("ListOptions.meta.k8s.io \"\" is invalid: {cause}"),
+            "{query}"
+        );
+        assert_eq!(status["details"]["kind"], "ListOptions", "{query}");
+        assert_eq!(status["details"]["group"], "meta.k8s.io", "{query}");
+    }
+    // A continue token carries its own revision.
+    let page = s.get_json(&format!("{CMS}?limit=1"));
+    assert!(
+        page["metadata"].get("continue").is_none(),
+        "one object, one page"
+    );
+    create_cm(&s, "b");
+    let page = s.get_json(&format!("{CMS}?limit=1"));
+    let token = page["metadata"]["continue"]
+        .as_str()
+        .expect("a continue token");
+    let resp = s.get(&format!(
+        "{CMS}?limit=1&continue={token}&resourceVersion={rv}"
+    ));
+    let status = resp.assert_status(400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        "specifying resource version is not allowed when using continue"
+    );
+    // A paginated list at a resourceVersion without a match is exact: at
+    // the first object's revision, "b" did not exist yet.
+    let exact = s.get_json(&format!("{CMS}?limit=10&resourceVersion={rv}"));
+    let names: Vec<&str> = exact["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a"]);
+    assert_eq!(exact["metadata"]["resourceVersion"], rv);
+    assert_nothing_stored(&s, "c", &["a", "b"]);
+}
+
 #[test]
 fn unsupported_field_selector_is_bad_request() {
     let s = server();

@@ -175,6 +175,7 @@ impl ResourcesService {
             continue_token: r.continue_token,
             resource_version: r.resource_version,
             resource_version_match: r.resource_version_match,
+            send_initial_events: None,
         };
         let list = self.core.list(&user, &def, ns(&r.namespace), &opts).await?;
         Ok((def, list))
@@ -195,6 +196,13 @@ impl ResourcesService {
             allow_bookmarks: r.allow_watch_bookmarks,
             timeout: (r.timeout_seconds > 0).then(|| Duration::from_secs(r.timeout_seconds as u64)),
             send_initial_events: r.send_initial_events.then_some(true),
+            // What REST clients must name beside sendInitialEvents is
+            // implied here.
+            resource_version_match: if r.send_initial_events {
+                "NotOlderThan".into()
+            } else {
+                String::new()
+            },
         };
         Ok(self
             .core

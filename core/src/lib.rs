@@ -22,6 +22,7 @@ pub mod openapi;
 pub mod patch;
 pub mod printers;
 pub mod protobuf;
+pub mod read_options;
 pub mod registry;
 pub mod scale;
 pub mod selectors;

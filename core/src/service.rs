@@ -103,6 +103,8 @@ pub struct ListOptions {
     pub continue_token: String,
     pub resource_version: String,
     pub resource_version_match: String,
+    /// Only for watches: a list that names it is refused.
+    pub send_initial_events: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -703,6 +705,7 @@ impl ApiCore {
     ) -> ApiResult<ObjectList> {
         let namespace = self.scope(def, namespace)?;
         self.authorize(user, "list", def, namespace, None)?;
+        crate::read_options::validate_list(opts)?;
         if def.is_component_status() {
             return self.list_component_statuses().await;
         }
@@ -733,8 +736,12 @@ impl ApiCore {
             params.revision = Some(rv);
             params.start_after = Some(format!("{prefix}{start}"));
         } else {
-            match (opts.resource_version.as_str(), opts.resource_version_match.as_str()) {
-                ("0", "") | ("0", "NotOlderThan") => {
+            // `read_options::validate_list` has refused what does not fit.
+            match (
+                opts.resource_version.as_str(),
+                opts.resource_version_match.as_str(),
+            ) {
+                ("0", _) => {
                     // "Any" resourceVersion: served from the watch cache, whole
                     // (upstream's cache also ignores limit here).
                     let cache = self.watch_cache(def).await?;
@@ -751,7 +758,7 @@ impl ApiCore {
                         remaining_item_count: None,
                     });
                 }
-                ("", "") => {
+                ("", _) => {
                     if let Some(page) = self
                         .consistent_list_from_cache(def, &prefix, &labels, &fields, opts.limit)
                         .await?
@@ -759,24 +766,29 @@ impl ApiCore {
                         return Ok(page);
                     }
                 }
-                ("", m) => {
-                    return Err(ApiError::bad_request(format!(
-                        "resourceVersionMatch is forbidden unless resourceVersion is provided (got {m:?})"
-                    )))
+                // A paginated list at a resourceVersion without a match is
+                // exact too, as upstream keeps it for old clients.
+                (rv, matched) if matched == "Exact" || (matched.is_empty() && opts.limit > 0) => {
+                    params.revision = Some(parse_revision(rv)?)
                 }
-                (rv, "Exact") => params.revision = Some(parse_revision(rv)?),
-                (rv, "" | "NotOlderThan") => {
+                (rv, _) => {
                     // Not older than rv: the current state is, unless rv is in the future.
                     let wanted = parse_revision(rv)?;
-                    let current = self.storage.current_revision().await.map_err(ApiError::internal)?;
+                    let current = self
+                        .storage
+                        .current_revision()
+                        .await
+                        .map_err(ApiError::internal)?;
                     if wanted > current {
-                        return Err(storage_error(def, "", StorageError::FutureRevision { requested: wanted, current }));
+                        return Err(storage_error(
+                            def,
+                            "",
+                            StorageError::FutureRevision {
+                                requested: wanted,
+                                current,
+                            },
+                        ));
                     }
-                }
-                (_, m) => {
-                    return Err(ApiError::bad_request(format!(
-                        "resourceVersionMatch must be one of Exact, NotOlderThan, got {m:?}"
-                    )))
                 }
             }
         }

@@ -83,6 +83,9 @@ pub struct WatchOptions {
     pub allow_bookmarks: bool,
     pub timeout: Option<Duration>,
     pub send_initial_events: Option<bool>,
+    /// NotOlderThan, required with `send_initial_events` (see
+    /// `read_options::validate_watch`).
+    pub resource_version_match: String,
 }
 
 /// How long a streaming list without a resourceVersion waits for the watch
@@ -325,6 +328,7 @@ impl ApiCore {
                 "watch",
             ));
         }
+        crate::read_options::validate_watch(opts)?;
         let mut field_selector = opts.field_selector.clone();
         if let Some(name) = name {
             if !field_selector.is_empty() {
@@ -544,6 +548,7 @@ mod tests {
         let def = core.resolve("", "v1", "configmaps").expect("configmaps");
         let opts = WatchOptions {
             send_initial_events: Some(true),
+            resource_version_match: "NotOlderThan".into(),
             allow_bookmarks: true,
             ..WatchOptions::default()
         };

@@ -279,7 +279,17 @@ fn list_options(q: &Query) -> Result<ListOptions, ApiError> {
         continue_token: q.string("continue"),
         resource_version: q.string("resourceVersion"),
         resource_version_match: q.string("resourceVersionMatch"),
+        send_initial_events: send_initial_events(q),
     })
+}
+
+/// `sendInitialEvents`, when given as a boolean.
+fn send_initial_events(q: &Query) -> Option<bool> {
+    match q.get("sendInitialEvents") {
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        _ => None,
+    }
 }
 
 /// DeleteOptions from the body (kubectl sends one) and the query.
@@ -897,11 +907,6 @@ async fn watch(
             "only the following media types are accepted: application/json, application/json;stream=watch",
         ));
     }
-    let send_initial_events = match q.get("sendInitialEvents") {
-        Some("true") => Some(true),
-        Some("false") => Some(false),
-        _ => None,
-    };
     let opts = WatchOptions {
         label_selector: q.string("labelSelector"),
         field_selector: q.string("fieldSelector"),
@@ -911,7 +916,8 @@ async fn watch(
             .int("timeoutSeconds")?
             .filter(|t| *t > 0)
             .map(|t| Duration::from_secs(t as u64)),
-        send_initial_events,
+        send_initial_events: send_initial_events(q),
+        resource_version_match: q.string("resourceVersionMatch"),
     };
     let include = include_object(q)?;
     let events = state.core.watch(user, def, ns, name, &opts).await?;
