@@ -513,6 +513,51 @@ fn list_options_that_do_not_fit_are_refused_as_upstream_does() {
     assert_nothing_stored(&s, "c", &["a", "b"]);
 }
 
+/// A get or list at a resourceVersion the store has not reached: upstream's
+/// 504, with the cause client-go recognizes and a retry hint. A get at an
+/// older or the current one answers; one that is not a number is refused.
+#[test]
+fn reads_at_a_future_resource_version_time_out_as_upstream_does() {
+    let s = server();
+    let created = create_cm(&s, "a");
+    let rv: i64 = created["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    for at in [rv - 1, rv] {
+        let got = s.get_json(&format!("{CMS}/a?resourceVersion={at}"));
+        assert_eq!(got["metadata"]["name"], "a");
+    }
+    let cached = s.get_json(&format!("{CMS}/a?resourceVersion=0"));
+    assert_eq!(cached["metadata"]["uid"], created["metadata"]["uid"]);
+    let future = rv + 1000;
+    for path in [
+        format!("{CMS}/a?resourceVersion={future}"),
+        format!("{CMS}?resourceVersion={future}"),
+    ] {
+        let status = s.get(&path).assert_status(504, "Timeout");
+        let message = status["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!(
+                "Timeout: Too large resource version: {future}, current: "
+            )),
+            "{path}: {status:#}"
+        );
+        assert_eq!(
+            status["details"],
+            json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            }),
+            "{path}"
+        );
+    }
+    s.get(&format!("{CMS}/a?resourceVersion=abc"))
+        .assert_status(400, "BadRequest");
+    assert_nothing_stored(&s, "b", &["a"]);
+}
+
 #[test]
 fn unsupported_field_selector_is_bad_request() {
     let s = server();

@@ -379,12 +379,23 @@ impl ApiError {
     }
 
     /// Upstream's answer to a read at a revision the server has not reached
-    /// in time (504).
+    /// in time (504, NewTooLargeResourceVersionError): client-go recognizes
+    /// it by its cause, and retries after a second.
     pub fn too_large_resource_version(requested: i64, current: i64) -> Self {
-        Self::new(
+        let mut err = Self::new(
             StatusReason::Timeout,
-            format!("Too large resource version: {requested}, current: {current}"),
-        )
+            format!("Timeout: Too large resource version: {requested}, current: {current}"),
+        );
+        err.details = Some(Box::new(StatusDetails {
+            causes: vec![FieldError {
+                reason: "ResourceVersionTooLarge",
+                message: "Too large resource version".into(),
+                field: String::new(),
+            }],
+            retry_after_seconds: Some(1),
+            ..StatusDetails::default()
+        }));
+        err
     }
 
     pub fn too_large(limit: usize) -> Self {
@@ -431,7 +442,17 @@ impl ApiError {
                 let causes: Vec<Value> = details
                     .causes
                     .iter()
-                    .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                    .map(|c| {
+                        // Both omitted when empty, as upstream's StatusCause.
+                        let mut cause = json!({"reason": c.reason});
+                        if !c.message.is_empty() {
+                            cause["message"] = c.message.clone().into();
+                        }
+                        if !c.field.is_empty() {
+                            cause["field"] = c.field.clone().into();
+                        }
+                        cause
+                    })
                     .collect();
                 d.insert("causes".into(), causes.into());
             }

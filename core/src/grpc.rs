@@ -156,7 +156,7 @@ impl ResourcesService {
         let def = self.resolve(r.resource.as_ref())?;
         Ok(self
             .core
-            .get(&user, &def, ns(&r.namespace), &r.name)
+            .get(&user, &def, ns(&r.namespace), &r.name, &r.resource_version)
             .await?)
     }
 

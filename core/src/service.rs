@@ -681,19 +681,54 @@ impl ApiCore {
         Ok((kv, obj))
     }
 
+    /// One object. `resource_version` as upstream reads it: "" is a
+    /// consistent read (storage), "0" any version (the watch cache's copy
+    /// when it has one), and a revision means not older than it: storage's
+    /// copy, once storage has reached it (504 otherwise).
     pub async fn get(
         &self,
         user: &UserInfo,
         def: &ResourceDef,
         namespace: Option<&str>,
         name: &str,
+        resource_version: &str,
     ) -> ApiResult<Value> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "get", def, namespace, Some(name))?;
         if def.is_component_status() {
             return self.get_component_status(name).await;
         }
-        served(def, self.get_stored(def, namespace, name).await?.1)
+        let stored = match resource_version {
+            "" => self.get_stored(def, namespace, name).await?.1,
+            "0" => {
+                let key = self.key(def, namespace, name);
+                let cached = self
+                    .caches
+                    .for_prefix(&def.key_prefix(&self.prefix, None))
+                    .get(&key);
+                match cached {
+                    Some(object) => Value::clone(&object),
+                    // Not seen yet (or a cache still loading): storage knows.
+                    None => self.get_stored(def, namespace, name).await?.1,
+                }
+            }
+            rv => {
+                let wanted = parse_revision(rv)?;
+                let found = self.get_stored(def, namespace, name).await;
+                let at = match &found {
+                    Ok((kv, _)) => kv.mod_revision,
+                    Err(_) => 0,
+                };
+                if wanted > at {
+                    let current = self.current_revision().await?;
+                    if wanted > current {
+                        return Err(ApiError::too_large_resource_version(wanted, current));
+                    }
+                }
+                found?.1
+            }
+        };
+        served(def, stored)
     }
 
     pub async fn list(
@@ -1314,9 +1349,12 @@ impl ApiCore {
         namespace: Option<&str>,
         name: &str,
         view: View,
+        resource_version: &str,
     ) -> ApiResult<Value> {
         self.check_view(def, view)?;
-        let object = self.get(user, def, namespace, name).await?;
+        let object = self
+            .get(user, def, namespace, name, resource_version)
+            .await?;
         Ok(match view {
             View::Scale => crate::scale::to_scale(def, &object),
             _ => object,

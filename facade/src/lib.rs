@@ -631,7 +631,9 @@ async fn resource_request(
     match (method.clone(), name) {
         (Method::GET, _) if q.flag("watch") => watch(state, user, &def, ns, name, q, output).await,
         (Method::GET, Some(name)) => {
-            let obj = core.get(user, &def, ns, name).await?;
+            let obj = core
+                .get(user, &def, ns, name, &q.string("resourceVersion"))
+                .await?;
             Ok(encode(
                 StatusCode::OK,
                 output,
@@ -829,7 +831,9 @@ async fn subresource_request(
     }
     let result = match *method {
         Method::GET => {
-            let obj = core.get_view(user, def, ns, name, view).await?;
+            let obj = core
+                .get_view(user, def, ns, name, view, &q.string("resourceVersion"))
+                .await?;
             return Ok(encode(
                 StatusCode::OK,
                 output,
