@@ -5,7 +5,7 @@
 //! closed (its client re-watches from its last resourceVersion) instead of
 //! blocking the others or growing memory.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -43,9 +43,19 @@ struct Watcher {
     tx: mpsc::Sender<Arc<CacheEvent>>,
 }
 
+/// Which objects a cache keeps an index of (see `WatchCache::indexed_under`).
+pub type Index = fn(&Value) -> bool;
+
+fn unindexed(_: &Value) -> bool {
+    false
+}
+
 #[derive(Default)]
 struct State {
     objects: BTreeMap<String, Arc<Value>>,
+    /// Keys of the objects the cache's `Index` holds for, kept as changes
+    /// arrive, so a reader after those few does not walk every object.
+    indexed: BTreeSet<String>,
     revision: i64,
     window: VecDeque<Arc<CacheEvent>>,
     /// Oldest revision after which the window holds every event.
@@ -64,6 +74,7 @@ pub struct CacheWatch {
 
 pub struct WatchCache {
     prefix: String,
+    index: Index,
     state: RwLock<State>,
     dispatched: Arc<AtomicI64>,
     ready: watch::Receiver<bool>,
@@ -74,9 +85,15 @@ pub struct WatchCache {
 impl WatchCache {
     /// Starts filling a cache for every key under `prefix`.
     pub fn start(storage: Arc<dyn Storage>, prefix: String) -> Arc<Self> {
+        Self::start_indexed(storage, prefix, unindexed)
+    }
+
+    /// The same, keeping an index of the objects `index` holds for.
+    pub fn start_indexed(storage: Arc<dyn Storage>, prefix: String, index: Index) -> Arc<Self> {
         let (ready_tx, ready) = watch::channel(false);
         let cache = Arc::new(Self {
             prefix,
+            index,
             state: RwLock::new(State::default()),
             dispatched: Arc::new(AtomicI64::new(0)),
             ready,
@@ -104,8 +121,16 @@ impl WatchCache {
                 }
             };
             let mut objects = BTreeMap::new();
+            let mut indexed = BTreeSet::new();
+            let index = match cache.upgrade() {
+                Some(this) => this.index,
+                None => return,
+            };
             for kv in &listed.items {
                 if let Some(obj) = object::decode_at(&kv.value, kv.mod_revision) {
+                    if index(&obj) {
+                        indexed.insert(kv.key.clone());
+                    }
                     objects.insert(kv.key.clone(), Arc::new(obj));
                 }
             }
@@ -124,6 +149,7 @@ impl WatchCache {
                 // closing them makes their clients re-watch.
                 state.watchers.clear();
                 state.objects = objects;
+                state.indexed = indexed;
                 state.revision = listed.revision;
                 state.window.clear();
                 state.window_start = listed.revision;
@@ -203,14 +229,25 @@ impl WatchCache {
         let (object, prev) = match decoded {
             Some(object) => {
                 let prev = match ev.kind {
-                    EventKind::Put => state.objects.insert(ev.key.clone(), object.clone()),
-                    EventKind::Delete | EventKind::Progress => state.objects.remove(&ev.key),
+                    EventKind::Put => {
+                        if (self.index)(&object) {
+                            state.indexed.insert(ev.key.clone());
+                        } else {
+                            state.indexed.remove(&ev.key);
+                        }
+                        state.objects.insert(ev.key.clone(), object.clone())
+                    }
+                    EventKind::Delete | EventKind::Progress => {
+                        state.indexed.remove(&ev.key);
+                        state.objects.remove(&ev.key)
+                    }
                 };
                 (object, prev)
             }
             // The store left the deleted value out (see `watch_latest`): the
             // cache has it, and upstream reports it at the delete's revision.
             None => {
+                state.indexed.remove(&ev.key);
                 let Some(prev) = state.objects.remove(&ev.key) else {
                     // Nothing to report for a key the cache never held.
                     self.advance(&mut state, ev.revision);
@@ -300,21 +337,16 @@ impl WatchCache {
         (Self::entries_under(&state, prefix), state.revision)
     }
 
-    /// The objects under `prefix` for which `wanted` holds, without their
-    /// keys, and the revision they are current at. Only those are copied
-    /// out (as `Arc`s).
-    pub fn objects_under_where(
-        &self,
-        prefix: &str,
-        wanted: impl Fn(&Value) -> bool,
-    ) -> (Vec<Arc<Value>>, i64) {
+    /// The objects under `prefix` that the cache's index holds for,
+    /// without their keys, and the revision they are current at. The cost
+    /// is theirs, not that of every object.
+    pub fn indexed_under(&self, prefix: &str) -> (Vec<Arc<Value>>, i64) {
         let state = self.read();
         let objects = state
-            .objects
+            .indexed
             .range(prefix.to_string()..)
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .filter(|(_, v)| wanted(v))
-            .map(|(_, v)| v.clone())
+            .take_while(|k| k.starts_with(prefix))
+            .filter_map(|k| state.objects.get(k).cloned())
             .collect();
         (objects, state.revision)
     }
@@ -395,13 +427,16 @@ impl WatchCache {
 /// One cache per resource type, started on first use.
 pub struct WatchCaches {
     storage: Arc<dyn Storage>,
+    /// Every cache's index.
+    index: Index,
     caches: Mutex<HashMap<String, Arc<WatchCache>>>,
 }
 
 impl WatchCaches {
-    pub fn new(storage: Arc<dyn Storage>) -> Self {
+    pub fn new(storage: Arc<dyn Storage>, index: Index) -> Self {
         Self {
             storage,
+            index,
             caches: Mutex::new(HashMap::new()),
         }
     }
@@ -411,7 +446,9 @@ impl WatchCaches {
         let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
         caches
             .entry(prefix.to_string())
-            .or_insert_with(|| WatchCache::start(self.storage.clone(), prefix.to_string()))
+            .or_insert_with(|| {
+                WatchCache::start_indexed(self.storage.clone(), prefix.to_string(), self.index)
+            })
             .clone()
     }
 }
@@ -470,6 +507,50 @@ mod tests {
         assert_eq!(resumed.backlog.len(), 1);
         // Before the window: the caller must go elsewhere.
         assert!(cache.watch("/r/cm/", start - 10).is_none());
+    }
+
+    /// The index follows creates, updates in and out of it, and deletes,
+    /// and is rebuilt by the first list.
+    #[tokio::test]
+    async fn the_index_follows_every_change() {
+        fn labelled(object: &Value) -> bool {
+            object.pointer("/metadata/labels/indexed").is_some()
+        }
+        let (_d, s) = store().await;
+        s.create(
+            "/r/cm/a/listed",
+            br#"{"metadata":{"labels":{"indexed":"y"}}}"#.to_vec(),
+        )
+        .await
+        .unwrap();
+        let cache = WatchCache::start_indexed(s.clone(), "/r/cm/".into(), labelled);
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let plain = s.create("/r/cm/a/plain", b"{}".to_vec()).await.unwrap();
+        s.create(
+            "/r/cm/b/other",
+            br#"{"metadata":{"labels":{"indexed":"y"}}}"#.to_vec(),
+        )
+        .await
+        .unwrap();
+        let into = s
+            .update(
+                "/r/cm/a/plain",
+                br#"{"metadata":{"labels":{"indexed":"y"}}}"#.to_vec(),
+                plain.mod_revision,
+            )
+            .await
+            .unwrap();
+        until(&cache, into.mod_revision).await;
+        let indexed = |prefix: &str| cache.indexed_under(prefix).0.len();
+        assert_eq!(indexed("/r/cm/a/"), 2, "listed and plain, not other");
+        assert_eq!(indexed("/r/cm/"), 3);
+        let out = s
+            .update("/r/cm/a/plain", b"{}".to_vec(), into.mod_revision)
+            .await
+            .unwrap();
+        let gone = s.delete("/r/cm/b/other", None).await.unwrap();
+        until(&cache, out.mod_revision.max(gone.mod_revision)).await;
+        assert_eq!(indexed("/r/cm/"), 1, "only the listed one is left");
     }
 
     #[tokio::test]

@@ -397,7 +397,12 @@ impl ApiCore {
         Self {
             registry,
             service_addresses,
-            caches: crate::cache::WatchCaches::new(storage.clone()),
+            // The collector reads the objects that own or are being
+            // deleted, kept indexed as they change.
+            caches: crate::cache::WatchCaches::new(
+                storage.clone(),
+                crate::controllers::garbage_collector::involved,
+            ),
             storage,
             prefix,
         }

@@ -245,8 +245,9 @@ const CACHE_CATCH_UP: Duration = Duration::from_secs(1);
 
 /// Whether an object takes part in a pass: it owns through references or is
 /// being deleted. Most objects do neither; they matter only as owners, and
-/// are looked up as such (`owner_cached`).
-fn involved(object: &Value) -> bool {
+/// are looked up as such (`owner_cached`). Every watch cache keeps an index
+/// of the objects this holds for (`WatchCache::indexed_under`).
+pub(crate) fn involved(object: &Value) -> bool {
     object::meta(object).is_some_and(|meta| {
         meta.contains_key("deletionTimestamp")
             || meta
@@ -289,7 +290,7 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapsho
     let mut read = Vec::with_capacity(caches.len());
     for (def, cache) in &caches {
         let prefix = def.key_prefix(&core.prefix, None);
-        let (objects, revision) = cache.objects_under_where(&prefix, involved);
+        let (objects, revision) = cache.indexed_under(&prefix);
         snapshot.floor = snapshot.floor.min(revision);
         read.push(revision);
         snapshot
