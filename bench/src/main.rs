@@ -956,12 +956,20 @@ fn share(run: &BackendRun, kind: PathKind, ceiling: PathKind, clients: usize) ->
     match shares.as_slice() {
         [] => "–".into(),
         [one] => share_cell(Some(*one)),
-        all => format!(
-            "{:.0} % ({:.0}–{:.0})",
-            all[all.len() / 2],
-            all[0],
-            all[all.len() - 1]
-        ),
+        all => {
+            // An even count has two middles: their mean, not the upper one.
+            let middle = all.len() / 2;
+            let median = if all.len() % 2 == 0 {
+                (all[middle - 1] + all[middle]) / 2.0
+            } else {
+                all[middle]
+            };
+            format!(
+                "{median:.0} % ({:.0}–{:.0})",
+                all[0],
+                all[all.len() - 1]
+            )
+        }
     }
 }
 
