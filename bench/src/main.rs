@@ -964,11 +964,7 @@ fn share(run: &BackendRun, kind: PathKind, ceiling: PathKind, clients: usize) ->
             } else {
                 all[middle]
             };
-            format!(
-                "{median:.0} % ({:.0}–{:.0})",
-                all[0],
-                all[all.len() - 1]
-            )
+            format!("{median:.0} % ({:.0}–{:.0})", all[0], all[all.len() - 1])
         }
     }
 }
