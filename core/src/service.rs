@@ -1511,8 +1511,8 @@ impl ApiCore {
                 opts.force,
             )?)
         };
-        let applied = self
-            .read_modify_write(
+        let update = || {
+            self.read_modify_write(
                 def,
                 namespace,
                 name,
@@ -1521,10 +1521,10 @@ impl ApiCore {
                 FieldOwnership::Applied,
                 merge,
             )
-            .await;
+        };
         // Most applies find the object (in the watch cache, without a read
         // of storage); only a missing one is created.
-        match applied {
+        match update().await {
             Err(e) if e.code() == 404 && view == View::Main => {}
             other => return other,
         }
@@ -1540,18 +1540,7 @@ impl ApiCore {
             .await;
         match result {
             // Someone created it meanwhile: apply over theirs instead.
-            Err(e) if e.reason == crate::error::StatusReason::AlreadyExists => {
-                self.read_modify_write(
-                    def,
-                    namespace,
-                    name,
-                    view,
-                    opts,
-                    FieldOwnership::Applied,
-                    merge,
-                )
-                .await
-            }
+            Err(e) if e.reason == crate::error::StatusReason::AlreadyExists => update().await,
             other => other,
         }
     }

@@ -497,14 +497,7 @@ mod tests {
             Duration::from_millis(500),
         )
         .await;
-        let mut events = streaming_list_after_a_create(&core).await;
-        // Then live changes, once.
-        create_configmap(&core, "later").await;
-        let next = tokio::time::timeout(Duration::from_secs(5), events.next())
-            .await
-            .expect("a change within 5 s")
-            .expect("open");
-        assert_eq!(crate::object::name(&next.object), "later");
+        streams_the_state_then_each_change_once(&core, Duration::from_secs(5)).await;
     }
 
     /// The same where the cache cannot learn that it is current (old etcd
@@ -517,11 +510,18 @@ mod tests {
             Duration::from_secs(2),
         )
         .await;
-        let mut events = streaming_list_after_a_create(&core).await;
-        create_configmap(&core, "later").await;
-        let next = tokio::time::timeout(Duration::from_secs(10), events.next())
+        streams_the_state_then_each_change_once(&core, Duration::from_secs(10)).await;
+    }
+
+    /// A streaming list started just after "fresh" was created has it in
+    /// its initial events; "later", created after, comes next, within
+    /// `within`, and "fresh" does not come again.
+    async fn streams_the_state_then_each_change_once(core: &ApiCore, within: Duration) {
+        let mut events = streaming_list_after_a_create(core).await;
+        create_configmap(core, "later").await;
+        let next = tokio::time::timeout(within, events.next())
             .await
-            .expect("a change within 10 s")
+            .expect("the change in time")
             .expect("open");
         assert_eq!(
             (next.event_type, crate::object::name(&next.object)),
