@@ -25,6 +25,24 @@ pub fn configmap(name: &str) -> Value {
     })
 }
 
+/// A Deployment for status writes: one replica of a pod template that is
+/// never scheduled (no controller runs).
+pub fn deployment(name: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"app": "bench"}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}]},
+            },
+        },
+    })
+}
+
 pub enum Worker {
     Rest(RestConn),
     Grpc(Box<Client>),
@@ -65,6 +83,9 @@ pub enum WriteOp {
     /// A server-side apply of the whole object by one field manager,
     /// forced (the object was created by another).
     Apply,
+    /// A merge patch of the status subresource of a Deployment of the
+    /// worker's own (no controller runs to write it back).
+    Status,
 }
 
 impl WriteOp {
@@ -73,6 +94,7 @@ impl WriteOp {
             Self::MergePatch => "REST merge patch (HTTP/2, TLS)",
             Self::Put => "REST PUT (HTTP/2, TLS)",
             Self::Apply => "REST server-side apply (HTTP/2, TLS)",
+            Self::Status => "REST status merge patch, Deployment (HTTP/2, TLS)",
         }
     }
 
@@ -81,7 +103,36 @@ impl WriteOp {
             Self::MergePatch => "patch",
             Self::Put => "put",
             Self::Apply => "apply",
+            Self::Status => "status",
         }
+    }
+
+    /// Makes the object a worker writes: a ConfigMap, or a Deployment for
+    /// status writes.
+    pub async fn make(
+        self,
+        worker: &mut Worker,
+        namespace: &str,
+        name: &str,
+    ) -> Result<(), BenchError> {
+        if self != Self::Status {
+            return worker.create(namespace, name).await;
+        }
+        let conn = worker.rest("status writes")?;
+        let body = serde_json::to_vec(&deployment(name))?;
+        let (status, body) = conn
+            .post(
+                &format!("/apis/apps/v1/namespaces/{namespace}/deployments"),
+                body,
+            )
+            .await?;
+        if status != 201 {
+            return Err(BenchError::Status(
+                status,
+                String::from_utf8_lossy(&body).into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -113,6 +164,14 @@ impl Worker {
             serde_json::to_vec(&object)
         };
         let (status, body) = match op {
+            WriteOp::Status => {
+                let body = serde_json::to_vec(&json!({"status": {"observedGeneration": seq}}))?;
+                conn.merge_patch(
+                    &format!("/apis/apps/v1/namespaces/{namespace}/deployments/{name}/status"),
+                    body,
+                )
+                .await?
+            }
             WriteOp::MergePatch => {
                 let body = serde_json::to_vec(&json!({"data": {"mode": mode}}))?;
                 conn.merge_patch(&path, body).await?

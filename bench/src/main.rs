@@ -142,7 +142,7 @@ struct Args {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "merge-patch,put,apply"
+        default_value = "merge-patch,put,apply,status"
     )]
     write_ops: Vec<load::WriteOp>,
     /// Skip the delete phases (REST; one per client count and round, after
@@ -572,9 +572,11 @@ async fn measured_phase(
     }
     let mut ws = workers(ctx, kind, n).await?;
     let prefix = format!("p{round}");
-    if let Op::Write(_) = op {
+    if let Op::Write(write) = op {
         for (id, worker) in ws.iter_mut().enumerate() {
-            worker.create(&namespace, &format!("{prefix}-{id}")).await?;
+            write
+                .make(worker, &namespace, &format!("{prefix}-{id}"))
+                .await?;
         }
     }
     // Drained and dropped, as cheaply as a consumer can: the row measures
@@ -839,7 +841,10 @@ async fn measure_backend(
         for &n in args.write_clients.iter().filter(|n| **n > 0) {
             for round in 0..args.rounds.max(1) {
                 writes.push(write_phase(&ctx, op, n, round).await?);
-                stored_total += n as u64;
+                if op != load::WriteOp::Status {
+                    // One ConfigMap per client (status writes make Deployments).
+                    stored_total += n as u64;
+                }
             }
         }
     }
