@@ -979,12 +979,16 @@ impl ApiCore {
     /// Upstream's validation of a new object (`old` None) or an update;
     /// kinds stored at another version are validated in their stored form,
     /// the one upstream's (internal-version) rules are written against.
+    /// A write through `/status` answers only for metadata and status, as
+    /// upstream's ValidateXxxStatusUpdate: the rest is the stored object's,
+    /// which a rule added since must not make unwritable.
     fn validate(
         &self,
         def: &ResourceDef,
         object: &Value,
         old: Option<&Value>,
         name: &str,
+        view: View,
     ) -> ApiResult<()> {
         let mut errs = validation::object_meta(object, def.strategy.name_rule(), def.namespaced);
         errs.extend(def.strategy.validate(object));
@@ -1003,6 +1007,12 @@ impl ApiCore {
             None => crate::validate::validate_create(group, kind, object),
             Some(old) => crate::validate::validate_update(group, kind, object, old),
         });
+        if view == View::Status {
+            errs.retain(|e| {
+                let top = e.field.split(['.', '[']).next().unwrap_or_default();
+                top == "status" || top == "metadata"
+            });
+        }
         if errs.is_empty() {
             Ok(())
         } else {
@@ -1158,7 +1168,7 @@ impl ApiCore {
                 );
             }
             let name = object::name(&object).to_string();
-            self.validate(def, &object, None, &name)?;
+            self.validate(def, &object, None, &name, View::Main)?;
             self.ensure_namespace_accepts(def, namespace, &name).await?;
             if opts.dry_run {
                 return Ok(WriteResult {
@@ -1634,7 +1644,7 @@ impl ApiCore {
         // A binding writes the pod directly, as upstream's BindingREST
         // does, without the pod's update rules (which forbid nodeName).
         let previous = (view != View::Binding).then_some(&old);
-        self.validate(def, &candidate, previous, name)?;
+        self.validate(def, &candidate, previous, name, view)?;
         let allocated = if def.strategy.allocates_service_addresses() && view == View::Main {
             Some(
                 self.service_addresses
@@ -2141,6 +2151,69 @@ impl From<ApiError> for StorageErrorOrApi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A write through /status answers for metadata and status only: a
+    /// stored spec that the rules refuse (written before a rule existed)
+    /// does not block it, while a write of the main resource still is.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn status_writes_answer_only_for_status_and_metadata() {
+        use std::time::Duration;
+        let (_dir, core) =
+            crate::storage::shaped::core_lagging_behind("/registry/none/", Duration::ZERO).await;
+        let user = UserInfo::system();
+        let def = core
+            .resolve("apps", "v1", "deployments")
+            .expect("deployments");
+        let write = WriteOptions::default();
+        let ns = Some("default");
+        core.create(
+            &user,
+            &def,
+            ns,
+            json!({
+                "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "c", "image": "pause"}]},
+                    },
+                },
+            }),
+            &write,
+        )
+        .await
+        .expect("created");
+        // A spec today's rules refuse, as if stored before they existed.
+        let key = "/registry/deployments/default/web";
+        let kv = core.storage.get(key).await.expect("read").expect("stored");
+        let mut stored: Value = serde_json::from_slice(&kv.value).expect("json");
+        stored["spec"]["replicas"] = json!(-1);
+        core.storage
+            .update(
+                key,
+                serde_json::to_vec(&stored).expect("json"),
+                kv.mod_revision,
+            )
+            .await
+            .expect("rewritten");
+        let patch = |view: View, body: Value| {
+            let (core, user, def, write) = (&core, &user, &def, &write);
+            async move {
+                core.patch(user, def, ns, "web", PatchType::Merge, &body, write, view)
+                    .await
+            }
+        };
+        let status = patch(View::Status, json!({"status": {"observedGeneration": 7}}))
+            .await
+            .expect("a status write is not held up by the spec");
+        assert_eq!(status.object["status"]["observedGeneration"], 7);
+        let main = patch(View::Main, json!({"metadata": {"labels": {"tier": "web"}}}))
+            .await
+            .expect_err("a write of the main resource is");
+        assert_eq!(main.code(), 422, "{main:?}");
+        assert!(main.message.contains("spec.replicas"), "{}", main.message);
+    }
 
     /// Updates and deletes start from the watch cache's copy. With that
     /// cache lagging behind storage, a patch is neither lost (its
