@@ -76,16 +76,11 @@ fn write_name(i: usize) -> String {
 
 async fn write(conn: &mut RestConn, ns: &str, i: usize) -> Result<(), BenchError> {
     let body = serde_json::to_vec(&load::configmap(&write_name(i)))?;
-    match conn
+    let created = conn
         .post(&format!("/api/v1/namespaces/{ns}/configmaps"), body)
-        .await?
-    {
-        (201, _) => Ok(()),
-        (status, body) => Err(BenchError::Status(
-            status,
-            String::from_utf8_lossy(&body).into(),
-        )),
-    }
+        .await?;
+    crate::rest::expect_status(created, 201)?;
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -8,7 +8,7 @@ use capstan_client::{Client, GroupVersionResource};
 use capstan_core::storage::Storage;
 use serde_json::{json, Value};
 
-use crate::rest::RestConn;
+use crate::rest::{expect_status, RestConn};
 use crate::BenchError;
 
 /// The ConfigMap every create sends: ~200 bytes of data, as the brief asks.
@@ -120,18 +120,14 @@ impl WriteOp {
         }
         let conn = worker.rest("status writes")?;
         let body = serde_json::to_vec(&deployment(name))?;
-        let (status, body) = conn
-            .post(
+        expect_status(
+            conn.post(
                 &format!("/apis/apps/v1/namespaces/{namespace}/deployments"),
                 body,
             )
-            .await?;
-        if status != 201 {
-            return Err(BenchError::Status(
-                status,
-                String::from_utf8_lossy(&body).into(),
-            ));
-        }
+            .await?,
+            201,
+        )?;
         Ok(())
     }
 }
@@ -163,7 +159,7 @@ impl Worker {
             object["data"]["mode"] = json!(mode);
             serde_json::to_vec(&object)
         };
-        let (status, body) = match op {
+        let response = match op {
             WriteOp::Status => {
                 let body = serde_json::to_vec(&json!({"status": {"observedGeneration": seq}}))?;
                 conn.merge_patch(
@@ -185,12 +181,7 @@ impl Worker {
                 .await?
             }
         };
-        if status != 200 {
-            return Err(BenchError::Status(
-                status,
-                String::from_utf8_lossy(&body).into(),
-            ));
-        }
+        expect_status(response, 200)?;
         Ok(())
     }
 
@@ -200,29 +191,22 @@ impl Worker {
         let (status, body) = conn
             .delete(&format!("/api/v1/namespaces/{namespace}/configmaps/{name}"))
             .await?;
-        match status {
-            200 => Ok(true),
-            404 => Ok(false),
-            _ => Err(BenchError::Status(
-                status,
-                String::from_utf8_lossy(&body).into(),
-            )),
+        if status == 404 {
+            return Ok(false);
         }
+        expect_status((status, body), 200)?;
+        Ok(true)
     }
 
     pub async fn create(&mut self, namespace: &str, name: &str) -> Result<(), BenchError> {
         match self {
             Self::Rest(conn) => {
                 let body = serde_json::to_vec(&configmap(name))?;
-                let (status, body) = conn
-                    .post(&format!("/api/v1/namespaces/{namespace}/configmaps"), body)
-                    .await?;
-                if status != 201 {
-                    return Err(BenchError::Status(
-                        status,
-                        String::from_utf8_lossy(&body).into(),
-                    ));
-                }
+                expect_status(
+                    conn.post(&format!("/api/v1/namespaces/{namespace}/configmaps"), body)
+                        .await?,
+                    201,
+                )?;
                 Ok(())
             }
             Self::Grpc(client) => {

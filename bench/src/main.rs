@@ -23,7 +23,7 @@ use rand::Rng;
 use serde_json::{json, Value};
 
 use load::{percentile, run_ops, Op, PhaseResult, Worker};
-use rest::{RestConn, TlsFiles};
+use rest::{expect_status, RestConn, TlsFiles};
 use server::ServerProc;
 
 #[derive(Debug, thiserror::Error)]
@@ -279,15 +279,11 @@ async fn fill(
         tasks.push(tokio::spawn(async move {
             for i in names {
                 let body = serde_json::to_vec(&load::configmap(&format!("cm-{i:05}")))?;
-                let (status, body) = conn
-                    .post(&format!("/api/v1/namespaces/{LIST_NS}/configmaps"), body)
-                    .await?;
-                if status != 201 {
-                    return Err(BenchError::Status(
-                        status,
-                        String::from_utf8_lossy(&body).into(),
-                    ));
-                }
+                expect_status(
+                    conn.post(&format!("/api/v1/namespaces/{LIST_NS}/configmaps"), body)
+                        .await?,
+                    201,
+                )?;
             }
             Ok::<_, BenchError>(())
         }));
@@ -326,15 +322,11 @@ async fn measure_reads(
     let mut bytes = 0;
     for (i, name) in names.iter().enumerate() {
         let t0 = Instant::now();
-        let (status, body) = conn
-            .get(&format!("/api/v1/namespaces/{LIST_NS}/configmaps/{name}"))
-            .await?;
-        if status != 200 {
-            return Err(BenchError::Status(
-                status,
-                String::from_utf8_lossy(&body).into(),
-            ));
-        }
+        let body = expect_status(
+            conn.get(&format!("/api/v1/namespaces/{LIST_NS}/configmaps/{name}"))
+                .await?,
+            200,
+        )?;
         if i >= 100 {
             us.push(elapsed_us(t0));
             bytes = body.len();
@@ -350,13 +342,7 @@ async fn measure_reads(
         let mut us = Vec::with_capacity(LISTS);
         for i in 0..LISTS + 2 {
             let t0 = Instant::now();
-            let (status, body) = conn.get(&list_path).await?;
-            if status != 200 {
-                return Err(BenchError::Status(
-                    status,
-                    String::from_utf8_lossy(&body).into(),
-                ));
-            }
+            let body = expect_status(conn.get(&list_path).await?, 200)?;
             let items = serde_json::from_slice::<Value>(&body)?["items"]
                 .as_array()
                 .map_or(0, Vec::len);

@@ -59,6 +59,18 @@ impl TlsFiles {
     }
 }
 
+/// The body of `response` when its status is `want`; otherwise its status
+/// and body as the error.
+pub fn expect_status(response: (u16, Bytes), want: u16) -> Result<Bytes, BenchError> {
+    match response {
+        (status, body) if status == want => Ok(body),
+        (status, body) => Err(BenchError::Status(
+            status,
+            String::from_utf8_lossy(&body).into(),
+        )),
+    }
+}
+
 /// One HTTP/2 connection to the server.
 pub struct RestConn {
     sender: SendRequest<Full<Bytes>>,

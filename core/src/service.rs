@@ -335,7 +335,7 @@ fn encode(object: &Value) -> ApiResult<Vec<u8>> {
     serde_json::to_vec(&object::StoredForm(object)).map_err(ApiError::internal)
 }
 
-fn parse_revision(rv: &str) -> ApiResult<i64> {
+pub(crate) fn parse_revision(rv: &str) -> ApiResult<i64> {
     rv.parse::<i64>()
         .ok()
         .filter(|v| *v >= 0)
@@ -617,6 +617,30 @@ impl ApiCore {
         def.key(&self.prefix, namespace, name)
     }
 
+    /// The watch cache's copy of one object, as stored, without waiting for
+    /// a cache that is still loading (None: ask storage). It may lag behind
+    /// storage.
+    pub(crate) fn cached_copy(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Arc<Value>> {
+        self.caches
+            .for_prefix(&def.key_prefix(&self.prefix, None))
+            .get(&self.key(def, namespace, name))
+    }
+
+    /// Nothing when storage has reached `wanted`; upstream's 504 "Too large
+    /// resource version" when it has not.
+    async fn storage_reached(&self, wanted: i64) -> ApiResult<()> {
+        let current = self.current_revision().await?;
+        if wanted > current {
+            return Err(ApiError::too_large_resource_version(wanted, current));
+        }
+        Ok(())
+    }
+
     fn authorize(
         &self,
         user: &UserInfo,
@@ -705,18 +729,11 @@ impl ApiCore {
         }
         let stored = match resource_version {
             "" => self.get_stored(def, namespace, name).await?.1,
-            "0" => {
-                let key = self.key(def, namespace, name);
-                let cached = self
-                    .caches
-                    .for_prefix(&def.key_prefix(&self.prefix, None))
-                    .get(&key);
-                match cached {
-                    Some(object) => Value::clone(&object),
-                    // Not seen yet (or a cache still loading): storage knows.
-                    None => self.get_stored(def, namespace, name).await?.1,
-                }
-            }
+            "0" => match self.cached_copy(def, namespace, name) {
+                Some(object) => Value::clone(&object),
+                // Not seen yet (or a cache still loading): storage knows.
+                None => self.get_stored(def, namespace, name).await?.1,
+            },
             rv => {
                 let wanted = parse_revision(rv)?;
                 let found = self.get_stored(def, namespace, name).await;
@@ -725,10 +742,7 @@ impl ApiCore {
                     Err(_) => 0,
                 };
                 if wanted > at {
-                    let current = self.current_revision().await?;
-                    if wanted > current {
-                        return Err(ApiError::too_large_resource_version(wanted, current));
-                    }
+                    self.storage_reached(wanted).await?;
                 }
                 found?.1
             }
@@ -811,25 +825,8 @@ impl ApiCore {
                 (rv, matched) if matched == "Exact" || (matched.is_empty() && opts.limit > 0) => {
                     params.revision = Some(parse_revision(rv)?)
                 }
-                (rv, _) => {
-                    // Not older than rv: the current state is, unless rv is in the future.
-                    let wanted = parse_revision(rv)?;
-                    let current = self
-                        .storage
-                        .current_revision()
-                        .await
-                        .map_err(ApiError::internal)?;
-                    if wanted > current {
-                        return Err(storage_error(
-                            def,
-                            "",
-                            StorageError::FutureRevision {
-                                requested: wanted,
-                                current,
-                            },
-                        ));
-                    }
-                }
+                // Not older than rv: the current state is, unless rv is in the future.
+                (rv, _) => self.storage_reached(parse_revision(rv)?).await?,
             }
         }
         // Selectors filter after the read, so a page may come back short;
@@ -1331,14 +1328,8 @@ impl ApiCore {
         name: &str,
         cached: bool,
     ) -> ApiResult<Current> {
-        let key = self.key(def, namespace, name);
         if cached {
-            // Not waiting for a cache that is still loading: storage answers.
-            let copy = self
-                .caches
-                .for_prefix(&def.key_prefix(&self.prefix, None))
-                .get(&key);
-            if let Some(object) = copy {
+            if let Some(object) = self.cached_copy(def, namespace, name) {
                 if let Ok(revision) = object::resource_version(&object).parse::<i64>() {
                     return Ok(Current {
                         object: Value::clone(&object),
@@ -2157,9 +2148,7 @@ mod tests {
     /// does not block it, while a write of the main resource still is.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn status_writes_answer_only_for_status_and_metadata() {
-        use std::time::Duration;
-        let (_dir, core) =
-            crate::storage::shaped::core_lagging_behind("/registry/none/", Duration::ZERO).await;
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
         let user = UserInfo::system();
         let def = core
             .resolve("apps", "v1", "deployments")

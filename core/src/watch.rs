@@ -202,6 +202,14 @@ fn bookmark(kind: &str, api_version: &str, revision: i64, initial_events_end: bo
     )
 }
 
+/// The initial events of a watch: an ADDED for each object that matches.
+fn added_events(objects: impl Iterator<Item = Arc<Value>>, filter: &Filter) -> Vec<WatchEvent> {
+    objects
+        .filter(|o| filter.matches(o))
+        .map(|o| WatchEvent::new(EventType::Added, o))
+        .collect()
+}
+
 fn error_event(err: &ApiError) -> WatchEvent {
     WatchEvent::new(EventType::Error, Arc::new(err.to_status()))
 }
@@ -361,13 +369,11 @@ impl ApiCore {
                 .list(&prefix, ListParams::default())
                 .await
                 .map_err(ApiError::internal)?;
-            let added = listed
+            let objects = listed
                 .items
                 .iter()
-                .filter_map(|kv| object::decode_at(&kv.value, kv.mod_revision))
-                .filter(|o| filter.matches(o))
-                .map(|o| WatchEvent::new(EventType::Added, Arc::new(o)))
-                .collect();
+                .filter_map(|kv| object::decode_at(&kv.value, kv.mod_revision));
+            let added = added_events(objects.map(Arc::new), &filter);
             match self.changes_after(&cache, &prefix, listed.revision).await? {
                 Ok(source) => (added, listed.revision, source),
                 Err(too_old) => return Ok(too_old),
@@ -384,17 +390,10 @@ impl ApiCore {
                 }
             }
             let (objects, revision, registration) = cache.list_and_watch(&prefix);
-            let added: Vec<WatchEvent> = objects
-                .iter()
-                .filter(|o| filter.matches(o))
-                .map(|o| WatchEvent::new(EventType::Added, o.clone()))
-                .collect();
+            let added = added_events(objects.into_iter(), &filter);
             (added, revision, Source::from_cache(registration))
         } else {
-            let after =
-                rv.parse::<i64>().ok().filter(|r| *r >= 0).ok_or_else(|| {
-                    ApiError::bad_request(format!("invalid resource version {rv:?}"))
-                })?;
+            let after = crate::service::parse_revision(rv)?;
             match self.changes_after(&cache, &prefix, after).await? {
                 Ok(source) => (Vec::new(), after, source),
                 Err(too_old) => return Ok(too_old),

@@ -274,7 +274,9 @@ struct Snapshot {
 /// their owner was deleted: an Orphan owner would be let go with them still
 /// referring to it, and they would then be collected instead of orphaned.
 /// Caches read later in the pass may have moved on; `floor` says how far
-/// all of them are known to be complete.
+/// all of them are known to be complete. Where caches cannot learn that they
+/// are current (old etcd), there is no barrier: `complete_from_storage`
+/// reads the types that need it from storage instead.
 async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapshot> {
     let mut caches = Vec::new();
     for def in collected_resources(core) {
@@ -292,7 +294,7 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapsho
         let prefix = def.key_prefix(&core.prefix, None);
         let (objects, revision) = cache.indexed_under(&prefix);
         snapshot.floor = snapshot.floor.min(revision);
-        read.push(revision);
+        read.push((*def, revision));
         snapshot
             .nodes
             .extend(objects.into_iter().map(|object| Node {
@@ -301,7 +303,7 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapsho
             }));
     }
     if !core.storage.progress_is_ordered() {
-        complete_from_storage(core, &mut snapshot, &caches, &read).await?;
+        complete_from_storage(core, &mut snapshot, &read).await?;
     }
     Ok(snapshot)
 }
@@ -346,12 +348,12 @@ async fn reach_one_revision(
 /// quiet cache stays at its last change. Only an Orphan or Foreground owner
 /// newer than such a cache needs it complete: the types whose caches were
 /// read at an older revision than the newest such owner are read again from
-/// storage, at one current revision. Other passes cost no storage read.
+/// storage, at one current revision. Other passes list nothing from storage.
+/// `read` is each type with the revision its cache was read at.
 async fn complete_from_storage(
     core: &ApiCore,
     snapshot: &mut Snapshot,
-    caches: &[(&Arc<ResourceDef>, Arc<WatchCache>)],
-    read: &[i64],
+    read: &[(&Arc<ResourceDef>, i64)],
 ) -> crate::ApiResult<()> {
     let newest_owner = snapshot
         .nodes
@@ -368,9 +370,9 @@ async fn complete_from_storage(
     }
     let revision = core.current_revision().await?;
     let mut floor = revision;
-    for ((def, _), read_at) in caches.iter().zip(read) {
-        if *read_at >= newest_owner {
-            floor = floor.min(*read_at);
+    for &(def, read_at) in read {
+        if read_at >= newest_owner {
+            floor = floor.min(read_at);
             continue;
         }
         let prefix = def.key_prefix(&core.prefix, None);
@@ -578,10 +580,7 @@ fn owner_cached(core: &ApiCore, dependent: &Node, reference: &Value) -> bool {
     else {
         return false;
     };
-    let key = owner_def.key(&core.prefix, namespace, name);
-    core.caches
-        .for_prefix(&owner_def.key_prefix(&core.prefix, None))
-        .get(&key)
+    core.cached_copy(&owner_def, namespace, name)
         .is_some_and(|owner| object::meta_str(&owner, "uid") == reference_uid(reference))
 }
 

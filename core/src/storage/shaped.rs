@@ -174,6 +174,12 @@ pub async fn core_lagging_behind(
     core_shaped(|store| ShapedWatches::new(store, lagging(prefix, lag))).await
 }
 
+/// An `ApiCore` over a fresh embedded store whose watches are left as they
+/// are, bootstrapped and with its watch caches started.
+pub async fn core_unshaped() -> (tempfile::TempDir, crate::service::ApiCore) {
+    core_shaped(|store| ShapedWatches::new(store, Box::new(|_, _, events| events))).await
+}
+
 /// The same as `core_lagging_behind`, over a store whose watches report no
 /// progress, as capstan's watches on etcd before 3.4.31 / 3.5.13: a quiet
 /// cache then never learns that it is current.
