@@ -124,7 +124,7 @@ struct Args {
         long,
         value_enum,
         value_delimiter = ',',
-        default_value = "store,store-watched,rest,grpc"
+        default_value = "store,store-watched,relay,rest,grpc"
     )]
     paths: Vec<PathKind>,
     /// Concurrent clients for the write phases (REST, each client writing
@@ -425,6 +425,11 @@ enum PathKind {
     /// store itself.
     #[value(name = "store-watched")]
     WatchedBaseline,
+    /// The transport floor (etcd only): REST creates against
+    /// `capstan-relay`, which terminates TLS and HTTP/2 as capstan does,
+    /// writes each body with `EtcdStore::create` and keeps one watch open,
+    /// but does none of the API's work.
+    Relay,
     Rest,
     Grpc,
 }
@@ -440,6 +445,7 @@ impl PathKind {
             (Self::WatchedBaseline, Backend::Etcd) => {
                 "EtcdStore::create, one watch open (etcd-client, from the bench)"
             }
+            (Self::Relay, _) => "relay: HTTP/2, TLS to EtcdStore::create, no API work",
             (Self::Rest, _) => "REST (HTTP/2, TLS)",
             (Self::Grpc, _) => "gRPC (capstan-client)",
         }
@@ -454,6 +460,7 @@ impl PathKind {
         match self {
             Self::Baseline => "store",
             Self::WatchedBaseline => "store-watched",
+            Self::Relay => "relay",
             Self::Rest => "rest",
             Self::Grpc => "grpc",
         }
@@ -479,6 +486,8 @@ struct Ctx<'a> {
     args: &'a Args,
     backend: Backend,
     server: &'a ServerProc,
+    /// `capstan-relay` on the same etcd (the `relay` path, etcd only).
+    relay: Option<&'a ServerProc>,
     tls: Arc<rustls::ClientConfig>,
     kubeconfig: PathBuf,
     store: Arc<dyn Storage>,
@@ -489,12 +498,27 @@ struct Ctx<'a> {
     etcd_pids: Vec<u32>,
 }
 
+impl Ctx<'_> {
+    /// The process serving `kind`'s requests.
+    fn measured(&self, kind: PathKind) -> Result<&ServerProc, BenchError> {
+        match kind {
+            PathKind::Relay => self.relay.ok_or_else(|| {
+                BenchError::Startup("the relay path runs on the etcd backend only".into())
+            }),
+            _ => Ok(self.server),
+        }
+    }
+}
+
 async fn workers(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<Vec<Worker>, BenchError> {
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         out.push(match kind {
             PathKind::Rest => {
                 Worker::Rest(RestConn::connect(ctx.server.port, ctx.tls.clone()).await?)
+            }
+            PathKind::Relay => {
+                Worker::Rest(RestConn::connect(ctx.measured(kind)?.port, ctx.tls.clone()).await?)
             }
             PathKind::Grpc => {
                 Worker::Grpc(Box::new(Client::from_kubeconfig(&ctx.kubeconfig).await?))
@@ -552,7 +576,7 @@ async fn measured_phase(
             format!("bench-{}-{n}", PathKind::Rest.slug()),
         ),
     };
-    if !kind.is_ceiling() {
+    if !kind.is_ceiling() && kind != PathKind::Relay {
         let mut conn = RestConn::connect(ctx.server.port, ctx.tls.clone()).await?;
         ensure_namespace(&mut conn, &namespace).await?;
     }
@@ -600,7 +624,8 @@ async fn measured_phase(
         }
         Ok(Some(total))
     };
-    let server_cpu0 = ctx.server.cpu_time()?;
+    let measured = ctx.measured(kind)?;
+    let server_cpu0 = measured.cpu_time()?;
     let own_cpu0 = server::own_cpu_time()?;
     let etcd_cpu0 = etcd_cpu()?;
     let (busy0, total0) = server::machine_cpu()?;
@@ -616,7 +641,7 @@ async fn measured_phase(
         op,
     )
     .await;
-    let server_cpu = ctx.server.cpu_time()?.saturating_sub(server_cpu0);
+    let server_cpu = measured.cpu_time()?.saturating_sub(server_cpu0);
     let own_cpu = server::own_cpu_time()?.saturating_sub(own_cpu0);
     let etcd_cpu = etcd_cpu()?
         .zip(etcd_cpu0)
@@ -684,6 +709,33 @@ struct BackendRun {
     stored_total: u64,
     rss_end: u64,
     etcd_rss_end: Option<u64>,
+}
+
+/// Starts `capstan-relay` (built beside this binary) on etcd `endpoints`,
+/// serving with the certificates of the capstan server in `server_dir`, so
+/// that one client configuration reaches both.
+async fn start_relay(
+    server_dir: &std::path::Path,
+    endpoints: &str,
+) -> Result<ServerProc, BenchError> {
+    let relay_dir = server_dir.with_file_name("relay");
+    std::fs::create_dir_all(relay_dir.join("pki"))?;
+    for file in [
+        "ca.crt",
+        "admin.crt",
+        "admin.key",
+        "apiserver.crt",
+        "apiserver.key",
+    ] {
+        std::fs::copy(
+            server_dir.join("pki").join(file),
+            relay_dir.join("pki").join(file),
+        )?;
+    }
+    let binary = std::env::current_exe()?.with_file_name("capstan-relay");
+    let relay = ServerProc::start_with(&binary, &relay_dir, &["--etcd-servers", endpoints]).await?;
+    say(format!("relay: pid {} on port {}", relay.pid(), relay.port));
+    Ok(relay)
 }
 
 async fn measure_backend(
@@ -787,10 +839,17 @@ async fn measure_backend(
         // Same key length as `/registry`, outside the server's prefix.
         Some(etcd) => (Arc::new(etcd.connect().await?), "/baseline"),
     };
+    let relay = match &etcd {
+        Some(_) if args.paths.contains(&PathKind::Relay) => {
+            Some(start_relay(data_dir, &endpoints).await?)
+        }
+        _ => None,
+    };
     let ctx = Ctx {
         args,
         backend,
         server: &server,
+        relay: relay.as_ref(),
         tls,
         kubeconfig,
         store,
@@ -807,10 +866,11 @@ async fn measure_backend(
             for kind in [
                 PathKind::Baseline,
                 PathKind::WatchedBaseline,
+                PathKind::Relay,
                 PathKind::Rest,
                 PathKind::Grpc,
             ] {
-                if !args.paths.contains(&kind) {
+                if !args.paths.contains(&kind) || (kind == PathKind::Relay && relay.is_none()) {
                     continue;
                 }
                 creates.push(create_phase(&ctx, kind, n, round).await?);
@@ -1219,11 +1279,22 @@ async fn run(args: Args) -> Result<(), BenchError> {
     }
     // Against the ceiling, and (when measured) against the ceiling with a
     // watch open: the store's own cost of feeding the server's watch cache.
+    // The relay (etcd) is the floor of any server in front of the store:
+    // REST's share of it is what the API's own work leaves.
     let watched = args.paths.contains(&PathKind::WatchedBaseline);
+    let relayed = args.paths.contains(&PathKind::Relay);
     let mut columns = Vec::new();
     for run in &runs {
-        for kind in [PathKind::Rest, PathKind::Grpc] {
-            let name = kind.slug().to_uppercase().replace("GRPC", "gRPC");
+        let relay_measured = relayed && run.backend == Backend::Etcd;
+        for kind in [PathKind::Relay, PathKind::Rest, PathKind::Grpc] {
+            if kind == PathKind::Relay && !relay_measured {
+                continue;
+            }
+            let name = match kind {
+                PathKind::Relay => "relay",
+                PathKind::Grpc => "gRPC",
+                _ => "REST",
+            };
             columns.push((
                 run,
                 kind,
@@ -1236,6 +1307,14 @@ async fn run(args: Args) -> Result<(), BenchError> {
                     kind,
                     PathKind::WatchedBaseline,
                     format!("{} {name} (of the watched ceiling)", run.backend.label()),
+                ));
+            }
+            if kind == PathKind::Rest && relay_measured {
+                columns.push((
+                    run,
+                    kind,
+                    PathKind::Relay,
+                    format!("{} {name} (of the relay)", run.backend.label()),
                 ));
             }
         }
