@@ -57,6 +57,13 @@ pub enum Worker {
         /// A stored ConfigMap as the server writes it, so sizes match.
         template: Arc<Value>,
     },
+    /// The transport floor: `capstan-relay` stores each body as it comes,
+    /// so it is sent the stored ConfigMap, and etcd holds the same bytes
+    /// as through the server.
+    Relay {
+        conn: RestConn,
+        template: Arc<Value>,
+    },
 }
 
 /// What each request of a closed-loop phase does.
@@ -217,6 +224,20 @@ impl Worker {
                         &configmap(name),
                     )
                     .await?;
+                Ok(())
+            }
+            Self::Relay { conn, template } => {
+                let mut obj = (**template).clone();
+                obj["metadata"]["name"] = json!(name);
+                obj["metadata"]["namespace"] = json!(namespace);
+                expect_status(
+                    conn.post(
+                        &format!("/api/v1/namespaces/{namespace}/configmaps"),
+                        serde_json::to_vec(&obj)?,
+                    )
+                    .await?,
+                    201,
+                )?;
                 Ok(())
             }
             Self::Store {

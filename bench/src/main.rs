@@ -425,10 +425,10 @@ enum PathKind {
     /// store itself.
     #[value(name = "store-watched")]
     WatchedBaseline,
-    /// The transport floor (etcd only): REST creates against
-    /// `capstan-relay`, which terminates TLS and HTTP/2 as capstan does,
-    /// writes each body with `EtcdStore::create` and keeps one watch open,
-    /// but does none of the API's work.
+    /// The transport floor (etcd only): REST creates of the stored
+    /// ConfigMap against `capstan-relay`, which terminates TLS and HTTP/2
+    /// as capstan does, writes each body with `EtcdStore::create` and keeps
+    /// one watch open, but does none of the API's work.
     Relay,
     Rest,
     Grpc,
@@ -517,9 +517,10 @@ async fn workers(ctx: &Ctx<'_>, kind: PathKind, n: usize) -> Result<Vec<Worker>,
             PathKind::Rest => {
                 Worker::Rest(RestConn::connect(ctx.server.port, ctx.tls.clone()).await?)
             }
-            PathKind::Relay => {
-                Worker::Rest(RestConn::connect(ctx.measured(kind)?.port, ctx.tls.clone()).await?)
-            }
+            PathKind::Relay => Worker::Relay {
+                conn: RestConn::connect(ctx.measured(kind)?.port, ctx.tls.clone()).await?,
+                template: ctx.template.clone(),
+            },
             PathKind::Grpc => {
                 Worker::Grpc(Box::new(Client::from_kubeconfig(&ctx.kubeconfig).await?))
             }
