@@ -226,7 +226,14 @@ impl FieldSet {
             [last] => {
                 self.members.insert(last.clone());
             }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                Some(child) => child.insert(rest),
+                None => {
+                    let mut child = FieldSet::new();
+                    child.insert(rest);
+                    self.children.insert(first.clone(), child);
+                }
+            },
         }
     }
 
@@ -367,12 +374,34 @@ impl FieldSet {
         if include_self && !self.is_empty() {
             out.insert(".".into(), Value::Object(Map::new()));
         }
-        let elements: BTreeSet<&PathElement> =
-            self.members.iter().chain(self.children.keys()).collect();
-        for element in elements {
-            let content = match self.children.get(element) {
-                Some(child) => child.emit(self.members.contains(element)),
-                None => Map::new(),
+        // Members and children in one sorted pass, as a merge of the two.
+        let mut members = self.members.iter().peekable();
+        let mut children = self.children.iter().peekable();
+        loop {
+            let member = members.peek().copied();
+            let child = children.peek().copied();
+            let (element, content) = match (member, child) {
+                (None, None) => break,
+                (Some(member), Some((element, _))) if member < element => {
+                    members.next();
+                    (member, Map::new())
+                }
+                (Some(member), Some((element, child))) => {
+                    let is_member = member == element;
+                    if is_member {
+                        members.next();
+                    }
+                    children.next();
+                    (element, child.emit(is_member))
+                }
+                (Some(member), None) => {
+                    members.next();
+                    (member, Map::new())
+                }
+                (None, Some((element, child))) => {
+                    children.next();
+                    (element, child.emit(false))
+                }
             };
             out.insert(element.serialize(), Value::Object(content));
         }

@@ -205,15 +205,17 @@ impl Managed {
     /// Upstream's `capUpdateManagers`: past ten Update entries, the oldest
     /// are merged into one "ancient-changes" entry per apiVersion.
     pub fn cap_update_managers(&mut self) {
+        let is_update = |e: &&Entry| e.key.operation == UPDATE;
+        // Every write calls this, and almost every object is under the cap.
+        if self.entries.iter().filter(is_update).count() <= MAX_UPDATE_MANAGERS {
+            return;
+        }
         let mut updaters: Vec<(i64, String, ManagerKey)> = self
             .entries
             .iter()
-            .filter(|e| e.key.operation == UPDATE)
+            .filter(is_update)
             .map(|e| (seconds(&e.time), e.key.identifier(), e.key.clone()))
             .collect();
-        if updaters.len() <= MAX_UPDATE_MANAGERS {
-            return;
-        }
         updaters.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
         let mut remaining = updaters.len();
         let mut first_by_version: Vec<(String, ManagerKey)> = Vec::new();

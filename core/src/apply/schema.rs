@@ -132,7 +132,20 @@ impl Schema {
         field: &str,
         schema: &'static Value,
     ) -> Node {
-        let node = self.resolve(schema, None);
+        // `schema` is the property's own schema, so it and the owner
+        // identify the field.
+        memoized(Memo::Field, schema, owner, || {
+            self.resolve_field_uncached(owner, field, schema)
+        })
+    }
+
+    fn resolve_field_uncached(
+        &self,
+        owner: Option<&'static str>,
+        field: &str,
+        schema: &'static Value,
+    ) -> Node {
+        let node = self.resolve_uncached(schema, None);
         let Some(owner) = owner else {
             return node;
         };
@@ -179,6 +192,12 @@ impl Schema {
     }
 
     fn resolve(&self, schema: &'static Value, name: Option<&'static str>) -> Node {
+        memoized(Memo::Schema, schema, name, || {
+            self.resolve_uncached(schema, name)
+        })
+    }
+
+    fn resolve_uncached(&self, schema: &'static Value, name: Option<&'static str>) -> Node {
         let (Some(map), followed) = self.follow(schema) else {
             return Node::Deduced;
         };
@@ -230,6 +249,41 @@ impl Schema {
         }
         Node::Scalar
     }
+}
+
+/// What a memoized node was resolved as.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Memo {
+    Schema,
+    Field,
+}
+
+/// The node `resolve` makes of `schema` (with `name`), kept per thread:
+/// every write walks the same schemas, and resolving one reads up to ten
+/// keys of its JSON. Schemas are `'static` and never change, so their
+/// addresses identify them.
+fn memoized(
+    memo: Memo,
+    schema: &'static Value,
+    name: Option<&'static str>,
+    resolve: impl FnOnce() -> Node,
+) -> Node {
+    type Key = (Memo, usize, Option<(usize, usize)>);
+    thread_local! {
+        static NODES: std::cell::RefCell<std::collections::HashMap<Key, Node>> =
+            std::cell::RefCell::default();
+    }
+    let key = (
+        memo,
+        std::ptr::from_ref(schema) as usize,
+        name.map(|n| (n.as_ptr() as usize, n.len())),
+    );
+    if let Some(node) = NODES.with_borrow(|nodes| nodes.get(&key).cloned()) {
+        return node;
+    }
+    let node = resolve();
+    NODES.with_borrow_mut(|nodes| nodes.insert(key, node.clone()));
+    node
 }
 
 /// The root of a kind without a built-in schema (a custom resource): its
@@ -343,3 +397,42 @@ const ATOMIC_MAPS: &[(&str, &str)] = &[
     ("io.k8s.api.core.v1.ServiceSpec", "selector"),
     ("io.k8s.api.core.v1.ReplicationControllerSpec", "selector"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The memo is invisible: every field of every built-in kind resolves,
+    /// the first time and from the memo, as it does without it.
+    #[test]
+    fn memoized_fields_resolve_as_uncached_ones() {
+        let mut fields = 0;
+        for name in crate::openapi::builtin_definitions().keys() {
+            let schema = Schema::for_definition(name);
+            let root = schema.root();
+            let Node::Struct {
+                definition,
+                properties,
+                ..
+            } = &root
+            else {
+                continue;
+            };
+            for (key, property) in properties.iter() {
+                let uncached = format!(
+                    "{:?}",
+                    schema.resolve_field_uncached(*definition, key, property)
+                );
+                for _ in 0..2 {
+                    assert_eq!(
+                        format!("{:?}", schema.field(&root, key)),
+                        uncached,
+                        "{name}.{key}"
+                    );
+                }
+                fields += 1;
+            }
+        }
+        assert!(fields > 1000, "only {fields} fields walked");
+    }
+}

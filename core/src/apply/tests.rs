@@ -689,3 +689,19 @@ fn create_comparison_matches_the_two_way_fill() {
         }
     }
 }
+
+#[test]
+fn fields_v1_lists_members_and_children_in_one_sorted_order() {
+    let field = |name: &str| PathElement::Field(name.to_string());
+    let mut set = FieldSet::new();
+    for member in ["a", "c", "e"] {
+        set.insert(&[field(member)]);
+    }
+    for (parent, child) in [("b", "x"), ("c", "y"), ("d", "z")] {
+        set.insert(&[field(parent), field(child)]);
+    }
+    assert_eq!(
+        set.to_fields_v1().to_string(),
+        r#"{"f:a":{},"f:b":{"f:x":{}},"f:c":{".":{},"f:y":{}},"f:d":{"f:z":{}},"f:e":{}}"#
+    );
+}
