@@ -916,17 +916,10 @@ impl ApiCore {
                 def.kind
             )));
         }
-        obj.insert("apiVersion".into(), Value::String(api_version));
-        obj.insert("kind".into(), Value::String(def.kind.to_string()));
-        // Keep apiVersion and kind first, as upstream serializes them.
-        let mut ordered = serde_json::Map::new();
-        for k in ["apiVersion", "kind"] {
-            if let Some(v) = obj.remove(k) {
-                ordered.insert(k.to_string(), v);
-            }
-        }
-        ordered.append(obj);
-        *obj = ordered;
+        // First, as upstream serializes them; in place, without rebuilding
+        // the object's map.
+        obj.shift_insert(0, "apiVersion".into(), Value::String(api_version));
+        obj.shift_insert(1, "kind".into(), Value::String(def.kind.to_string()));
         Ok(())
     }
 
@@ -2142,6 +2135,47 @@ impl From<ApiError> for StorageErrorOrApi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// apiVersion and kind lead the object whatever order the body gave,
+    /// and the other fields keep theirs.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn type_fields_lead_and_the_rest_keep_their_order() {
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let def = core.resolve("", "v1", "configmaps").expect("configmaps");
+        let body: Value = serde_json::from_str(
+            r#"{"data": {"a": "1"}, "kind": "ConfigMap", "metadata": {"name": "c"},
+                "immutable": false, "apiVersion": "v1", "binaryData": {}}"#,
+        )
+        .expect("json");
+        let created = core
+            .create(
+                &UserInfo::system(),
+                &def,
+                Some("default"),
+                body,
+                &WriteOptions::default(),
+            )
+            .await
+            .expect("created");
+        let keys: Vec<&str> = created
+            .object
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "apiVersion",
+                "kind",
+                "data",
+                "metadata",
+                "immutable",
+                "binaryData"
+            ]
+        );
+    }
 
     /// A write through /status answers for metadata and status only: a
     /// stored spec that the rules refuse (written before a rule existed)
