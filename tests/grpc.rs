@@ -603,3 +603,44 @@ fn server_side_apply_through_grpc() {
     // Seen the same through kubectl.
     assert_eq!(kubectl_cm(&s, "demo", "applied")["data"]["level"], "debug");
 }
+
+/// A write's warnings reach gRPC clients as `warning` metadata, in the form
+/// REST sends them as headers; the object is stored as over REST.
+#[test]
+fn write_warnings_are_response_metadata() {
+    let s = server_with_namespace("warned");
+    let mut object = configmap("colourful", json!({"a": "1"}));
+    object["colour"] = json!("blue");
+    let request = json!({
+        "resource": configmaps(),
+        "namespace": "warned",
+        "object": object,
+        "options": {"fieldValidation": "Warn"},
+    })
+    .to_string();
+    let out = s.grpcurl_ok(&["-v", "-d", &request], &["capstan.v1.Resources/Create"]);
+    let warnings: Vec<&str> = out
+        .lines()
+        .filter(|line| line.starts_with("warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [r#"warning: 299 - "unknown field \"colour\"""#],
+        "{out}"
+    );
+    let stored = kubectl_cm(&s, "warned", "colourful");
+    assert_eq!(stored["data"]["a"], "1");
+    assert!(stored.get("colour").is_none(), "{stored}");
+
+    // Strict refuses the same object, as REST does.
+    let mut strict_object = configmap("strict", json!({}));
+    strict_object["colour"] = json!("blue");
+    let strict = json!({
+        "resource": configmaps(),
+        "namespace": "warned",
+        "object": strict_object,
+        "options": {"fieldValidation": "Strict"},
+    });
+    let err = s.grpc_err("capstan.v1.Resources/Create", &strict);
+    assert_code(&err, "InvalidArgument", r#"unknown field "colour""#);
+}

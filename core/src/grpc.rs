@@ -160,6 +160,109 @@ impl ResourcesService {
             .await?)
     }
 
+    /// A Create's result, before it is encoded (see grpc_served.rs).
+    pub(crate) async fn create_result(
+        &self,
+        req: Request<pb::CreateRequest>,
+    ) -> Result<service::WriteResult, Status> {
+        let user = user_of(&req);
+        let agent = user_agent(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let body = r
+            .object
+            .as_ref()
+            .map(struct_to_json)
+            .ok_or_else(|| Status::invalid_argument("object is required"))?;
+        let opts = write_options(r.options.as_ref(), &agent)?;
+        Ok(self
+            .core
+            .create(&user, &def, ns(&r.namespace), body, &opts)
+            .await?)
+    }
+
+    /// An Update's result, before it is encoded.
+    pub(crate) async fn update_result(
+        &self,
+        req: Request<pb::UpdateRequest>,
+    ) -> Result<service::WriteResult, Status> {
+        let user = user_of(&req);
+        let agent = user_agent(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let body = r
+            .object
+            .as_ref()
+            .map(struct_to_json)
+            .ok_or_else(|| Status::invalid_argument("object is required"))?;
+        let opts = write_options(r.options.as_ref(), &agent)?;
+        Ok(self
+            .core
+            .update(
+                &user,
+                &def,
+                ns(&r.namespace),
+                &r.name,
+                body,
+                &opts,
+                view(&r.subresource)?,
+            )
+            .await?)
+    }
+
+    /// A Patch's result, before it is encoded.
+    pub(crate) async fn patch_result(
+        &self,
+        req: Request<pb::PatchRequest>,
+    ) -> Result<service::WriteResult, Status> {
+        let user = user_of(&req);
+        let agent = user_agent(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let patch_type = match pb::PatchType::try_from(r.r#type) {
+            Ok(pb::PatchType::JsonPatch) => PatchType::Json,
+            Ok(pb::PatchType::MergePatch) => PatchType::Merge,
+            Ok(pb::PatchType::StrategicMergePatch) => PatchType::StrategicMerge,
+            Ok(pb::PatchType::ApplyPatch) => PatchType::Apply,
+            _ => return Err(Status::invalid_argument("patch type is required")),
+        };
+        let body = r
+            .patch
+            .as_ref()
+            .map(prost_to_json)
+            .ok_or_else(|| Status::invalid_argument("patch is required"))?;
+        let mut opts = write_options(r.options.as_ref(), &agent)?;
+        opts.force = r.force;
+        Ok(self
+            .core
+            .patch(
+                &user,
+                &def,
+                ns(&r.namespace),
+                &r.name,
+                patch_type,
+                &body,
+                &opts,
+                view(&r.subresource)?,
+            )
+            .await?)
+    }
+
+    /// A Delete's result, before it is encoded.
+    pub(crate) async fn delete_result(
+        &self,
+        req: Request<pb::DeleteRequest>,
+    ) -> Result<service::WriteResult, Status> {
+        let user = user_of(&req);
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        let opts = delete_options(r.options.as_ref())?;
+        Ok(self
+            .core
+            .delete(&user, &def, ns(&r.namespace), &r.name, &opts)
+            .await?)
+    }
+
     /// A List's page and the type listed, before they are encoded.
     pub(crate) async fn list_page(
         &self,
@@ -239,6 +342,29 @@ fn write_options(
 }
 
 /// The client's User-Agent, which names the field manager by default.
+/// A write's object as the generated server encodes it, with the write's
+/// warnings.
+fn object_response(result: service::WriteResult) -> Response<pb::Object> {
+    with_warnings(
+        Response::new(to_pb_object(&result.object)),
+        &result.warnings,
+    )
+}
+
+/// Adds `warnings` to a response's metadata as `warning` entries, in the
+/// form REST sends them as headers (`299 - "text"`), so gRPC clients see
+/// what kubectl is warned of. A warning that is not ASCII is left out, as
+/// the REST facade leaves out one that is no valid header value.
+pub(crate) fn with_warnings<T>(mut response: Response<T>, warnings: &[String]) -> Response<T> {
+    for warning in warnings {
+        let text = format!("299 - {}", Value::String(warning.clone()));
+        if let Ok(value) = text.parse() {
+            response.metadata_mut().append("warning", value);
+        }
+    }
+    response
+}
+
 fn user_agent<T>(req: &Request<T>) -> String {
     req.metadata()
         .get("user-agent")
@@ -304,100 +430,25 @@ impl pb::resources_server::Resources for ResourcesService {
         &self,
         req: Request<pb::CreateRequest>,
     ) -> Result<Response<pb::Object>, Status> {
-        let user = user_of(&req);
-        let agent = user_agent(&req);
-        let r = req.into_inner();
-        let def = self.resolve(r.resource.as_ref())?;
-        let body = r
-            .object
-            .as_ref()
-            .map(struct_to_json)
-            .ok_or_else(|| Status::invalid_argument("object is required"))?;
-        let opts = write_options(r.options.as_ref(), &agent)?;
-        let out = self
-            .core
-            .create(&user, &def, ns(&r.namespace), body, &opts)
-            .await?;
-        Ok(Response::new(to_pb_object(&out.object)))
+        Ok(object_response(self.create_result(req).await?))
     }
 
     async fn update(
         &self,
         req: Request<pb::UpdateRequest>,
     ) -> Result<Response<pb::Object>, Status> {
-        let user = user_of(&req);
-        let agent = user_agent(&req);
-        let r = req.into_inner();
-        let def = self.resolve(r.resource.as_ref())?;
-        let body = r
-            .object
-            .as_ref()
-            .map(struct_to_json)
-            .ok_or_else(|| Status::invalid_argument("object is required"))?;
-        let opts = write_options(r.options.as_ref(), &agent)?;
-        let out = self
-            .core
-            .update(
-                &user,
-                &def,
-                ns(&r.namespace),
-                &r.name,
-                body,
-                &opts,
-                view(&r.subresource)?,
-            )
-            .await?;
-        Ok(Response::new(to_pb_object(&out.object)))
+        Ok(object_response(self.update_result(req).await?))
     }
 
     async fn patch(&self, req: Request<pb::PatchRequest>) -> Result<Response<pb::Object>, Status> {
-        let user = user_of(&req);
-        let agent = user_agent(&req);
-        let r = req.into_inner();
-        let def = self.resolve(r.resource.as_ref())?;
-        let patch_type = match pb::PatchType::try_from(r.r#type) {
-            Ok(pb::PatchType::JsonPatch) => PatchType::Json,
-            Ok(pb::PatchType::MergePatch) => PatchType::Merge,
-            Ok(pb::PatchType::StrategicMergePatch) => PatchType::StrategicMerge,
-            Ok(pb::PatchType::ApplyPatch) => PatchType::Apply,
-            _ => return Err(Status::invalid_argument("patch type is required")),
-        };
-        let body = r
-            .patch
-            .as_ref()
-            .map(prost_to_json)
-            .ok_or_else(|| Status::invalid_argument("patch is required"))?;
-        let mut opts = write_options(r.options.as_ref(), &agent)?;
-        opts.force = r.force;
-        let out = self
-            .core
-            .patch(
-                &user,
-                &def,
-                ns(&r.namespace),
-                &r.name,
-                patch_type,
-                &body,
-                &opts,
-                view(&r.subresource)?,
-            )
-            .await?;
-        Ok(Response::new(to_pb_object(&out.object)))
+        Ok(object_response(self.patch_result(req).await?))
     }
 
     async fn delete(
         &self,
         req: Request<pb::DeleteRequest>,
     ) -> Result<Response<pb::Object>, Status> {
-        let user = user_of(&req);
-        let r = req.into_inner();
-        let def = self.resolve(r.resource.as_ref())?;
-        let opts = delete_options(r.options.as_ref())?;
-        let out = self
-            .core
-            .delete(&user, &def, ns(&r.namespace), &r.name, &opts)
-            .await?;
-        Ok(Response::new(to_pb_object(&out.object)))
+        Ok(object_response(self.delete_result(req).await?))
     }
 
     async fn delete_collection(

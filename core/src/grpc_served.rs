@@ -5,14 +5,17 @@
 //!   encodes a whole `WatchEvent` per watcher, which was most of the
 //!   server's CPU when one write went to 1,000 watchers (docs/benchmarks.md,
 //!   "Watch fan-out").
-//! - `List` and `Get`: written straight from the JSON objects
-//!   (grpc_encode.rs), without first building a `google.protobuf.Struct`.
+//! - `List`, `Get` and the writes (`Create`, `Update`, `Patch`, `Delete`):
+//!   written straight from the JSON objects (grpc_encode.rs), without first
+//!   building a `google.protobuf.Struct`. A write's warnings go out as
+//!   `warning` metadata.
 //!
 //! `ResourcesGrpc` routes those methods here and every other method to the
 //! generated `ResourcesServer`. The messages on the wire are the same either
 //! way.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -27,14 +30,18 @@ use tonic::codegen::{http, Body, Service, StdError};
 use tonic::server::{NamedService, ServerStreamingService, UnaryService};
 use tonic::Status;
 
-use crate::grpc::ResourcesService;
+use crate::grpc::{with_warnings, ResourcesService};
 use crate::grpc_encode;
-use crate::service::ApiCore;
+use crate::service::{ApiCore, WriteResult};
 use crate::watch::WatchEvent;
 
 const WATCH_PATH: &str = "/capstan.v1.Resources/Watch";
 const LIST_PATH: &str = "/capstan.v1.Resources/List";
 const GET_PATH: &str = "/capstan.v1.Resources/Get";
+const CREATE_PATH: &str = "/capstan.v1.Resources/Create";
+const UPDATE_PATH: &str = "/capstan.v1.Resources/Update";
+const PATCH_PATH: &str = "/capstan.v1.Resources/Patch";
+const DELETE_PATH: &str = "/capstan.v1.Resources/Delete";
 
 /// A `capstan.v1.WatchEvent`, encoded.
 #[derive(Debug, Clone)]
@@ -135,23 +142,55 @@ impl UnaryService<pb::ListRequest> for DirectList {
     }
 }
 
-struct DirectGet(Arc<ResourcesService>);
+/// One object and the warnings the call drew.
+type ObjectReply = Result<(serde_json::Value, Vec<String>), Status>;
 
-impl UnaryService<pb::GetRequest> for DirectGet {
+fn written(result: Result<WriteResult, Status>) -> ObjectReply {
+    result.map(|written| (written.object, written.warnings))
+}
+
+/// A unary method whose reply is a `capstan.v1.Object`.
+struct DirectObject<Call>(Arc<ResourcesService>, Call);
+
+impl<Request, Call, Reply> UnaryService<Request> for DirectObject<Call>
+where
+    Call: Fn(Arc<ResourcesService>, tonic::Request<Request>) -> Reply,
+    Reply: Future<Output = ObjectReply> + Send + 'static,
+{
     type Response = Bytes;
     type Future = BoxFuture<'static, Result<tonic::Response<Bytes>, Status>>;
 
-    fn call(&mut self, request: tonic::Request<pb::GetRequest>) -> Self::Future {
-        let service = self.0.clone();
+    fn call(&mut self, request: tonic::Request<Request>) -> Self::Future {
+        let reply = (self.1)(self.0.clone(), request);
         Box::pin(async move {
-            let object = service.get_object(request).await?;
-            Ok(tonic::Response::new(grpc_encode::object(&object)))
+            let (object, warnings) = reply.await?;
+            let response = tonic::Response::new(grpc_encode::object(&object));
+            Ok(with_warnings(response, &warnings))
         })
     }
 }
 
-/// `capstan.v1.Resources`: Watch, List and Get encoded here, the rest
-/// generated.
+/// Serves `request` with `call`, whose object is encoded here.
+fn direct_object<B, Request, Call, Reply>(
+    service: Arc<ResourcesService>,
+    request: http::Request<B>,
+    call: Call,
+) -> BoxFuture<'static, Result<http::Response<tonic::body::Body>, Infallible>>
+where
+    B: Body + Send + 'static,
+    B::Error: Into<StdError> + Send + 'static,
+    Request: prost::Message + Default + Send + 'static,
+    Call: Fn(Arc<ResourcesService>, tonic::Request<Request>) -> Reply + Send + 'static,
+    Reply: Future<Output = ObjectReply> + Send + 'static,
+{
+    Box::pin(async move {
+        let mut grpc = tonic::server::Grpc::new(PreEncodedCodec::default());
+        Ok(grpc.unary(DirectObject(service, call), request).await)
+    })
+}
+
+/// `capstan.v1.Resources`: Watch, List, Get and the writes encoded here,
+/// the rest generated.
 #[derive(Clone)]
 pub struct ResourcesGrpc {
     service: Arc<ResourcesService>,
@@ -198,10 +237,39 @@ where
                 let mut grpc = tonic::server::Grpc::new(PreEncodedCodec::default());
                 Ok(grpc.unary(DirectList(service), request).await)
             }),
-            GET_PATH => Box::pin(async move {
-                let mut grpc = tonic::server::Grpc::new(PreEncodedCodec::default());
-                Ok(grpc.unary(DirectGet(service), request).await)
-            }),
+            GET_PATH => direct_object(
+                service,
+                request,
+                |s, r: tonic::Request<pb::GetRequest>| async move {
+                    Ok((s.get_object(r).await?, Vec::new()))
+                },
+            ),
+            CREATE_PATH => direct_object(
+                service,
+                request,
+                |s, r: tonic::Request<pb::CreateRequest>| async move {
+                    written(s.create_result(r).await)
+                },
+            ),
+            UPDATE_PATH => direct_object(
+                service,
+                request,
+                |s, r: tonic::Request<pb::UpdateRequest>| async move {
+                    written(s.update_result(r).await)
+                },
+            ),
+            PATCH_PATH => direct_object(
+                service,
+                request,
+                |s, r: tonic::Request<pb::PatchRequest>| async move { written(s.patch_result(r).await) },
+            ),
+            DELETE_PATH => direct_object(
+                service,
+                request,
+                |s, r: tonic::Request<pb::DeleteRequest>| async move {
+                    written(s.delete_result(r).await)
+                },
+            ),
             _ => self.generated.call(request),
         }
     }
