@@ -609,16 +609,20 @@ fn server_side_apply_through_grpc() {
 #[test]
 fn write_warnings_are_response_metadata() {
     let s = server_with_namespace("warned");
-    let mut object = configmap("colourful", json!({"a": "1"}));
-    object["colour"] = json!("blue");
-    let request = json!({
-        "resource": configmaps(),
-        "namespace": "warned",
-        "object": object,
-        "options": {"fieldValidation": "Warn"},
-    })
-    .to_string();
-    let out = s.grpcurl_ok(&["-v", "-d", &request], &["capstan.v1.Resources/Create"]);
+    let create = |name: &str, validation: &str| {
+        let mut object = configmap(name, json!({"a": "1"}));
+        object["colour"] = json!("blue");
+        json!({
+            "resource": configmaps(),
+            "namespace": "warned",
+            "object": object,
+            "options": {"fieldValidation": validation},
+        })
+    };
+    let out = s.grpcurl_ok(
+        &["-v", "-d", &create("colourful", "Warn").to_string()],
+        &["capstan.v1.Resources/Create"],
+    );
     let warnings: Vec<&str> = out
         .lines()
         .filter(|line| line.starts_with("warning:"))
@@ -633,14 +637,6 @@ fn write_warnings_are_response_metadata() {
     assert!(stored.get("colour").is_none(), "{stored}");
 
     // Strict refuses the same object, as REST does.
-    let mut strict_object = configmap("strict", json!({}));
-    strict_object["colour"] = json!("blue");
-    let strict = json!({
-        "resource": configmaps(),
-        "namespace": "warned",
-        "object": strict_object,
-        "options": {"fieldValidation": "Strict"},
-    });
-    let err = s.grpc_err("capstan.v1.Resources/Create", &strict);
+    let err = s.grpc_err("capstan.v1.Resources/Create", &create("strict", "Strict"));
     assert_code(&err, "InvalidArgument", r#"unknown field "colour""#);
 }

@@ -169,11 +169,7 @@ impl ResourcesService {
         let agent = user_agent(&req);
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
-        let body = r
-            .object
-            .as_ref()
-            .map(struct_to_json)
-            .ok_or_else(|| Status::invalid_argument("object is required"))?;
+        let body = required_object(r.object.as_ref())?;
         let opts = write_options(r.options.as_ref(), &agent)?;
         Ok(self
             .core
@@ -190,11 +186,7 @@ impl ResourcesService {
         let agent = user_agent(&req);
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
-        let body = r
-            .object
-            .as_ref()
-            .map(struct_to_json)
-            .ok_or_else(|| Status::invalid_argument("object is required"))?;
+        let body = required_object(r.object.as_ref())?;
         let opts = write_options(r.options.as_ref(), &agent)?;
         Ok(self
             .core
@@ -363,6 +355,13 @@ pub(crate) fn with_warnings<T>(mut response: Response<T>, warnings: &[String]) -
         }
     }
     response
+}
+
+/// The object a Create or Update must carry, as JSON.
+fn required_object(object: Option<&prost_types::Struct>) -> Result<Value, Status> {
+    object
+        .map(struct_to_json)
+        .ok_or_else(|| Status::invalid_argument("object is required"))
 }
 
 fn user_agent<T>(req: &Request<T>) -> String {
