@@ -269,9 +269,11 @@ fn memoized(
     resolve: impl FnOnce() -> Node,
 ) -> Node {
     type Key = (Memo, usize, Option<(usize, usize)>);
+    // foldhash: the keys are addresses, not attacker-chosen, and SipHash
+    // cost more than the lookup saved.
+    type Nodes = std::collections::HashMap<Key, Node, foldhash::fast::FixedState>;
     thread_local! {
-        static NODES: std::cell::RefCell<std::collections::HashMap<Key, Node>> =
-            std::cell::RefCell::default();
+        static NODES: std::cell::RefCell<Nodes> = std::cell::RefCell::default();
     }
     let key = (
         memo,
