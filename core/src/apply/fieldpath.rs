@@ -3,7 +3,6 @@
 //! human-readable path form (`.spec.containers[name="nginx"].image`).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -207,8 +206,88 @@ pub fn path_to_string(path: &[PathElement]) -> String {
 /// Kept normalized: no child set is empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldSet {
-    members: BTreeSet<PathElement>,
-    children: BTreeMap<PathElement, FieldSet>,
+    members: Members,
+    children: Children,
+}
+
+/// One level's members, sorted and distinct. A level holds a handful of
+/// elements: a sorted vector allocates once where a B-tree allocates per
+/// node, and every write records managedFields through these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Members(Vec<PathElement>);
+
+impl Members {
+    fn contains(&self, element: &PathElement) -> bool {
+        self.0.binary_search(element).is_ok()
+    }
+
+    fn insert(&mut self, element: PathElement) {
+        if let Err(at) = self.0.binary_search(&element) {
+            self.0.insert(at, element);
+        }
+    }
+
+    /// Inserts a copy of `element` unless it is there already.
+    fn insert_copy(&mut self, element: &PathElement) {
+        if let Err(at) = self.0.binary_search(element) {
+            self.0.insert(at, element.clone());
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn iter(&self) -> std::slice::Iter<'_, PathElement> {
+        self.0.iter()
+    }
+
+    fn retain(&mut self, keep: impl FnMut(&PathElement) -> bool) {
+        self.0.retain(keep);
+    }
+}
+
+/// One level's children by element, sorted and distinct.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Children(Vec<(PathElement, FieldSet)>);
+
+impl Children {
+    fn find(&self, element: &PathElement) -> Result<usize, usize> {
+        self.0.binary_search_by(|(e, _)| e.cmp(element))
+    }
+
+    fn get(&self, element: &PathElement) -> Option<&FieldSet> {
+        self.find(element).ok().map(|at| &self.0[at].1)
+    }
+
+    fn get_mut(&mut self, element: &PathElement) -> Option<&mut FieldSet> {
+        self.find(element).ok().map(|at| &mut self.0[at].1)
+    }
+
+    fn insert(&mut self, element: PathElement, child: FieldSet) {
+        match self.find(&element) {
+            Ok(at) => self.0[at].1 = child,
+            Err(at) => self.0.insert(at, (element, child)),
+        }
+    }
+
+    fn remove(&mut self, element: &PathElement) {
+        if let Ok(at) = self.find(element) {
+            self.0.remove(at);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&PathElement, &FieldSet)> {
+        self.0.iter().map(|(element, child)| (element, child))
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&PathElement, &mut FieldSet) -> bool) {
+        self.0.retain_mut(|(element, child)| keep(element, child));
+    }
 }
 
 impl FieldSet {
@@ -223,9 +302,7 @@ impl FieldSet {
     pub fn insert(&mut self, path: &[PathElement]) {
         match path {
             [] => {}
-            [last] => {
-                self.members.insert(last.clone());
-            }
+            [last] => self.members.insert_copy(last),
             [first, rest @ ..] => match self.children.get_mut(first) {
                 Some(child) => child.insert(rest),
                 None => {
@@ -262,8 +339,10 @@ impl FieldSet {
 
     /// Adds every path of `other` (an in-place union).
     pub fn absorb(&mut self, other: FieldSet) {
-        self.members.extend(other.members);
-        for (element, child) in other.children {
+        for member in other.members.0 {
+            self.members.insert(member);
+        }
+        for (element, child) in other.children.0 {
             match self.children.get_mut(&element) {
                 Some(mine) => mine.absorb(child),
                 None => {
@@ -275,8 +354,14 @@ impl FieldSet {
 
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {
         let mut out = FieldSet::new();
-        out.members = self.members.intersection(&other.members).cloned().collect();
-        for (element, child) in &self.children {
+        out.members = Members(
+            self.members
+                .iter()
+                .filter(|member| other.members.contains(member))
+                .cloned()
+                .collect(),
+        );
+        for (element, child) in self.children.iter() {
             if let Some(theirs) = other.children.get(element) {
                 let both = child.intersection(theirs);
                 if !both.is_empty() {
@@ -331,12 +416,12 @@ impl FieldSet {
     }
 
     fn collect_paths(&self, prefix: &mut Path, out: &mut Vec<Path>) {
-        for member in &self.members {
+        for member in self.members.iter() {
             let mut path = prefix.clone();
             path.push(member.clone());
             out.push(path);
         }
-        for (element, child) in &self.children {
+        for (element, child) in self.children.iter() {
             prefix.push(element.clone());
             child.collect_paths(prefix, out);
             prefix.pop();
