@@ -41,27 +41,39 @@ pub fn strip_unknown_fields(definition: &str, object: &mut Value) -> Vec<String>
     walker.found
 }
 
-struct Walker<'a> {
-    definitions: &'a Definitions,
+struct Walker {
+    definitions: &'static Definitions,
     path: String,
     found: Vec<String>,
 }
 
-impl<'a> Walker<'a> {
-    fn walk(&mut self, schema: &'a Value, value: &mut Value, depth: usize) {
+/// What the walk needs of one schema: resolved once per thread and schema,
+/// since every write of a kind walks the same schemas, and resolving one
+/// reads up to eight keys of its JSON.
+#[derive(Clone, Copy)]
+struct Shape {
+    properties: Option<&'static Map<String, Value>>,
+    additional: Option<&'static Value>,
+    items: Option<&'static Value>,
+    /// Go keeps the value verbatim or decodes it itself (`is_opaque`).
+    opaque: bool,
+}
+
+impl Walker {
+    fn walk(&mut self, schema: &'static Value, value: &mut Value, depth: usize) {
         if depth > MAX_DEPTH {
             return;
         }
-        let Some(schema) = self.resolve(schema) else {
+        let Some(shape) = self.shape(schema) else {
             return;
         };
-        if is_opaque(schema) {
+        if shape.opaque {
             return;
         }
         match value {
-            Value::Object(fields) => self.walk_object(schema, fields, depth),
+            Value::Object(fields) => self.walk_object(shape, fields, depth),
             Value::Array(elements) => {
-                let Some(items) = schema.get("items").filter(|i| i.is_object()) else {
+                let Some(items) = shape.items else {
                     return;
                 };
                 for (index, element) in elements.iter_mut().enumerate() {
@@ -77,14 +89,8 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn walk_object(
-        &mut self,
-        schema: &'a Map<String, Value>,
-        fields: &mut Map<String, Value>,
-        depth: usize,
-    ) {
-        let properties = schema.get("properties").and_then(Value::as_object);
-        let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+    fn walk_object(&mut self, shape: Shape, fields: &mut Map<String, Value>, depth: usize) {
+        let (properties, additional) = (shape.properties, shape.additional);
         // An object schema with neither is free-form (FieldsV1, RawExtension,
         // apiextensions JSON): Go decodes it without knowing its fields.
         if properties.is_none() && additional.is_none() {
@@ -115,9 +121,30 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The shape of `schema`, memoized by its address: the built-in schemas
+    /// are `'static` and never change.
+    fn shape(&self, schema: &'static Value) -> Option<Shape> {
+        type Shapes = std::collections::HashMap<usize, Option<Shape>, foldhash::fast::FixedState>;
+        thread_local! {
+            static SHAPES: std::cell::RefCell<Shapes> = std::cell::RefCell::default();
+        }
+        let key = std::ptr::from_ref(schema) as usize;
+        if let Some(shape) = SHAPES.with_borrow(|shapes| shapes.get(&key).copied()) {
+            return shape;
+        }
+        let shape = self.resolve(schema).map(|map| Shape {
+            properties: map.get("properties").and_then(Value::as_object),
+            additional: map.get("additionalProperties").filter(|a| a.is_object()),
+            items: map.get("items").filter(|i| i.is_object()),
+            opaque: is_opaque(map),
+        });
+        SHAPES.with_borrow_mut(|shapes| shapes.insert(key, shape));
+        shape
+    }
+
     /// Follows `$ref`s (and single-entry `allOf` wrappers) to the schema that
     /// describes the value.
-    fn resolve(&self, mut schema: &'a Value) -> Option<&'a Map<String, Value>> {
+    fn resolve(&self, mut schema: &'static Value) -> Option<&'static Map<String, Value>> {
         // Bounded so a definition that refers to itself cannot loop forever.
         for _ in 0..32 {
             let map = schema.as_object()?;
@@ -152,6 +179,59 @@ fn is_opaque(schema: &Map<String, Value>) -> bool {
 mod strip_tests {
     use super::*;
     use serde_json::json;
+
+    /// The memo is invisible: every schema of every built-in definition and
+    /// of its properties has, the first time and from the memo, the shape
+    /// resolving it gives.
+    #[test]
+    fn memoized_shapes_are_the_resolved_ones() {
+        let definitions = definitions::builtin();
+        let walker = Walker {
+            definitions,
+            path: String::new(),
+            found: Vec::new(),
+        };
+        let same = |a: Option<&'static Value>, b: Option<&'static Value>| match (a, b) {
+            (Some(a), Some(b)) => std::ptr::eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        let mut schemas = 0;
+        for root in definitions.values() {
+            let properties = root.get("properties").and_then(Value::as_object);
+            for schema in
+                std::iter::once(root).chain(properties.into_iter().flat_map(|p| p.values()))
+            {
+                let resolved = walker.resolve(schema);
+                for _ in 0..2 {
+                    let shape = walker.shape(schema);
+                    assert_eq!(shape.is_some(), resolved.is_some());
+                    let (Some(shape), Some(map)) = (shape, resolved) else {
+                        continue;
+                    };
+                    assert!(std::ptr::eq(
+                        shape
+                            .properties
+                            .map_or(std::ptr::null(), std::ptr::from_ref),
+                        map.get("properties")
+                            .and_then(Value::as_object)
+                            .map_or(std::ptr::null(), std::ptr::from_ref)
+                    ));
+                    assert!(same(
+                        shape.additional,
+                        map.get("additionalProperties").filter(|a| a.is_object())
+                    ));
+                    assert!(same(
+                        shape.items,
+                        map.get("items").filter(|i| i.is_object())
+                    ));
+                    assert_eq!(shape.opaque, is_opaque(map));
+                }
+                schemas += 1;
+            }
+        }
+        assert!(schemas > 1000, "only {schemas} schemas checked");
+    }
 
     #[test]
     fn strip_removes_what_it_reports_and_keeps_known_fields() {
