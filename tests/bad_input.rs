@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::TestServer;
+use common::{item_names, TestServer};
 use serde_json::{json, Value};
 
 const NS: &str = "bad";
@@ -33,12 +33,9 @@ fn create_cm(s: &TestServer, name: &str) -> Value {
 
 /// The names of the ConfigMaps in the test namespace.
 fn stored_names(s: &TestServer) -> Vec<String> {
-    let list = s.get_json(CMS);
-    list["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+    item_names(&s.get_json(CMS))
+        .into_iter()
+        .map(str::to_string)
         .collect()
 }
 
@@ -502,13 +499,7 @@ fn list_options_that_do_not_fit_are_refused_as_upstream_does() {
     // A paginated list at a resourceVersion without a match is exact: at
     // the first object's revision, "b" did not exist yet.
     let exact = s.get_json(&format!("{CMS}?limit=10&resourceVersion={rv}"));
-    let names: Vec<&str> = exact["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["a"]);
+    assert_eq!(item_names(&exact), ["a"]);
     assert_eq!(exact["metadata"]["resourceVersion"], rv);
     assert_nothing_stored(&s, "c", &["a", "b"]);
 }

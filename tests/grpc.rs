@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json_stream, rv, GrpcError, Streaming, TestServer};
+use common::{item_names, json_stream, rv, GrpcError, Streaming, TestServer};
 use serde_json::{json, Value};
 
 const CONFIGMAPS: &str = r#"{"group":"","version":"v1","resource":"configmaps"}"#;
@@ -175,13 +175,7 @@ fn configmap_crud_through_grpc_matches_kubectl() {
     );
     assert_eq!(list["kind"], "ConfigMapList");
     assert_eq!(list["apiVersion"], "v1");
-    let names: Vec<&str> = list["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["grpc-cm", "other"]);
+    assert_eq!(item_names(&list), ["grpc-cm", "other"]);
     let other_rv = rv(&kubectl_cm(&s, "demo", "other")["metadata"]["resourceVersion"]);
     assert!(rv(&list["resourceVersion"]) >= other_rv, "{list:#}");
     let rest_list = s.get_json("/api/v1/namespaces/demo/configmaps");

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json_stream, rv, TestServer};
+use common::{item_names, json_stream, rv, TestServer};
 use serde_json::{json, Value};
 
 fn namespace(name: &str) -> String {
@@ -353,14 +353,8 @@ fn continue_token_survives_a_restart() {
     s.restart();
 
     let second = s.get_json(&format!("{base}&continue={token}"));
-    let names: Vec<&str> = second["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["metadata"]["name"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        names,
+        item_names(&second),
         expected_names()[10..20]
             .iter()
             .map(String::as_str)

@@ -208,13 +208,7 @@ impl Worker {
     pub async fn create(&mut self, namespace: &str, name: &str) -> Result<(), BenchError> {
         match self {
             Self::Rest(conn) => {
-                let body = serde_json::to_vec(&configmap(name))?;
-                expect_status(
-                    conn.post(&format!("/api/v1/namespaces/{namespace}/configmaps"), body)
-                        .await?,
-                    201,
-                )?;
-                Ok(())
+                post_configmap(conn, namespace, serde_json::to_vec(&configmap(name))?).await
             }
             Self::Grpc(client) => {
                 client
@@ -227,33 +221,40 @@ impl Worker {
                 Ok(())
             }
             Self::Relay { conn, template } => {
-                let mut obj = (**template).clone();
-                obj["metadata"]["name"] = json!(name);
-                obj["metadata"]["namespace"] = json!(namespace);
-                expect_status(
-                    conn.post(
-                        &format!("/api/v1/namespaces/{namespace}/configmaps"),
-                        serde_json::to_vec(&obj)?,
-                    )
-                    .await?,
-                    201,
-                )?;
-                Ok(())
+                let stored = stored_copy(template, namespace, name);
+                post_configmap(conn, namespace, serde_json::to_vec(&stored)?).await
             }
             Self::Store {
                 store,
                 root,
                 template,
             } => {
-                let mut obj = (**template).clone();
-                obj["metadata"]["name"] = json!(name);
-                obj["metadata"]["namespace"] = json!(namespace);
                 let key = format!("{root}/configmaps/{namespace}/{name}");
-                store.create(&key, serde_json::to_vec(&obj)?).await?;
+                let stored = stored_copy(template, namespace, name);
+                store.create(&key, serde_json::to_vec(&stored)?).await?;
                 Ok(())
             }
         }
     }
+}
+
+/// The stored ConfigMap `template` as `namespace/name`.
+fn stored_copy(template: &Value, namespace: &str, name: &str) -> Value {
+    let mut stored = template.clone();
+    stored["metadata"]["name"] = json!(name);
+    stored["metadata"]["namespace"] = json!(namespace);
+    stored
+}
+
+/// Creates a ConfigMap over REST from `body`.
+async fn post_configmap(
+    conn: &mut RestConn,
+    namespace: &str,
+    body: Vec<u8>,
+) -> Result<(), BenchError> {
+    let path = format!("/api/v1/namespaces/{namespace}/configmaps");
+    expect_status(conn.post(&path, body).await?, 201)?;
+    Ok(())
 }
 
 /// Latencies and counts of one measured phase.

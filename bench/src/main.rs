@@ -451,6 +451,11 @@ impl PathKind {
         }
     }
 
+    /// Requests that capstan serves (in a namespace it must know).
+    fn through_capstan(self) -> bool {
+        matches!(self, Self::Rest | Self::Grpc)
+    }
+
     /// Writes to the bench's own keys, not through the server.
     fn is_ceiling(self) -> bool {
         matches!(self, Self::Baseline | Self::WatchedBaseline)
@@ -577,7 +582,7 @@ async fn measured_phase(
             format!("bench-{}-{n}", PathKind::Rest.slug()),
         ),
     };
-    if !kind.is_ceiling() && kind != PathKind::Relay {
+    if kind.through_capstan() {
         let mut conn = RestConn::connect(ctx.server.port, ctx.tls.clone()).await?;
         ensure_namespace(&mut conn, &namespace).await?;
     }
@@ -615,16 +620,7 @@ async fn measured_phase(
             warm.first_error.unwrap_or_default()
         )));
     }
-    let etcd_cpu = || -> Result<Option<Duration>, BenchError> {
-        if ctx.etcd_pids.is_empty() {
-            return Ok(None);
-        }
-        let mut total = Duration::ZERO;
-        for pid in &ctx.etcd_pids {
-            total += server::cpu_time_of_pid(*pid)?;
-        }
-        Ok(Some(total))
-    };
+    let etcd_cpu = || server::summed(&ctx.etcd_pids, server::cpu_time_of_pid);
     let measured = ctx.measured(kind)?;
     let server_cpu0 = measured.cpu_time()?;
     let own_cpu0 = server::own_cpu_time()?;
@@ -905,15 +901,7 @@ async fn measure_backend(
         }
     }
     let rss_end = server.rss_bytes()?;
-    let etcd_rss_end = if etcd_pids.is_empty() {
-        None
-    } else {
-        let mut total = 0;
-        for pid in &etcd_pids {
-            total += server::rss_of_pid(*pid)?;
-        }
-        Some(total)
-    };
+    let etcd_rss_end = server::summed(&etcd_pids, server::rss_of_pid)?;
     server.stop()?;
     Ok(BackendRun {
         backend,

@@ -233,6 +233,21 @@ pub fn find_pid(needle: &str) -> Option<u32> {
 }
 
 /// User + system CPU time of another process.
+/// `read` of every process in `pids` added up; None for no process.
+pub fn summed<T: std::iter::Sum>(
+    pids: &[u32],
+    read: impl Fn(u32) -> Result<T, BenchError>,
+) -> Result<Option<T>, BenchError> {
+    if pids.is_empty() {
+        return Ok(None);
+    }
+    let each = pids
+        .iter()
+        .map(|pid| read(*pid))
+        .collect::<Result<Vec<T>, _>>()?;
+    Ok(Some(each.into_iter().sum()))
+}
+
 pub fn cpu_time_of_pid(pid: u32) -> Result<Duration, BenchError> {
     cpu_time_of(&format!("/proc/{pid}/stat"))
 }

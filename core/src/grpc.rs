@@ -333,9 +333,9 @@ fn write_options(
     })
 }
 
-/// The client's User-Agent, which names the field manager by default.
 /// A write's object as the generated server encodes it, with the write's
-/// warnings.
+/// warnings. (`ResourcesGrpc` serves the writes itself; the generated
+/// methods remain for the trait.)
 fn object_response(result: service::WriteResult) -> Response<pb::Object> {
     with_warnings(
         Response::new(to_pb_object(&result.object)),
@@ -364,6 +364,7 @@ fn required_object(object: Option<&prost_types::Struct>) -> Result<Value, Status
         .ok_or_else(|| Status::invalid_argument("object is required"))
 }
 
+/// The client's User-Agent, which names the field manager by default.
 fn user_agent<T>(req: &Request<T>) -> String {
     req.metadata()
         .get("user-agent")

@@ -901,6 +901,17 @@ impl Drop for TestServer {
     }
 }
 
+/// The names of a list's items, in order.
+#[track_caller]
+pub fn item_names(list: &Value) -> Vec<&str> {
+    list["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
+        .map(|item| item["metadata"]["name"].as_str().expect("a named item"))
+        .collect()
+}
+
 /// Parses a resourceVersion; capstan's are the store's integer revision.
 #[track_caller]
 pub fn rv(value: &Value) -> u64 {
