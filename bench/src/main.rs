@@ -874,9 +874,10 @@ async fn measure_backend(
             }
         }
     }
+    // What capstan stored: the ceiling and the relay write keys of their own.
     stored_total += creates
         .iter()
-        .filter(|r| !r.kind.is_ceiling())
+        .filter(|r| r.kind.through_capstan())
         .map(|r| r.result.ops + r.warm_ops)
         .sum::<u64>();
     let mut writes = Vec::new();
