@@ -6,7 +6,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::env::set_var("PROTOC", protoc);
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     let protos = ["capstan/v1/resources.proto", "capstan/v1/discovery.proto"];
+    // Objects travel as google.protobuf.Struct, held as serde_json (src/json.rs).
     tonic_prost_build::configure()
+        .extern_path(".google.protobuf.Struct", "crate::json::JsonStruct")
+        .extern_path(".google.protobuf.Value", "crate::json::JsonValue")
+        .extern_path(".google.protobuf.ListValue", "crate::json::JsonList")
         .file_descriptor_set_path(out_dir.join("capstan_descriptor.bin"))
         .compile_protos(&protos, &["."])?;
     for proto in protos {

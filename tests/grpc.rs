@@ -476,6 +476,38 @@ fn bad_name_is_invalid_argument() {
     );
 }
 
+/// An object nested past protobuf's recursion limit is refused as the
+/// message it is, by the server's decoder, and nothing is stored.
+#[test]
+fn an_object_nested_too_deep_is_refused_whole() {
+    let s = server_with_namespace("demo");
+    let mut deep = json!("leaf");
+    for _ in 0..120 {
+        deep = json!({ "d": deep });
+    }
+    let mut object = configmap("deep", json!({}));
+    object["nested"] = deep;
+    let err = s.grpc_err(
+        "capstan.v1.Resources/Create",
+        &json!({"resource": configmaps(), "namespace": "demo", "object": object}),
+    );
+    // tonic answers an undecodable request as grpc-go does: Internal.
+    assert_code(&err, "Internal", "recursion limit reached");
+    let list = s.grpc_ok(
+        "capstan.v1.Resources/List",
+        &json!({"resource": configmaps(), "namespace": "demo"}),
+    );
+    assert!(
+        list["items"].as_array().is_none_or(|i| i.is_empty()),
+        "{list:#}"
+    );
+    // The server still serves the next request.
+    s.grpc_ok(
+        "capstan.v1.Resources/Create",
+        &json!({"resource": configmaps(), "namespace": "demo", "object": configmap("shallow", json!({"a": "1"}))}),
+    );
+}
+
 #[test]
 fn discovery_lists_apps_v1_resources() {
     let s = TestServer::start();

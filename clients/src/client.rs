@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use capstan_proto::json::{JsonStruct, JsonValue};
 use capstan_proto::v1 as pb;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -11,7 +12,6 @@ use serde_json::Value;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
 use crate::config::{load_kubeconfig, TlsConfig};
-use crate::convert::{json_to_struct, json_to_value, struct_to_json};
 use crate::error::{ApiError, Error, Result};
 
 /// Lists of every object in a large collection can be big; tonic's 4 MiB
@@ -202,8 +202,7 @@ pub struct Client {
 
 fn object_body(obj: pb::Object) -> Result<Value> {
     obj.body
-        .as_ref()
-        .map(struct_to_json)
+        .map(Value::from)
         .ok_or_else(|| Error::InvalidObject("the server sent an object without a body".into()))
 }
 
@@ -211,8 +210,11 @@ fn ns(namespace: Option<&str>) -> String {
     namespace.unwrap_or_default().to_string()
 }
 
-fn to_struct(obj: &Value) -> Result<prost_types::Struct> {
-    json_to_struct(obj)
+/// The request's copy of `obj`, which the generated message owns.
+fn to_struct(obj: &Value) -> Result<JsonStruct> {
+    obj.as_object()
+        .cloned()
+        .map(JsonStruct)
         .ok_or_else(|| Error::InvalidObject("an object must be a JSON object".into()))
 }
 
@@ -423,7 +425,7 @@ impl Client {
                 namespace: ns(namespace),
                 name: name.to_string(),
                 r#type: patch_type.to_pb() as i32,
-                patch: Some(json_to_value(patch)),
+                patch: Some(JsonValue(patch.clone())),
                 options: None,
                 force: false,
                 subresource: String::new(),

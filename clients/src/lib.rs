@@ -27,10 +27,12 @@
 
 mod client;
 mod config;
-pub mod convert;
 mod error;
 mod informer;
 
+/// The generated capstan.v1 messages, for calls the helpers do not cover;
+/// their objects are `serde_json` values (`capstan_proto::json`).
+pub use capstan_proto::{json, v1 as pb};
 pub use client::{
     Client, EventType, GroupVersionResource, ListParams, ObjectList, PatchType, WatchEvent,
     WatchParams, WatchStream,

@@ -1,14 +1,15 @@
 //! The gRPC side: thin adapters from capstan.v1 messages to the same
 //! [`ApiCore`] methods the REST facade calls. Objects cross as
-//! google.protobuf.Struct so any protobuf JSON printer shows them readably.
+//! google.protobuf.Struct so any protobuf JSON printer shows them readably;
+//! the generated messages hold them as JSON already (capstan_proto::json).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use capstan_proto::json::JsonStruct;
 use capstan_proto::v1 as pb;
 use futures::StreamExt;
-use prost_types::value::Kind;
 use serde_json::Value;
 use tonic::{Request, Response, Status};
 
@@ -19,61 +20,6 @@ use crate::object;
 use crate::registry::ResourceDef;
 use crate::service::{self, ApiCore, FieldValidation, PatchType, View};
 use crate::watch::WatchOptions;
-
-pub fn json_to_prost(value: &Value) -> prost_types::Value {
-    let kind = match value {
-        Value::Null => Kind::NullValue(0),
-        Value::Bool(b) => Kind::BoolValue(*b),
-        Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or_default()),
-        Value::String(s) => Kind::StringValue(s.clone()),
-        Value::Array(items) => Kind::ListValue(prost_types::ListValue {
-            values: items.iter().map(json_to_prost).collect(),
-        }),
-        Value::Object(map) => Kind::StructValue(json_to_struct(map)),
-    };
-    prost_types::Value { kind: Some(kind) }
-}
-
-fn json_to_struct(map: &serde_json::Map<String, Value>) -> prost_types::Struct {
-    prost_types::Struct {
-        fields: map
-            .iter()
-            .map(|(k, v)| (k.clone(), json_to_prost(v)))
-            .collect::<BTreeMap<_, _>>(),
-    }
-}
-
-/// Protobuf numbers are doubles; integral ones go back to JSON integers so
-/// `replicas: 3` does not become `3.0`.
-pub fn prost_to_json(value: &prost_types::Value) -> Value {
-    match &value.kind {
-        None | Some(Kind::NullValue(_)) => Value::Null,
-        Some(Kind::BoolValue(b)) => Value::Bool(*b),
-        Some(Kind::NumberValue(n)) => {
-            if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
-                Value::from(*n as i64)
-            } else {
-                serde_json::Number::from_f64(*n)
-                    .map(Value::Number)
-                    .unwrap_or(Value::Null)
-            }
-        }
-        Some(Kind::StringValue(s)) => Value::String(s.clone()),
-        Some(Kind::ListValue(list)) => {
-            Value::Array(list.values.iter().map(prost_to_json).collect())
-        }
-        Some(Kind::StructValue(s)) => struct_to_json(s),
-    }
-}
-
-pub fn struct_to_json(s: &prost_types::Struct) -> Value {
-    Value::Object(
-        s.fields
-            .iter()
-            .map(|(k, v)| (k.clone(), prost_to_json(v)))
-            .collect(),
-    )
-}
 
 fn string_map(v: Option<&Value>) -> HashMap<String, String> {
     v.and_then(Value::as_object)
@@ -99,7 +45,7 @@ pub fn to_pb_object(obj: &Value) -> pb::Object {
             .unwrap_or_default()
             .to_string(),
         metadata: Some(object_meta(obj)),
-        body: obj.as_object().map(json_to_struct),
+        body: obj.as_object().cloned().map(JsonStruct),
     }
 }
 
@@ -167,9 +113,9 @@ impl ResourcesService {
     ) -> Result<service::WriteResult, Status> {
         let user = user_of(&req);
         let agent = user_agent(&req);
-        let r = req.into_inner();
+        let mut r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
-        let body = required_object(r.object.as_ref())?;
+        let body = required_object(r.object.take())?;
         let opts = write_options(r.options.as_ref(), &agent)?;
         Ok(self
             .core
@@ -184,9 +130,9 @@ impl ResourcesService {
     ) -> Result<service::WriteResult, Status> {
         let user = user_of(&req);
         let agent = user_agent(&req);
-        let r = req.into_inner();
+        let mut r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
-        let body = required_object(r.object.as_ref())?;
+        let body = required_object(r.object.take())?;
         let opts = write_options(r.options.as_ref(), &agent)?;
         Ok(self
             .core
@@ -209,7 +155,7 @@ impl ResourcesService {
     ) -> Result<service::WriteResult, Status> {
         let user = user_of(&req);
         let agent = user_agent(&req);
-        let r = req.into_inner();
+        let mut r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let patch_type = match pb::PatchType::try_from(r.r#type) {
             Ok(pb::PatchType::JsonPatch) => PatchType::Json,
@@ -220,8 +166,8 @@ impl ResourcesService {
         };
         let body = r
             .patch
-            .as_ref()
-            .map(prost_to_json)
+            .take()
+            .map(|patch| patch.0)
             .ok_or_else(|| Status::invalid_argument("patch is required"))?;
         let mut opts = write_options(r.options.as_ref(), &agent)?;
         opts.force = r.force;
@@ -358,9 +304,9 @@ pub(crate) fn with_warnings<T>(mut response: Response<T>, warnings: &[String]) -
 }
 
 /// The object a Create or Update must carry, as JSON.
-fn required_object(object: Option<&prost_types::Struct>) -> Result<Value, Status> {
+fn required_object(object: Option<JsonStruct>) -> Result<Value, Status> {
     object
-        .map(struct_to_json)
+        .map(Value::from)
         .ok_or_else(|| Status::invalid_argument("object is required"))
 }
 
@@ -588,18 +534,5 @@ impl pb::discovery_server::Discovery for DiscoveryService {
             group_version: doc["groupVersion"].as_str().unwrap_or_default().to_string(),
             resources,
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn struct_round_trip_keeps_integers() {
-        let obj = json!({"spec": {"replicas": 3, "ratio": 0.5, "tags": ["a", null, true]}});
-        let s = json_to_struct(obj.as_object().unwrap());
-        assert_eq!(struct_to_json(&s), obj);
     }
 }

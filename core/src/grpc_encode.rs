@@ -1,15 +1,14 @@
 //! capstan.v1 messages written straight from the JSON objects the core
-//! holds. The generated path first builds a `google.protobuf.Struct` tree
-//! (a `BTreeMap` and a `String` per key, a `prost_types::Value` per value)
-//! only to walk it once while encoding; for lists that doubled the time of
-//! a REST list of the same objects (docs/benchmarks.md). The bytes decode to
-//! the same messages (see the tests); only map entries keep the object's
-//! key order instead of being sorted, which protobuf leaves open.
+//! holds, shared (`Arc<Value>`) by the watch cache and every reader. The
+//! generated messages own their body (`capstan_proto::json::JsonStruct`),
+//! so encoding through them would first copy each object. The bytes decode
+//! to the same messages (see the tests).
 
-use bytes::{BufMut, Bytes, BytesMut};
-use prost::encoding::{encode_key, encode_varint, encoded_len_varint, key_len, WireType};
+use bytes::{Bytes, BytesMut};
+use capstan_proto::json::{self, string_len, write_string};
+use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
 use prost::Message;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::grpc::object_meta;
 use crate::service::ObjectList;
@@ -54,7 +53,7 @@ fn object_len(obj: &Value) -> usize {
         + encoded_len_varint(meta_len as u64)
         + meta_len
         + obj.as_object().map_or(0, |map| {
-            let len = struct_len(map);
+            let len = json::struct_len(map);
             1 + encoded_len_varint(len as u64) + len
         })
 }
@@ -70,113 +69,13 @@ fn write_object(obj: &Value, buf: &mut BytesMut) {
     meta.encode_raw(buf);
     if let Some(map) = obj.as_object() {
         encode_key(4, WireType::LengthDelimited, buf);
-        encode_varint(struct_len(map) as u64, buf);
-        write_struct(map, buf);
+        encode_varint(json::struct_len(map) as u64, buf);
+        json::encode_struct(map, buf);
     }
 }
 
 fn str_field<'a>(obj: &'a Value, field: &str) -> &'a str {
     obj.get(field).and_then(Value::as_str).unwrap_or_default()
-}
-
-/// A proto3 string field: left out when empty.
-fn string_len(tag: u32, s: &str) -> usize {
-    if s.is_empty() {
-        0
-    } else {
-        key_len(tag) + encoded_len_varint(s.len() as u64) + s.len()
-    }
-}
-
-fn write_string(tag: u32, s: &str, buf: &mut impl BufMut) {
-    if !s.is_empty() {
-        encode_key(tag, WireType::LengthDelimited, buf);
-        encode_varint(s.len() as u64, buf);
-        buf.put_slice(s.as_bytes());
-    }
-}
-
-fn delimited_len(len: usize) -> usize {
-    1 + encoded_len_varint(len as u64) + len
-}
-
-/// `google.protobuf.Struct { map<string, Value> fields = 1; }`: one entry
-/// message `{ string key = 1; Value value = 2; }` per field.
-fn struct_len(map: &Map<String, Value>) -> usize {
-    map.iter()
-        .map(|(key, value)| delimited_len(entry_len(key, value)))
-        .sum()
-}
-
-fn entry_len(key: &str, value: &Value) -> usize {
-    string_len(1, key) + delimited_len(value_len(value))
-}
-
-fn write_struct(map: &Map<String, Value>, buf: &mut impl BufMut) {
-    for (key, value) in map {
-        encode_key(1, WireType::LengthDelimited, buf);
-        encode_varint(entry_len(key, value) as u64, buf);
-        write_string(1, key, buf);
-        encode_key(2, WireType::LengthDelimited, buf);
-        encode_varint(value_len(value) as u64, buf);
-        write_value(value, buf);
-    }
-}
-
-/// `google.protobuf.Value`: a oneof, so its field is written even when it
-/// holds the zero value (null, false, 0, "").
-fn value_len(value: &Value) -> usize {
-    match value {
-        Value::Null | Value::Bool(_) => 2,
-        Value::Number(_) => 9,
-        Value::String(s) => delimited_len(s.len()),
-        Value::Object(map) => delimited_len(struct_len(map)),
-        Value::Array(items) => delimited_len(list_len(items)),
-    }
-}
-
-fn write_value(value: &Value, buf: &mut impl BufMut) {
-    match value {
-        Value::Null => {
-            encode_key(1, WireType::Varint, buf);
-            encode_varint(0, buf);
-        }
-        Value::Number(n) => {
-            encode_key(2, WireType::SixtyFourBit, buf);
-            buf.put_f64_le(n.as_f64().unwrap_or_default());
-        }
-        Value::String(s) => {
-            encode_key(3, WireType::LengthDelimited, buf);
-            encode_varint(s.len() as u64, buf);
-            buf.put_slice(s.as_bytes());
-        }
-        Value::Bool(b) => {
-            encode_key(4, WireType::Varint, buf);
-            encode_varint(u64::from(*b), buf);
-        }
-        Value::Object(map) => {
-            encode_key(5, WireType::LengthDelimited, buf);
-            encode_varint(struct_len(map) as u64, buf);
-            write_struct(map, buf);
-        }
-        Value::Array(items) => {
-            encode_key(6, WireType::LengthDelimited, buf);
-            encode_varint(list_len(items) as u64, buf);
-            for item in items {
-                encode_key(1, WireType::LengthDelimited, buf);
-                encode_varint(value_len(item) as u64, buf);
-                write_value(item, buf);
-            }
-        }
-    }
-}
-
-/// `google.protobuf.ListValue { repeated Value values = 1; }`
-fn list_len(items: &[Value]) -> usize {
-    items
-        .iter()
-        .map(|item| delimited_len(value_len(item)))
-        .sum()
 }
 
 #[cfg(test)]

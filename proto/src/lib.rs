@@ -1,5 +1,7 @@
 //! Generated protobuf and tonic code for package `capstan.v1`.
 
+pub mod json;
+
 pub mod v1 {
     tonic::include_proto!("capstan.v1");
 
