@@ -59,6 +59,19 @@ fn assert_code(err: &GrpcError, code: &str, message: &str) {
     );
 }
 
+/// Nothing was stored: the namespace lists no ConfigMaps.
+#[track_caller]
+fn assert_no_configmaps(s: &TestServer, ns: &str) {
+    let list = s.grpc_ok(
+        "capstan.v1.Resources/List",
+        &json!({"resource": configmaps(), "namespace": ns}),
+    );
+    assert!(
+        list["items"].as_array().is_none_or(|i| i.is_empty()),
+        "{list:#}"
+    );
+}
+
 /// Waits until the watch printed `n` events; returns them.
 fn events(watch: &mut Streaming, n: usize) -> Vec<Value> {
     watch.wait_for(&format!("{n} watch events"), |out| {
@@ -466,14 +479,7 @@ fn bad_name_is_invalid_argument() {
         "InvalidArgument",
         "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\"",
     );
-    let list = s.grpc_ok(
-        "capstan.v1.Resources/List",
-        &json!({"resource": configmaps(), "namespace": "demo"}),
-    );
-    assert!(
-        list["items"].as_array().is_none_or(|i| i.is_empty()),
-        "{list:#}"
-    );
+    assert_no_configmaps(&s, "demo");
 }
 
 /// An object nested past protobuf's recursion limit is refused as the
@@ -493,14 +499,7 @@ fn an_object_nested_too_deep_is_refused_whole() {
     );
     // tonic answers an undecodable request as grpc-go does: Internal.
     assert_code(&err, "Internal", "recursion limit reached");
-    let list = s.grpc_ok(
-        "capstan.v1.Resources/List",
-        &json!({"resource": configmaps(), "namespace": "demo"}),
-    );
-    assert!(
-        list["items"].as_array().is_none_or(|i| i.is_empty()),
-        "{list:#}"
-    );
+    assert_no_configmaps(&s, "demo");
     // The server still serves the next request.
     s.grpc_ok(
         "capstan.v1.Resources/Create",
