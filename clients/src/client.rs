@@ -9,8 +9,12 @@ use capstan_proto::v1 as pb;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::Value;
+use tonic::client::Grpc;
+use tonic::codegen::http::uri::PathAndQuery;
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
+use tonic_prost::ProstCodec;
 
+use crate::bodies::{ListBodies, ObjectBody, WatchEventBody};
 use crate::config::{load_kubeconfig, TlsConfig};
 use crate::error::{ApiError, Error, Result};
 
@@ -198,9 +202,12 @@ pub type WatchStream = BoxStream<'static, Result<WatchEvent>>;
 pub struct Client {
     resources: pb::resources_client::ResourcesClient<Channel>,
     discovery: pb::discovery_client::DiscoveryClient<Channel>,
+    /// The same connection, for the helpers' calls, which decode the
+    /// answers as bodies (bodies.rs) rather than as the generated messages.
+    grpc: Grpc<Channel>,
 }
 
-fn object_body(obj: pb::Object) -> Result<Value> {
+fn object_body(obj: ObjectBody) -> Result<Value> {
     obj.body
         .map(Value::from)
         .ok_or_else(|| Error::InvalidObject("the server sent an object without a body".into()))
@@ -265,9 +272,37 @@ impl Client {
             resources: pb::resources_client::ResourcesClient::new(channel.clone())
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
-            discovery: pb::discovery_client::DiscoveryClient::new(channel)
+            discovery: pb::discovery_client::DiscoveryClient::new(channel.clone())
                 .max_decoding_message_size(MAX_MESSAGE_BYTES),
+            grpc: Grpc::new(channel)
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES),
         }
+    }
+
+    /// A unary call whose answer is decoded as `Answer`.
+    async fn unary<Req, Answer>(&self, method: &'static str, request: Req) -> Result<Answer>
+    where
+        Req: prost::Message + Send + Sync + 'static,
+        Answer: prost::Message + Default + Send + Sync + 'static,
+    {
+        let mut grpc = self.ready().await?;
+        let answer = grpc
+            .unary(
+                tonic::Request::new(request),
+                PathAndQuery::from_static(method),
+                ProstCodec::<Req, Answer>::default(),
+            )
+            .await?;
+        Ok(answer.into_inner())
+    }
+
+    async fn ready(&self) -> Result<Grpc<Channel>> {
+        let mut grpc = self.grpc.clone();
+        grpc.ready()
+            .await
+            .map_err(|e| tonic::Status::unavailable(format!("connection not ready: {e}")))?;
+        Ok(grpc)
     }
 
     /// The generated stub, for calls the helpers do not cover.
@@ -285,19 +320,19 @@ impl Client {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Value> {
-        let obj = self
-            .resources
-            .clone()
-            .get(pb::GetRequest {
-                resource: gvr.to_pb(),
-                namespace: ns(namespace),
-                name: name.to_string(),
-                resource_version: String::new(),
-                subresource: String::new(),
-            })
-            .await?
-            .into_inner();
-        object_body(obj)
+        let answer: ObjectBody = self
+            .unary(
+                "/capstan.v1.Resources/Get",
+                pb::GetRequest {
+                    resource: gvr.to_pb(),
+                    namespace: ns(namespace),
+                    name: name.to_string(),
+                    resource_version: String::new(),
+                    subresource: String::new(),
+                },
+            )
+            .await?;
+        object_body(answer)
     }
 
     /// One page; see [`Client::list_all`] for every page at one revision.
@@ -307,21 +342,21 @@ impl Client {
         namespace: Option<&str>,
         params: &ListParams,
     ) -> Result<ObjectList> {
-        let list = self
-            .resources
-            .clone()
-            .list(pb::ListRequest {
-                resource: gvr.to_pb(),
-                namespace: ns(namespace),
-                label_selector: params.label_selector.clone(),
-                field_selector: params.field_selector.clone(),
-                limit: params.limit,
-                continue_token: params.continue_token.clone(),
-                resource_version: params.resource_version.clone(),
-                resource_version_match: params.resource_version_match.clone(),
-            })
-            .await?
-            .into_inner();
+        let list: ListBodies = self
+            .unary(
+                "/capstan.v1.Resources/List",
+                pb::ListRequest {
+                    resource: gvr.to_pb(),
+                    namespace: ns(namespace),
+                    label_selector: params.label_selector.clone(),
+                    field_selector: params.field_selector.clone(),
+                    limit: params.limit,
+                    continue_token: params.continue_token.clone(),
+                    resource_version: params.resource_version.clone(),
+                    resource_version_match: params.resource_version_match.clone(),
+                },
+            )
+            .await?;
         Ok(ObjectList {
             resource_version: list.resource_version,
             continue_token: list.continue_token,
@@ -366,18 +401,18 @@ impl Client {
         namespace: Option<&str>,
         object: &Value,
     ) -> Result<Value> {
-        let obj = self
-            .resources
-            .clone()
-            .create(pb::CreateRequest {
-                resource: gvr.to_pb(),
-                namespace: ns(namespace),
-                object: Some(to_struct(object)?),
-                options: None,
-            })
-            .await?
-            .into_inner();
-        object_body(obj)
+        let answer: ObjectBody = self
+            .unary(
+                "/capstan.v1.Resources/Create",
+                pb::CreateRequest {
+                    resource: gvr.to_pb(),
+                    namespace: ns(namespace),
+                    object: Some(to_struct(object)?),
+                    options: None,
+                },
+            )
+            .await?;
+        object_body(answer)
     }
 
     /// Replaces the object named by its `metadata.name`. A
@@ -393,20 +428,20 @@ impl Client {
             .and_then(|m| m.get("name"))
             .and_then(Value::as_str)
             .ok_or_else(|| Error::InvalidObject("update needs metadata.name".into()))?;
-        let obj = self
-            .resources
-            .clone()
-            .update(pb::UpdateRequest {
-                resource: gvr.to_pb(),
-                namespace: ns(namespace),
-                name: name.to_string(),
-                object: Some(to_struct(object)?),
-                options: None,
-                subresource: String::new(),
-            })
-            .await?
-            .into_inner();
-        object_body(obj)
+        let answer: ObjectBody = self
+            .unary(
+                "/capstan.v1.Resources/Update",
+                pb::UpdateRequest {
+                    resource: gvr.to_pb(),
+                    namespace: ns(namespace),
+                    name: name.to_string(),
+                    object: Some(to_struct(object)?),
+                    options: None,
+                    subresource: String::new(),
+                },
+            )
+            .await?;
+        object_body(answer)
     }
 
     pub async fn patch(
@@ -417,22 +452,22 @@ impl Client {
         patch_type: PatchType,
         patch: &Value,
     ) -> Result<Value> {
-        let obj = self
-            .resources
-            .clone()
-            .patch(pb::PatchRequest {
-                resource: gvr.to_pb(),
-                namespace: ns(namespace),
-                name: name.to_string(),
-                r#type: patch_type.to_pb() as i32,
-                patch: Some(JsonValue(patch.clone())),
-                options: None,
-                force: false,
-                subresource: String::new(),
-            })
-            .await?
-            .into_inner();
-        object_body(obj)
+        let answer: ObjectBody = self
+            .unary(
+                "/capstan.v1.Resources/Patch",
+                pb::PatchRequest {
+                    resource: gvr.to_pb(),
+                    namespace: ns(namespace),
+                    name: name.to_string(),
+                    r#type: patch_type.to_pb() as i32,
+                    patch: Some(JsonValue(patch.clone())),
+                    options: None,
+                    force: false,
+                    subresource: String::new(),
+                },
+            )
+            .await?;
+        object_body(answer)
     }
 
     /// Deletes by name; returns the deleted object (or, with finalizers, the
@@ -443,18 +478,18 @@ impl Client {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Value> {
-        let obj = self
-            .resources
-            .clone()
-            .delete(pb::DeleteRequest {
-                resource: gvr.to_pb(),
-                namespace: ns(namespace),
-                name: name.to_string(),
-                options: None,
-            })
-            .await?
-            .into_inner();
-        object_body(obj)
+        let answer: ObjectBody = self
+            .unary(
+                "/capstan.v1.Resources/Delete",
+                pb::DeleteRequest {
+                    resource: gvr.to_pb(),
+                    namespace: ns(namespace),
+                    name: name.to_string(),
+                    options: None,
+                },
+            )
+            .await?;
+        object_body(answer)
     }
 
     /// A server-streaming watch. The stream ends when the server closes it
@@ -465,19 +500,24 @@ impl Client {
         namespace: Option<&str>,
         params: &WatchParams,
     ) -> Result<WatchStream> {
+        let request = pb::WatchRequest {
+            resource: gvr.to_pb(),
+            namespace: ns(namespace),
+            label_selector: params.label_selector.clone(),
+            field_selector: params.field_selector.clone(),
+            resource_version: params.resource_version.clone(),
+            allow_watch_bookmarks: params.allow_bookmarks,
+            timeout_seconds: params.timeout_seconds,
+            send_initial_events: params.send_initial_events,
+        };
         let stream = self
-            .resources
-            .clone()
-            .watch(pb::WatchRequest {
-                resource: gvr.to_pb(),
-                namespace: ns(namespace),
-                label_selector: params.label_selector.clone(),
-                field_selector: params.field_selector.clone(),
-                resource_version: params.resource_version.clone(),
-                allow_watch_bookmarks: params.allow_bookmarks,
-                timeout_seconds: params.timeout_seconds,
-                send_initial_events: params.send_initial_events,
-            })
+            .ready()
+            .await?
+            .server_streaming(
+                tonic::Request::new(request),
+                PathAndQuery::from_static("/capstan.v1.Resources/Watch"),
+                ProstCodec::<pb::WatchRequest, WatchEventBody>::default(),
+            )
             .await?
             .into_inner();
         Ok(stream

@@ -25,6 +25,7 @@
 //! # }
 //! ```
 
+mod bodies;
 mod client;
 mod config;
 mod error;
