@@ -195,6 +195,32 @@ async fn wait_compacted_past(client: &Client, rv: &str) {
     }
 }
 
+/// A field the server drops under its default `fieldValidation` (Warn)
+/// reaches the caller as a warning, not silently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_warnings_reach_the_warning_handler() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let _server = Server::start(dir.path(), 0, &[]);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = seen.clone();
+    let client = connect(dir.path())
+        .await
+        .with_warning_handler(std::sync::Arc::new(move |text: &str| {
+            if let Ok(mut seen) = sink.lock() {
+                seen.push(text.to_string());
+            }
+        }));
+    let mut obj = cm("warned", "one");
+    obj["colour"] = json!("blue");
+    let created = client
+        .create(&configmaps(), Some(NS), &obj)
+        .await
+        .expect("create");
+    assert!(created.get("colour").is_none(), "{created}");
+    let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+    assert_eq!(seen, [r#"unknown field "colour""#]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crud_round_trips_through_grpc() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -2,6 +2,7 @@
 //! server, with helpers that take and return objects as JSON.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use capstan_proto::json::{JsonStruct, JsonValue};
@@ -197,14 +198,44 @@ pub(crate) fn resource_version_of(obj: &Value) -> Option<&str> {
 
 pub type WatchStream = BoxStream<'static, Result<WatchEvent>>;
 
+/// Receives each warning the server attaches to an answer (an unknown
+/// field dropped under `fieldValidation=Warn`, a deprecated API), as
+/// client-go's `WarningHandler` does. The default logs them.
+pub type WarningHandler = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// A capstan gRPC client. Cloning is cheap and shares the connection.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Client {
     resources: pb::resources_client::ResourcesClient<Channel>,
     discovery: pb::discovery_client::DiscoveryClient<Channel>,
     /// The same connection, for the helpers' calls, which decode the
     /// answers as bodies (bodies.rs) rather than as the generated messages.
     grpc: Grpc<Channel>,
+    warnings: WarningHandler,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("resources", &self.resources)
+            .field("discovery", &self.discovery)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The default warning handler: a log line per warning, as client-go's.
+fn log_warning(text: &str) {
+    tracing::warn!(target: "capstan_client", "{text}");
+}
+
+/// The text of a `warning` metadata value, which the server writes in the
+/// form of an HTTP Warning header: `299 - "text"`, the text quoted as a
+/// JSON string. Anything else is passed on as it came.
+fn warning_text(value: &str) -> String {
+    value
+        .strip_prefix("299 - ")
+        .and_then(|quoted| serde_json::from_str::<String>(quoted).ok())
+        .unwrap_or_else(|| value.to_string())
 }
 
 fn object_body(obj: ObjectBody) -> Result<Value> {
@@ -277,7 +308,14 @@ impl Client {
             grpc: Grpc::new(channel)
                 .max_decoding_message_size(MAX_MESSAGE_BYTES)
                 .max_encoding_message_size(MAX_MESSAGE_BYTES),
+            warnings: Arc::new(log_warning),
         }
+    }
+
+    /// Hands the server's warnings to `handler` instead of the log.
+    pub fn with_warning_handler(mut self, handler: WarningHandler) -> Self {
+        self.warnings = handler;
+        self
     }
 
     /// A unary call whose answer is decoded as `Answer`.
@@ -294,6 +332,11 @@ impl Client {
                 ProstCodec::<Req, Answer>::default(),
             )
             .await?;
+        for value in answer.metadata().get_all("warning") {
+            if let Ok(value) = value.to_str() {
+                (self.warnings)(&warning_text(value));
+            }
+        }
         Ok(answer.into_inner())
     }
 
@@ -531,5 +574,24 @@ impl Client {
                 Ok(WatchEvent { event_type, object })
             })
             .boxed())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warning_text;
+
+    #[test]
+    fn warnings_are_read_from_their_header_form() {
+        assert_eq!(
+            warning_text(r#"299 - "unknown field \"colour\"""#),
+            r#"unknown field "colour""#
+        );
+        // Anything not in that form is passed on whole.
+        assert_eq!(warning_text("plain text"), "plain text");
+        assert_eq!(
+            warning_text(r#"299 - "unterminated"#),
+            r#"299 - "unterminated"#
+        );
     }
 }

@@ -2,6 +2,10 @@
 //!
 //! - [`Client`]: get, list, create, update, patch, delete and watch on any
 //!   resource, objects as `serde_json::Value`.
+//! - Warnings the server attaches to an answer (a field dropped under
+//!   `fieldValidation=Warn`, for one) go to a [`WarningHandler`]: by
+//!   default the log, as client-go's, or your own
+//!   ([`Client::with_warning_handler`]).
 //! - [`Informer`]: list, then watch from the list's resourceVersion, keeping a
 //!   [`Store`] that other tasks read; re-lists when the server says the
 //!   resourceVersion is too old, backs off on transient errors.
@@ -35,8 +39,8 @@ mod informer;
 /// their objects are `serde_json` values (`capstan_proto::json`).
 pub use capstan_proto::{json, v1 as pb};
 pub use client::{
-    Client, EventType, GroupVersionResource, ListParams, ObjectList, PatchType, WatchEvent,
-    WatchParams, WatchStream,
+    Client, EventType, GroupVersionResource, ListParams, ObjectList, PatchType, WarningHandler,
+    WatchEvent, WatchParams, WatchStream,
 };
 pub use config::{load_kubeconfig, parse_kubeconfig, KubeconfigTarget, TlsConfig};
 pub use error::{ApiError, Error, Result};
