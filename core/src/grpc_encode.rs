@@ -7,71 +7,193 @@
 use bytes::{Bytes, BytesMut};
 use capstan_proto::json::{self, string_len, write_string};
 use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
-use prost::Message;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::grpc::object_meta;
+use crate::object;
 use crate::service::ObjectList;
 
 /// A `capstan.v1.Object`: the typed envelope and the whole object as body.
 pub fn object(obj: &Value) -> Bytes {
-    let mut buf = BytesMut::with_capacity(object_len(obj));
-    write_object(obj, &mut buf);
+    let envelope = Envelope::of(obj);
+    let mut buf = BytesMut::with_capacity(envelope.len());
+    envelope.write(&mut buf);
     buf.freeze()
 }
 
 /// A `capstan.v1.ListResponse` of `list`'s items.
 pub fn list_response(api_version: &str, kind: &str, list: &ObjectList) -> Bytes {
-    let mut buf = BytesMut::new();
+    let continue_token = list.continue_token.as_deref().unwrap_or_default();
+    // Every item measured first, so the answer is written into one buffer
+    // of its final size.
+    let items: Vec<Envelope> = list.items.iter().map(|item| Envelope::of(item)).collect();
+    let len = string_len(1, api_version)
+        + string_len(2, kind)
+        + string_len(3, &list.resource_version)
+        + string_len(4, continue_token)
+        + list.remaining_item_count.map_or(0, |remaining| {
+            prost::encoding::int64::encoded_len(5, &remaining)
+        })
+        + items
+            .iter()
+            .map(|item| delimited_len(item.len()))
+            .sum::<usize>();
+    let mut buf = BytesMut::with_capacity(len);
     write_string(1, api_version, &mut buf);
     write_string(2, kind, &mut buf);
     write_string(3, &list.resource_version, &mut buf);
-    write_string(
-        4,
-        list.continue_token.as_deref().unwrap_or_default(),
-        &mut buf,
-    );
+    write_string(4, continue_token, &mut buf);
     if let Some(remaining) = list.remaining_item_count {
         prost::encoding::int64::encode(5, &remaining, &mut buf);
     }
-    for item in &list.items {
-        let len = object_len(item);
-        buf.reserve(len + 6);
+    for item in &items {
         encode_key(6, WireType::LengthDelimited, &mut buf);
-        encode_varint(len as u64, &mut buf);
-        write_object(item, &mut buf);
+        encode_varint(item.len() as u64, &mut buf);
+        item.write(&mut buf);
     }
     buf.freeze()
 }
 
-fn object_len(obj: &Value) -> usize {
-    let meta = object_meta(obj);
-    let meta_len = meta.encoded_len();
-    string_len(1, str_field(obj, "apiVersion"))
-        + string_len(2, str_field(obj, "kind"))
-        + 1
-        + encoded_len_varint(meta_len as u64)
-        + meta_len
-        + obj.as_object().map_or(0, |map| {
-            let len = json::struct_len(map);
-            1 + encoded_len_varint(len as u64) + len
-        })
+/// `Object { string api_version = 1; string kind = 2; ObjectMeta metadata = 3;
+/// google.protobuf.Struct body = 4; }`, measured once for its length and
+/// its writing.
+struct Envelope<'a> {
+    obj: &'a Value,
+    meta: TypedMeta<'a>,
+    meta_len: usize,
+    body: Option<json::MeasuredStruct<'a>>,
 }
 
-fn write_object(obj: &Value, buf: &mut BytesMut) {
-    // Object { string api_version = 1; string kind = 2; ObjectMeta metadata = 3;
-    //          google.protobuf.Struct body = 4; }
-    write_string(1, str_field(obj, "apiVersion"), buf);
-    write_string(2, str_field(obj, "kind"), buf);
-    let meta = object_meta(obj);
-    encode_key(3, WireType::LengthDelimited, buf);
-    encode_varint(meta.encoded_len() as u64, buf);
-    meta.encode_raw(buf);
-    if let Some(map) = obj.as_object() {
-        encode_key(4, WireType::LengthDelimited, buf);
-        encode_varint(json::struct_len(map) as u64, buf);
-        json::encode_struct(map, buf);
+impl<'a> Envelope<'a> {
+    fn of(obj: &'a Value) -> Self {
+        let meta = TypedMeta(object::meta(obj));
+        Self {
+            obj,
+            meta_len: meta.len(),
+            meta,
+            body: obj.as_object().map(json::MeasuredStruct::new),
+        }
     }
+
+    fn len(&self) -> usize {
+        string_len(1, str_field(self.obj, "apiVersion"))
+            + string_len(2, str_field(self.obj, "kind"))
+            + delimited_len(self.meta_len)
+            + self
+                .body
+                .as_ref()
+                .map_or(0, |body| delimited_len(body.len()))
+    }
+
+    fn write(&self, buf: &mut BytesMut) {
+        write_string(1, str_field(self.obj, "apiVersion"), buf);
+        write_string(2, str_field(self.obj, "kind"), buf);
+        encode_key(3, WireType::LengthDelimited, buf);
+        encode_varint(self.meta_len as u64, buf);
+        self.meta.write(buf);
+        if let Some(body) = &self.body {
+            encode_key(4, WireType::LengthDelimited, buf);
+            encode_varint(body.len() as u64, buf);
+            body.encode(buf);
+        }
+    }
+}
+
+/// `capstan.v1.ObjectMeta`, written from the object's own metadata rather
+/// than built as the generated message (a `String` per field, a `HashMap`
+/// per label and annotation set) first.
+struct TypedMeta<'a>(Option<&'a Map<String, Value>>);
+
+/// ObjectMeta's string fields and their numbers.
+const STRING_FIELDS: [(u32, &str); 7] = [
+    (1, "name"),
+    (2, "namespace"),
+    (3, "uid"),
+    (4, "resourceVersion"),
+    (6, "creationTimestamp"),
+    (7, "deletionTimestamp"),
+    (10, "generateName"),
+];
+
+/// ObjectMeta's `map<string, string>` fields and their numbers.
+const MAP_FIELDS: [(u32, &str); 2] = [(8, "labels"), (9, "annotations")];
+
+impl TypedMeta<'_> {
+    fn str(&self, field: &str) -> &str {
+        self.0
+            .and_then(|meta| meta.get(field))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    fn generation(&self) -> i64 {
+        self.0
+            .and_then(|meta| meta.get("generation"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+    }
+
+    /// A `map<string, string>`'s entries; values that are not strings read
+    /// as empty, as the generated path reads them.
+    fn entries(&self, field: &str) -> impl Iterator<Item = (&str, &str)> {
+        self.0
+            .and_then(|meta| meta.get(field))
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(key, value)| (key.as_str(), value.as_str().unwrap_or_default()))
+    }
+
+    fn len(&self) -> usize {
+        let generation = self.generation();
+        STRING_FIELDS
+            .iter()
+            .map(|(tag, field)| string_len(*tag, self.str(field)))
+            .sum::<usize>()
+            + if generation == 0 {
+                0
+            } else {
+                prost::encoding::int64::encoded_len(5, &generation)
+            }
+            + MAP_FIELDS
+                .into_iter()
+                .flat_map(|(_, field)| self.entries(field))
+                .map(|(key, value)| delimited_len(string_len(1, key) + string_len(2, value)))
+                .sum::<usize>()
+    }
+
+    /// In field-number order, as generated code writes.
+    fn write(&self, buf: &mut BytesMut) {
+        for (tag, field) in [
+            (1, "name"),
+            (2, "namespace"),
+            (3, "uid"),
+            (4, "resourceVersion"),
+        ] {
+            write_string(tag, self.str(field), buf);
+        }
+        let generation = self.generation();
+        if generation != 0 {
+            prost::encoding::int64::encode(5, &generation, buf);
+        }
+        for (tag, field) in [(6, "creationTimestamp"), (7, "deletionTimestamp")] {
+            write_string(tag, self.str(field), buf);
+        }
+        for (tag, field) in MAP_FIELDS {
+            for (key, value) in self.entries(field) {
+                encode_key(tag, WireType::LengthDelimited, buf);
+                encode_varint((string_len(1, key) + string_len(2, value)) as u64, buf);
+                write_string(1, key, buf);
+                write_string(2, value, buf);
+            }
+        }
+        write_string(10, self.str("generateName"), buf);
+    }
+}
+
+/// A message field's key and length prefix around `len` bytes (field
+/// numbers below 16).
+fn delimited_len(len: usize) -> usize {
+    1 + encoded_len_varint(len as u64) + len
 }
 
 fn str_field<'a>(obj: &'a Value, field: &str) -> &'a str {
@@ -83,6 +205,7 @@ mod tests {
     use super::*;
     use crate::grpc::to_pb_object;
     use capstan_proto::v1 as pb;
+    use prost::Message;
     use serde_json::json;
     use std::sync::Arc;
 
@@ -94,7 +217,8 @@ mod tests {
                 "metadata": {
                     "name": "web", "namespace": "ns", "uid": "u-1", "resourceVersion": "42",
                     "generation": 3, "creationTimestamp": "2026-11-22T10:00:00Z",
-                    "labels": {"app": "web", "": "empty key"},
+                    "deletionTimestamp": "2026-11-22T11:00:00Z", "generateName": "web-",
+                    "labels": {"app": "web", "": "empty key", "not-a-string": 1},
                     "annotations": {"note": "ünïcødé ✓"},
                 },
                 "spec": {
@@ -116,7 +240,7 @@ mod tests {
         for obj in objects() {
             let decoded = pb::Object::decode(object(&obj)).expect("decodes");
             assert_eq!(decoded, to_pb_object(&obj), "{obj}");
-            assert_eq!(object(&obj).len(), object_len(&obj));
+            assert_eq!(object(&obj).len(), Envelope::of(&obj).len());
         }
     }
 

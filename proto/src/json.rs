@@ -98,7 +98,10 @@ struct StructEntry {
 
 impl prost::Message for StructEntry {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        write_entry(&self.key, &self.value.0, buf);
+        write_string(1, &self.key, buf);
+        encode_key(2, WireType::LengthDelimited, buf);
+        encode_varint(value_len(&self.value.0) as u64, buf);
+        encode_value(&self.value.0, buf);
     }
 
     fn merge_field(
@@ -116,7 +119,7 @@ impl prost::Message for StructEntry {
     }
 
     fn encoded_len(&self) -> usize {
-        entry_len(&self.key, &self.value.0)
+        string_len(1, &self.key) + delimited_len(value_len(&self.value.0))
     }
 
     fn clear(&mut self) {
@@ -226,91 +229,219 @@ pub fn number_to_json(n: f64) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// The length of `map` encoded as the body of a `Struct`.
-pub fn struct_len(map: &Map<String, Value>) -> usize {
-    map.iter()
-        .map(|(key, value)| delimited_len(entry_len(key, value)))
-        .sum()
+// Writing a length-delimited message needs its length first. Measuring
+// each nested message where it is written would measure the deepest values
+// once for every level above them (a managedFields entry is seven levels
+// deep), so the writers below measure the whole value once, keeping the
+// body length of every nested Struct and ListValue in the order they are
+// written, and then write from those lengths.
+
+/// Where measuring keeps the body lengths of nested Structs and ListValues:
+/// a `Vec` for writing, nothing when only the total is wanted.
+trait Lengths {
+    /// A slot for a length not known yet.
+    fn reserve(&mut self) -> usize;
+    fn fill(&mut self, slot: usize, len: usize);
 }
 
-/// Writes `map` as the body of a `Struct` (no tag or length of its own).
-pub fn encode_struct(map: &Map<String, Value>, buf: &mut impl BufMut) {
-    for (key, value) in map {
-        encode_key(1, WireType::LengthDelimited, buf);
-        encode_varint(entry_len(key, value) as u64, buf);
-        write_entry(key, value, buf);
+impl Lengths for () {
+    fn reserve(&mut self) -> usize {
+        0
+    }
+    fn fill(&mut self, _: usize, _: usize) {}
+}
+
+impl Lengths for Vec<usize> {
+    fn reserve(&mut self) -> usize {
+        self.push(0);
+        self.len() - 1
+    }
+    fn fill(&mut self, slot: usize, len: usize) {
+        self[slot] = len;
     }
 }
 
-fn write_entry(key: &str, value: &Value, buf: &mut impl BufMut) {
-    write_string(1, key, buf);
-    encode_key(2, WireType::LengthDelimited, buf);
-    encode_varint(value_len(value) as u64, buf);
-    encode_value(value, buf);
-}
-
-fn entry_len(key: &str, value: &Value) -> usize {
-    string_len(1, key) + delimited_len(value_len(value))
+/// The length of `map` encoded as the body of a `Struct`.
+pub fn struct_len(map: &Map<String, Value>) -> usize {
+    measure_fields(map, &mut ())
 }
 
 /// The length of `value` encoded as the body of a `Value`: a oneof, so its
 /// field is written even when it holds the zero value (null, false, 0, "").
 pub fn value_len(value: &Value) -> usize {
-    match value {
-        Value::Null | Value::Bool(_) => 2,
-        Value::Number(_) => 9,
-        Value::String(s) => delimited_len(s.len()),
-        Value::Object(map) => delimited_len(struct_len(map)),
-        Value::Array(items) => delimited_len(list_len(items)),
+    measure_value(value, &mut ())
+}
+
+fn list_len(items: &[Value]) -> usize {
+    measure_items(items, &mut ())
+}
+
+/// Writes `map` as the body of a `Struct` (no tag or length of its own).
+pub fn encode_struct(map: &Map<String, Value>, buf: &mut impl BufMut) {
+    MeasuredStruct::new(map).encode(buf);
+}
+
+/// A Struct measured once, for a caller that needs its length before
+/// writing it.
+pub struct MeasuredStruct<'a> {
+    map: &'a Map<String, Value>,
+    lengths: Vec<usize>,
+    len: usize,
+}
+
+impl<'a> MeasuredStruct<'a> {
+    pub fn new(map: &'a Map<String, Value>) -> Self {
+        let mut lengths = Vec::new();
+        let len = measure_fields(map, &mut lengths);
+        Self { map, lengths, len }
+    }
+
+    /// The length of the Struct's body.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes the Struct's body (no tag or length of its own).
+    pub fn encode(&self, buf: &mut impl BufMut) {
+        Writer::new(&self.lengths).fields(self.map, buf);
     }
 }
 
 /// Writes `value` as the body of a `Value`.
 pub fn encode_value(value: &Value, buf: &mut impl BufMut) {
+    let mut lengths = Vec::new();
+    measure_value(value, &mut lengths);
+    Writer::new(&lengths).value(value, buf);
+}
+
+/// `ListValue { repeated Value values = 1; }`, its body.
+fn encode_list(items: &[Value], buf: &mut impl BufMut) {
+    let mut lengths = Vec::new();
+    measure_items(items, &mut lengths);
+    Writer::new(&lengths).items(items, buf);
+}
+
+/// A Struct body: one entry message `{ string key = 1; Value value = 2; }`
+/// per field.
+fn measure_fields(map: &Map<String, Value>, lengths: &mut impl Lengths) -> usize {
+    map.iter()
+        .map(|(key, value)| {
+            delimited_len(string_len(1, key) + delimited_len(measure_value(value, lengths)))
+        })
+        .sum()
+}
+
+fn measure_items(items: &[Value], lengths: &mut impl Lengths) -> usize {
+    items
+        .iter()
+        .map(|item| delimited_len(measure_value(item, lengths)))
+        .sum()
+}
+
+/// A Value body; a Struct's or ListValue's own body length goes to `lengths`.
+fn measure_value(value: &Value, lengths: &mut impl Lengths) -> usize {
     match value {
-        Value::Null => {
-            encode_key(1, WireType::Varint, buf);
-            encode_varint(0, buf);
-        }
-        Value::Number(n) => {
-            encode_key(2, WireType::SixtyFourBit, buf);
-            buf.put_f64_le(n.as_f64().unwrap_or_default());
-        }
-        Value::String(s) => {
-            encode_key(3, WireType::LengthDelimited, buf);
-            encode_varint(s.len() as u64, buf);
-            buf.put_slice(s.as_bytes());
-        }
-        Value::Bool(b) => {
-            encode_key(4, WireType::Varint, buf);
-            encode_varint(u64::from(*b), buf);
-        }
+        Value::Null | Value::Bool(_) => 2,
+        Value::Number(_) => 9,
+        Value::String(s) => delimited_len(s.len()),
         Value::Object(map) => {
-            encode_key(5, WireType::LengthDelimited, buf);
-            encode_varint(struct_len(map) as u64, buf);
-            encode_struct(map, buf);
+            let slot = lengths.reserve();
+            let len = measure_fields(map, lengths);
+            lengths.fill(slot, len);
+            delimited_len(len)
         }
         Value::Array(items) => {
-            encode_key(6, WireType::LengthDelimited, buf);
-            encode_varint(list_len(items) as u64, buf);
-            encode_list(items, buf);
+            let slot = lengths.reserve();
+            let len = measure_items(items, lengths);
+            lengths.fill(slot, len);
+            delimited_len(len)
         }
     }
 }
 
-/// `ListValue { repeated Value values = 1; }`
-fn list_len(items: &[Value]) -> usize {
-    items
-        .iter()
-        .map(|item| delimited_len(value_len(item)))
-        .sum()
+/// Writes what was measured, taking the nested lengths in measuring order.
+struct Writer<'a> {
+    lengths: &'a [usize],
+    next: usize,
 }
 
-fn encode_list(items: &[Value], buf: &mut impl BufMut) {
-    for item in items {
-        encode_key(1, WireType::LengthDelimited, buf);
-        encode_varint(value_len(item) as u64, buf);
-        encode_value(item, buf);
+impl<'a> Writer<'a> {
+    fn new(lengths: &'a [usize]) -> Self {
+        Self { lengths, next: 0 }
+    }
+
+    /// The length of `value`'s body, without taking its nested length.
+    fn value_len(&self, value: &Value) -> usize {
+        match value {
+            Value::Object(_) | Value::Array(_) => {
+                delimited_len(self.lengths.get(self.next).copied().unwrap_or_default())
+            }
+            Value::String(s) => delimited_len(s.len()),
+            Value::Null | Value::Bool(_) => 2,
+            Value::Number(_) => 9,
+        }
+    }
+
+    fn take(&mut self) -> usize {
+        let len = self.lengths.get(self.next).copied().unwrap_or_default();
+        self.next += 1;
+        len
+    }
+
+    fn fields(&mut self, map: &Map<String, Value>, buf: &mut impl BufMut) {
+        for (key, value) in map {
+            let value_len = self.value_len(value);
+            encode_key(1, WireType::LengthDelimited, buf);
+            encode_varint((string_len(1, key) + delimited_len(value_len)) as u64, buf);
+            write_string(1, key, buf);
+            encode_key(2, WireType::LengthDelimited, buf);
+            encode_varint(value_len as u64, buf);
+            self.value(value, buf);
+        }
+    }
+
+    fn items(&mut self, items: &[Value], buf: &mut impl BufMut) {
+        for item in items {
+            encode_key(1, WireType::LengthDelimited, buf);
+            encode_varint(self.value_len(item) as u64, buf);
+            self.value(item, buf);
+        }
+    }
+
+    fn value(&mut self, value: &Value, buf: &mut impl BufMut) {
+        match value {
+            Value::Null => {
+                encode_key(1, WireType::Varint, buf);
+                encode_varint(0, buf);
+            }
+            Value::Number(n) => {
+                encode_key(2, WireType::SixtyFourBit, buf);
+                buf.put_f64_le(n.as_f64().unwrap_or_default());
+            }
+            Value::String(s) => {
+                encode_key(3, WireType::LengthDelimited, buf);
+                encode_varint(s.len() as u64, buf);
+                buf.put_slice(s.as_bytes());
+            }
+            Value::Bool(b) => {
+                encode_key(4, WireType::Varint, buf);
+                encode_varint(u64::from(*b), buf);
+            }
+            Value::Object(map) => {
+                encode_key(5, WireType::LengthDelimited, buf);
+                encode_varint(self.take() as u64, buf);
+                self.fields(map, buf);
+            }
+            Value::Array(items) => {
+                encode_key(6, WireType::LengthDelimited, buf);
+                encode_varint(self.take() as u64, buf);
+                self.items(items, buf);
+            }
+        }
     }
 }
 
