@@ -23,6 +23,8 @@ const WINDOW: usize = 4096;
 const WATCHER_BUFFER: usize = 1024;
 /// Pause before re-listing after the storage watch failed.
 const RESTART_DELAY: Duration = Duration::from_millis(200);
+/// Objects this process just wrote, kept for the caches (see `JustWritten`).
+const JUST_WRITTEN: usize = 256;
 
 /// A change as the cache saw it, shared by every watcher.
 #[derive(Debug)]
@@ -72,9 +74,44 @@ pub struct CacheWatch {
     pub dispatched: Arc<AtomicI64>,
 }
 
+/// Objects this process has just written, for the cache that is about to
+/// see each as a change: a key and a revision name one stored value, and
+/// the writer's object, with that revision as its resourceVersion, is that
+/// value decoded, so the cache need not decode it again. A change the cache
+/// sees before its writer gets here, or another replica's, is decoded as
+/// before, and what it left here ages out (the newest `JUST_WRITTEN` are
+/// kept).
+#[derive(Default)]
+struct JustWritten {
+    entries: Mutex<VecDeque<(i64, String, Arc<Value>)>>,
+}
+
+impl JustWritten {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(i64, String, Arc<Value>)>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn offer(&self, key: &str, revision: i64, object: Arc<Value>) {
+        let mut entries = self.lock();
+        if entries.len() >= JUST_WRITTEN {
+            entries.pop_front();
+        }
+        entries.push_back((revision, key.to_string(), object));
+    }
+
+    fn take(&self, key: &str, revision: i64) -> Option<Arc<Value>> {
+        let mut entries = self.lock();
+        let at = entries
+            .iter()
+            .rposition(|(rev, k, _)| *rev == revision && k == key)?;
+        entries.remove(at).map(|(_, _, object)| object)
+    }
+}
+
 pub struct WatchCache {
     prefix: String,
     index: Index,
+    just_written: Arc<JustWritten>,
     state: RwLock<State>,
     dispatched: Arc<AtomicI64>,
     ready: watch::Receiver<bool>,
@@ -85,15 +122,22 @@ pub struct WatchCache {
 impl WatchCache {
     /// Starts filling a cache for every key under `prefix`.
     pub fn start(storage: Arc<dyn Storage>, prefix: String) -> Arc<Self> {
-        Self::start_indexed(storage, prefix, unindexed)
+        Self::start_indexed(storage, prefix, unindexed, Arc::default())
     }
 
-    /// The same, keeping an index of the objects `index` holds for.
-    pub fn start_indexed(storage: Arc<dyn Storage>, prefix: String, index: Index) -> Arc<Self> {
+    /// The same, keeping an index of the objects `index` holds for, and
+    /// taking the objects this process wrote from `just_written`.
+    fn start_indexed(
+        storage: Arc<dyn Storage>,
+        prefix: String,
+        index: Index,
+        just_written: Arc<JustWritten>,
+    ) -> Arc<Self> {
         let (ready_tx, ready) = watch::channel(false);
         let cache = Arc::new(Self {
             prefix,
             index,
+            just_written,
             state: RwLock::new(State::default()),
             dispatched: Arc::new(AtomicI64::new(0)),
             ready,
@@ -218,6 +262,11 @@ impl WatchCache {
         // Decoded before the lock is taken: readers wait only for the swap.
         let decoded = if ev.kind == EventKind::Delete && ev.value.is_empty() {
             None
+        } else if let Some(object) = (ev.kind == EventKind::Put)
+            .then(|| self.just_written.take(&ev.key, ev.revision))
+            .flatten()
+        {
+            Some(object)
         } else {
             let Some(object) = object::decode_at(&ev.value, ev.revision) else {
                 tracing::warn!(key = ev.key, "watch cache skipped an undecodable value");
@@ -430,6 +479,7 @@ pub struct WatchCaches {
     /// Every cache's index.
     index: Index,
     caches: Mutex<HashMap<String, Arc<WatchCache>>>,
+    just_written: Arc<JustWritten>,
 }
 
 impl WatchCaches {
@@ -438,7 +488,15 @@ impl WatchCaches {
             storage,
             index,
             caches: Mutex::new(HashMap::new()),
+            just_written: Arc::default(),
         }
+    }
+
+    /// `object` was just stored under `key` at `revision`, as it is (with
+    /// that revision as its resourceVersion): the cache of its type can
+    /// take it rather than decode the change.
+    pub fn offer_written(&self, key: &str, revision: i64, object: Arc<Value>) {
+        self.just_written.offer(key, revision, object);
     }
 
     /// The cache for a resource type's key prefix, started if needed.
@@ -447,7 +505,12 @@ impl WatchCaches {
         caches
             .entry(prefix.to_string())
             .or_insert_with(|| {
-                WatchCache::start_indexed(self.storage.clone(), prefix.to_string(), self.index)
+                WatchCache::start_indexed(
+                    self.storage.clone(),
+                    prefix.to_string(),
+                    self.index,
+                    self.just_written.clone(),
+                )
             })
             .clone()
     }
@@ -472,6 +535,59 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         panic!("cache did not reach revision {revision}");
+    }
+
+    /// What a writer offers is what the cache keeps, when its key and
+    /// revision match the change; otherwise the change is decoded.
+    #[tokio::test]
+    async fn a_written_object_is_taken_instead_of_decoded() {
+        let (_d, s) = store().await;
+        let caches = WatchCaches::new(s.clone(), unindexed);
+        let cache = caches.for_prefix("/r/cm/");
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let next = s
+            .list("/r/cm/", ListParams::default())
+            .await
+            .unwrap()
+            .revision
+            + 1;
+        let written = Arc::new(serde_json::json!(
+            {"metadata": {"name": "x", "resourceVersion": next.to_string()}}
+        ));
+        caches.offer_written("/r/cm/a/x", next, written.clone());
+        // Offered at a revision the change will not have: decoded instead.
+        let stale = Arc::new(serde_json::json!({"metadata": {"name": "y"}}));
+        caches.offer_written("/r/cm/a/y", next, stale.clone());
+        let x = s
+            .create("/r/cm/a/x", br#"{"metadata":{"name":"x"}}"#.to_vec())
+            .await
+            .unwrap();
+        assert_eq!(x.mod_revision, next);
+        let y = s
+            .create("/r/cm/a/y", br#"{"metadata":{"name":"y"}}"#.to_vec())
+            .await
+            .unwrap();
+        until(&cache, y.mod_revision).await;
+        let kept = cache.get("/r/cm/a/x").expect("x cached");
+        assert!(Arc::ptr_eq(&kept, &written), "{kept}");
+        let decoded = cache.get("/r/cm/a/y").expect("y cached");
+        assert!(!Arc::ptr_eq(&decoded, &stale));
+        assert_eq!(
+            decoded["metadata"]["resourceVersion"],
+            y.mod_revision.to_string()
+        );
+    }
+
+    #[test]
+    fn only_the_newest_writes_are_kept() {
+        let just = JustWritten::default();
+        for revision in 0..(JUST_WRITTEN as i64 + 10) {
+            just.offer("/k", revision, Arc::new(Value::Null));
+        }
+        assert_eq!(just.lock().len(), JUST_WRITTEN);
+        assert!(just.take("/k", 0).is_none());
+        assert!(just.take("/k", JUST_WRITTEN as i64 + 9).is_some());
+        assert!(just.take("/k", JUST_WRITTEN as i64 + 9).is_none());
     }
 
     #[tokio::test]
@@ -523,7 +639,7 @@ mod tests {
         )
         .await
         .unwrap();
-        let cache = WatchCache::start_indexed(s.clone(), "/r/cm/".into(), labelled);
+        let cache = WatchCache::start_indexed(s.clone(), "/r/cm/".into(), labelled, Arc::default());
         assert!(cache.wait_ready(Duration::from_secs(5)).await);
         let plain = s.create("/r/cm/a/plain", b"{}".to_vec()).await.unwrap();
         s.create(

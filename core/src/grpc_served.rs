@@ -143,7 +143,7 @@ impl UnaryService<pb::ListRequest> for DirectList {
 }
 
 /// One object and the warnings the call drew.
-type ObjectReply = Result<(serde_json::Value, Vec<String>), Status>;
+type ObjectReply = Result<(Arc<serde_json::Value>, Vec<String>), Status>;
 
 fn written(result: Result<WriteResult, Status>) -> ObjectReply {
     result.map(|written| (written.object, written.warnings))
@@ -241,7 +241,7 @@ where
                 service,
                 request,
                 |s, r: tonic::Request<pb::GetRequest>| async move {
-                    Ok((s.get_object(r).await?, Vec::new()))
+                    Ok((Arc::new(s.get_object(r).await?), Vec::new()))
                 },
             ),
             CREATE_PATH => direct_object(

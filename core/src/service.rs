@@ -167,7 +167,9 @@ pub enum PatchType {
 /// A write's result: the object as stored and any warnings for the client.
 #[derive(Debug, Clone)]
 pub struct WriteResult {
-    pub object: Value,
+    /// Shared with the watch cache when the cache can take it as the
+    /// change it is about to see (`WatchCaches::offer_written`).
+    pub object: Arc<Value>,
     pub warnings: Vec<String>,
     /// True when the write created the object (REST answers 201).
     pub created: bool,
@@ -1090,7 +1092,7 @@ impl ApiCore {
                 .bind_pod(namespace.unwrap_or_default(), &object, opts)
                 .await?;
             return Ok(WriteResult {
-                object: status,
+                object: Arc::new(status),
                 warnings: Vec::new(),
                 created: true,
             });
@@ -1162,7 +1164,7 @@ impl ApiCore {
             self.ensure_namespace_accepts(def, namespace, &name).await?;
             if opts.dry_run {
                 return Ok(WriteResult {
-                    object,
+                    object: Arc::new(object),
                     warnings,
                     created: true,
                 });
@@ -1185,6 +1187,13 @@ impl ApiCore {
                         "resourceVersion",
                         Value::String(kv.mod_revision.to_string()),
                     );
+                    let object = Arc::new(object);
+                    if !def.converts_for_storage() {
+                        // The stored value, decoded: the watch cache can
+                        // take it instead of decoding the change again.
+                        self.caches
+                            .offer_written(&key, kv.mod_revision, object.clone());
+                    }
                     return Ok(WriteResult {
                         object,
                         warnings,
@@ -1650,10 +1659,10 @@ impl ApiCore {
             }
         }
         Ok(written?.map(|object| WriteResult {
-            object: match view {
+            object: Arc::new(match view {
                 View::Scale => crate::scale::to_scale(def, &object),
                 _ => object,
-            },
+            }),
             warnings,
             created: false,
         }))
@@ -1670,7 +1679,9 @@ impl ApiCore {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "delete", def, namespace, Some(name))?;
         let mut done = self.delete_authorized(def, namespace, name, opts).await?;
-        done.object = served(def, done.object)?;
+        if def.converts_for_storage() {
+            done.object = Arc::new(served(def, Arc::unwrap_or_clone(done.object))?);
+        }
         Ok(done)
     }
 
@@ -1739,7 +1750,7 @@ impl ApiCore {
                         continue;
                     }
                     return Ok(WriteResult {
-                        object: obj,
+                        object: Arc::new(obj),
                         warnings: Vec::new(),
                         created: false,
                     });
@@ -1755,7 +1766,7 @@ impl ApiCore {
                 object::remove_meta(&mut marked, "resourceVersion");
                 if opts.dry_run {
                     return Ok(WriteResult {
-                        object: marked,
+                        object: Arc::new(marked),
                         warnings: Vec::new(),
                         created: false,
                     });
@@ -1773,7 +1784,7 @@ impl ApiCore {
                             Value::String(kv.mod_revision.to_string()),
                         );
                         return Ok(WriteResult {
-                            object: marked,
+                            object: Arc::new(marked),
                             warnings: Vec::new(),
                             created: false,
                         });
@@ -1784,7 +1795,7 @@ impl ApiCore {
             }
             if opts.dry_run {
                 return Ok(WriteResult {
-                    object: obj,
+                    object: Arc::new(obj),
                     warnings: Vec::new(),
                     created: false,
                 });
@@ -1801,7 +1812,7 @@ impl ApiCore {
                         Value::String(kv.mod_revision.to_string()),
                     );
                     return Ok(WriteResult {
-                        object: obj,
+                        object: Arc::new(obj),
                         warnings: Vec::new(),
                         created: false,
                     });
@@ -1838,7 +1849,11 @@ impl ApiCore {
                 .delete_authorized(def, ns, object::name(&item), opts)
                 .await
             {
-                Ok(done) => deleted.push(Arc::new(served(def, done.object)?)),
+                Ok(done) => deleted.push(if def.converts_for_storage() {
+                    Arc::new(served(def, Arc::unwrap_or_clone(done.object))?)
+                } else {
+                    done.object
+                }),
                 // Someone else deleted it meanwhile: the goal is met.
                 Err(e) if e.code() == 404 => {}
                 Err(e) => return Err(e),

@@ -825,7 +825,7 @@ async fn subresource_request(
         return Ok(encode(
             StatusCode::CREATED,
             output.without_object_views(),
-            &result.object,
+            &*result.object,
             &result.warnings,
         ));
     }

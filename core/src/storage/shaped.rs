@@ -222,6 +222,6 @@ pub async fn create_in_default(
         &crate::service::WriteOptions::default(),
     )
     .await
+    .map(|created| std::sync::Arc::unwrap_or_clone(created.object))
     .expect("created")
-    .object
 }
