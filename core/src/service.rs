@@ -1271,12 +1271,15 @@ impl ApiCore {
         current: &Current,
         mut object: Value,
         dry_run: bool,
-    ) -> Result<Updated, StorageErrorOrApi> {
+    ) -> Result<Updated<Arc<Value>>, StorageErrorOrApi> {
         // Upstream skips a write that changes nothing, keeping the
         // resourceVersion; compare as JSON, where key order does not matter.
         let stored_form = storage_form(def, &object)?;
         if same_stored_form(&current.object, &stored_form) {
-            return Ok(Updated::Unchanged(served(def, current.object.clone())?));
+            return Ok(Updated::Unchanged(Arc::new(served(
+                def,
+                current.object.clone(),
+            )?)));
         }
         let bytes = encode(&stored_form)?;
         if dry_run {
@@ -1286,7 +1289,7 @@ impl ApiCore {
                 "resourceVersion",
                 Value::String(current.revision.to_string()),
             );
-            return Ok(Updated::Written(object));
+            return Ok(Updated::Written(Arc::new(object)));
         }
         let key = self.key(def, namespace, name);
         // Deleting the last finalizer of an object being deleted finishes the delete.
@@ -1304,7 +1307,7 @@ impl ApiCore {
                 "resourceVersion",
                 Value::String(kv.mod_revision.to_string()),
             );
-            return Ok(Updated::Written(object));
+            return Ok(Updated::Written(Arc::new(object)));
         }
         let kv = self
             .storage
@@ -1316,6 +1319,12 @@ impl ApiCore {
             "resourceVersion",
             Value::String(kv.mod_revision.to_string()),
         );
+        let object = Arc::new(object);
+        if !def.converts_for_storage() {
+            // As a create's (see `create_authorized`).
+            self.caches
+                .offer_written(&key, kv.mod_revision, object.clone());
+        }
         Ok(Updated::Written(object))
     }
 
@@ -1659,10 +1668,10 @@ impl ApiCore {
             }
         }
         Ok(written?.map(|object| WriteResult {
-            object: Arc::new(match view {
-                View::Scale => crate::scale::to_scale(def, &object),
+            object: match view {
+                View::Scale => Arc::new(crate::scale::to_scale(def, &object)),
                 _ => object,
-            }),
+            },
             warnings,
             created: false,
         }))
