@@ -2160,6 +2160,78 @@ impl From<ApiError> for StorageErrorOrApi {
 mod tests {
     use super::*;
 
+    /// What a write hands the watch cache in place of its change is what
+    /// the stored bytes decode to, for creates, updates and patches alike.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn written_objects_are_their_stored_values_decoded() {
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let def = core.resolve("", "v1", "configmaps").expect("configmaps");
+        let user = UserInfo::system();
+        let opts = WriteOptions::default();
+        let key = core.key(&def, Some("default"), "w");
+        let stored_decoded = |core: &ApiCore| {
+            let storage = core.storage.clone();
+            let key = key.clone();
+            async move {
+                let kv = storage.get(&key).await.expect("read").expect("stored");
+                object::decode_at(&kv.value, kv.mod_revision).expect("decodes")
+            }
+        };
+        let created = core
+            .create(
+                &user,
+                &def,
+                Some("default"),
+                json!({"apiVersion": "v1", "kind": "ConfigMap",
+                       "metadata": {"name": "w", "labels": {"a": "1"}}, "data": {"n": "1.0"}}),
+                &opts,
+            )
+            .await
+            .expect("created");
+        assert_eq!(*created.object, stored_decoded(&core).await);
+        let mut replacement = Value::clone(&created.object);
+        replacement["data"]["n"] = json!("2");
+        replacement["metadata"]["annotations"] = json!({"b": "2"});
+        let updated = core
+            .update(
+                &user,
+                &def,
+                Some("default"),
+                "w",
+                replacement,
+                &opts,
+                View::Main,
+            )
+            .await
+            .expect("updated");
+        assert_eq!(*updated.object, stored_decoded(&core).await);
+        let patched = core
+            .patch(
+                &user,
+                &def,
+                Some("default"),
+                "w",
+                PatchType::Merge,
+                &json!({"data": {"m": "3"}}),
+                &opts,
+                View::Main,
+            )
+            .await
+            .expect("patched");
+        assert_eq!(*patched.object, stored_decoded(&core).await);
+        // And the cache, once current, holds that same object.
+        let cache = core.caches.for_prefix(&def.key_prefix(&core.prefix, None));
+        let revision: i64 = object::resource_version(&patched.object)
+            .parse()
+            .expect("a revision");
+        assert!(
+            cache
+                .wait_for_revision(revision, std::time::Duration::from_secs(5))
+                .await
+        );
+        assert_eq!(cache.get(&key).as_deref(), Some(&*patched.object));
+    }
+
     /// apiVersion and kind lead the object whatever order the body gave,
     /// and the other fields keep theirs.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
