@@ -206,8 +206,8 @@ impl WatchCache {
                 while let Some(next) = events.next().await {
                     if matches!(&next, Ok(ev) if ev.kind == EventKind::Put) {
                         // The request that wrote this change usually wakes
-                        // with etcd's answer at the same moment; letting it
-                        // run first lets it offer its object (JustWritten).
+                        // with the store's answer at the same moment; letting
+                        // it run first lets it offer its object (JustWritten).
                         tokio::task::yield_now().await;
                     }
                     let Some(this) = cache.upgrade() else { return };

@@ -111,9 +111,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::CreateRequest>,
     ) -> Result<service::WriteResult, Status> {
-        let user = user_of(&req);
-        let agent = user_agent(&req);
-        let mut r = req.into_inner();
+        let (user, agent, mut r) = write_request(req);
         let def = self.resolve(r.resource.as_ref())?;
         let body = required_object(r.object.take())?;
         let opts = write_options(r.options.as_ref(), &agent)?;
@@ -128,9 +126,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::UpdateRequest>,
     ) -> Result<service::WriteResult, Status> {
-        let user = user_of(&req);
-        let agent = user_agent(&req);
-        let mut r = req.into_inner();
+        let (user, agent, mut r) = write_request(req);
         let def = self.resolve(r.resource.as_ref())?;
         let body = required_object(r.object.take())?;
         let opts = write_options(r.options.as_ref(), &agent)?;
@@ -153,9 +149,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::PatchRequest>,
     ) -> Result<service::WriteResult, Status> {
-        let user = user_of(&req);
-        let agent = user_agent(&req);
-        let mut r = req.into_inner();
+        let (user, agent, mut r) = write_request(req);
         let def = self.resolve(r.resource.as_ref())?;
         let patch_type = match pb::PatchType::try_from(r.r#type) {
             Ok(pb::PatchType::JsonPatch) => PatchType::Json,
@@ -290,13 +284,13 @@ fn object_response(result: service::WriteResult) -> Response<pb::Object> {
 }
 
 /// Adds `warnings` to a response's metadata as `warning` entries, in the
-/// form REST sends them as headers (`299 - "text"`), so gRPC clients see
-/// what kubectl is warned of. A warning that is not ASCII is left out, as
-/// the REST facade leaves out one that is no valid header value.
+/// form REST sends them as headers (`service::warning_value`), so gRPC
+/// clients see what kubectl is warned of. A warning that is not ASCII is
+/// left out, as the REST facade leaves out one that is no valid header
+/// value.
 pub(crate) fn with_warnings<T>(mut response: Response<T>, warnings: &[String]) -> Response<T> {
     for warning in warnings {
-        let text = format!("299 - {}", Value::String(warning.clone()));
-        if let Ok(value) = text.parse() {
+        if let Ok(value) = service::warning_value(warning).parse() {
             response.metadata_mut().append("warning", value);
         }
     }
@@ -308,6 +302,12 @@ fn required_object(object: Option<JsonStruct>) -> Result<Value, Status> {
     object
         .map(Value::from)
         .ok_or_else(|| Status::invalid_argument("object is required"))
+}
+
+/// Who writes, with which User-Agent (the default field manager), and
+/// what the request carries.
+fn write_request<T>(req: Request<T>) -> (UserInfo, String, T) {
+    (user_of(&req), user_agent(&req), req.into_inner())
 }
 
 /// The client's User-Agent, which names the field manager by default.

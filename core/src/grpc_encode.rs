@@ -5,8 +5,8 @@
 //! to the same messages (see the tests).
 
 use bytes::{Bytes, BytesMut};
-use capstan_proto::json::{self, string_len, write_string};
-use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
+use capstan_proto::json::{self, delimited_len, string_len, write_string};
+use prost::encoding::{encode_key, encode_varint, WireType};
 use serde_json::{Map, Value};
 
 use crate::object;
@@ -81,7 +81,7 @@ impl<'a> Envelope<'a> {
             + self
                 .body
                 .as_ref()
-                .map_or(0, |body| delimited_len(body.len()))
+                .map_or(0, |body| delimited_len(body.encoded_len()))
     }
 
     fn write(&self, buf: &mut BytesMut) {
@@ -92,7 +92,7 @@ impl<'a> Envelope<'a> {
         self.meta.write(buf);
         if let Some(body) = &self.body {
             encode_key(4, WireType::LengthDelimited, buf);
-            encode_varint(body.len() as u64, buf);
+            encode_varint(body.encoded_len() as u64, buf);
             body.encode(buf);
         }
     }
@@ -103,40 +103,45 @@ impl<'a> Envelope<'a> {
 /// per label and annotation set) first.
 struct TypedMeta<'a>(Option<&'a Map<String, Value>>);
 
-/// ObjectMeta's string fields and their numbers.
-const STRING_FIELDS: [(u32, &str); 7] = [
-    (1, "name"),
-    (2, "namespace"),
-    (3, "uid"),
-    (4, "resourceVersion"),
-    (6, "creationTimestamp"),
-    (7, "deletionTimestamp"),
-    (10, "generateName"),
+/// ObjectMeta's fields, in field-number order (as generated code writes
+/// them), with the metadata key each is read from.
+const META_FIELDS: [(u32, MetaField); 10] = [
+    (1, MetaField::String("name")),
+    (2, MetaField::String("namespace")),
+    (3, MetaField::String("uid")),
+    (4, MetaField::String("resourceVersion")),
+    (5, MetaField::Int64("generation")),
+    (6, MetaField::String("creationTimestamp")),
+    (7, MetaField::String("deletionTimestamp")),
+    (8, MetaField::StringMap("labels")),
+    (9, MetaField::StringMap("annotations")),
+    (10, MetaField::String("generateName")),
 ];
 
-/// ObjectMeta's `map<string, string>` fields and their numbers.
-const MAP_FIELDS: [(u32, &str); 2] = [(8, "labels"), (9, "annotations")];
+#[derive(Clone, Copy)]
+enum MetaField {
+    String(&'static str),
+    Int64(&'static str),
+    /// A `map<string, string>`; values that are not strings read as empty,
+    /// as the generated path reads them.
+    StringMap(&'static str),
+}
 
 impl TypedMeta<'_> {
-    fn str(&self, field: &str) -> &str {
-        self.0
-            .and_then(|meta| meta.get(field))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.0.and_then(|meta| meta.get(key))
     }
 
-    fn generation(&self) -> i64 {
-        self.0
-            .and_then(|meta| meta.get("generation"))
-            .and_then(Value::as_i64)
-            .unwrap_or(0)
+    fn str(&self, key: &str) -> &str {
+        self.get(key).and_then(Value::as_str).unwrap_or_default()
     }
 
-    /// A `map<string, string>`'s entries; values that are not strings read
-    /// as empty, as the generated path reads them.
-    fn entries(&self, field: &str) -> impl Iterator<Item = (&str, &str)> {
-        self.0
-            .and_then(|meta| meta.get(field))
+    fn int64(&self, key: &str) -> i64 {
+        self.get(key).and_then(Value::as_i64).unwrap_or(0)
+    }
+
+    fn entries(&self, key: &str) -> impl Iterator<Item = (&str, &str)> {
+        self.get(key)
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
@@ -144,56 +149,41 @@ impl TypedMeta<'_> {
     }
 
     fn len(&self) -> usize {
-        let generation = self.generation();
-        STRING_FIELDS
-            .iter()
-            .map(|(tag, field)| string_len(*tag, self.str(field)))
-            .sum::<usize>()
-            + if generation == 0 {
-                0
-            } else {
-                prost::encoding::int64::encoded_len(5, &generation)
-            }
-            + MAP_FIELDS
-                .into_iter()
-                .flat_map(|(_, field)| self.entries(field))
-                .map(|(key, value)| delimited_len(string_len(1, key) + string_len(2, value)))
-                .sum::<usize>()
+        META_FIELDS
+            .into_iter()
+            .map(|(tag, field)| match field {
+                MetaField::String(key) => string_len(tag, self.str(key)),
+                MetaField::Int64(key) => match self.int64(key) {
+                    0 => 0,
+                    n => prost::encoding::int64::encoded_len(tag, &n),
+                },
+                MetaField::StringMap(key) => self
+                    .entries(key)
+                    .map(|(k, v)| delimited_len(string_len(1, k) + string_len(2, v)))
+                    .sum(),
+            })
+            .sum()
     }
 
-    /// In field-number order, as generated code writes.
     fn write(&self, buf: &mut BytesMut) {
-        for (tag, field) in [
-            (1, "name"),
-            (2, "namespace"),
-            (3, "uid"),
-            (4, "resourceVersion"),
-        ] {
-            write_string(tag, self.str(field), buf);
-        }
-        let generation = self.generation();
-        if generation != 0 {
-            prost::encoding::int64::encode(5, &generation, buf);
-        }
-        for (tag, field) in [(6, "creationTimestamp"), (7, "deletionTimestamp")] {
-            write_string(tag, self.str(field), buf);
-        }
-        for (tag, field) in MAP_FIELDS {
-            for (key, value) in self.entries(field) {
-                encode_key(tag, WireType::LengthDelimited, buf);
-                encode_varint((string_len(1, key) + string_len(2, value)) as u64, buf);
-                write_string(1, key, buf);
-                write_string(2, value, buf);
+        for (tag, field) in META_FIELDS {
+            match field {
+                MetaField::String(key) => write_string(tag, self.str(key), buf),
+                MetaField::Int64(key) => match self.int64(key) {
+                    0 => {}
+                    n => prost::encoding::int64::encode(tag, &n, buf),
+                },
+                MetaField::StringMap(key) => {
+                    for (k, v) in self.entries(key) {
+                        encode_key(tag, WireType::LengthDelimited, buf);
+                        encode_varint((string_len(1, k) + string_len(2, v)) as u64, buf);
+                        write_string(1, k, buf);
+                        write_string(2, v, buf);
+                    }
+                }
             }
         }
-        write_string(10, self.str("generateName"), buf);
     }
-}
-
-/// A message field's key and length prefix around `len` bytes (field
-/// numbers below 16).
-fn delimited_len(len: usize) -> usize {
-    1 + encoded_len_varint(len as u64) + len
 }
 
 fn str_field<'a>(obj: &'a Value, field: &str) -> &'a str {

@@ -164,6 +164,13 @@ pub enum PatchType {
     Apply,
 }
 
+/// A warning as an HTTP `Warning` value, as upstream sends them: code 299,
+/// the "-" agent (RFC 7234) and the text as a quoted string. REST sends it
+/// as a header, gRPC as `warning` metadata.
+pub fn warning_value(text: &str) -> String {
+    format!("299 - {}", Value::from(text))
+}
+
 /// A write's result: the object as stored and any warnings for the client.
 #[derive(Debug, Clone)]
 pub struct WriteResult {
@@ -300,6 +307,15 @@ pub(crate) fn served(def: &ResourceDef, stored: Value) -> ApiResult<Value> {
         return Ok(stored);
     }
     crate::conversion::convert(stored, &def.api_version()).map_err(ApiError::internal)
+}
+
+/// `served` for an object that may be shared: left as it is unless `def`
+/// converts it.
+fn served_shared(def: &ResourceDef, stored: Arc<Value>) -> ApiResult<Arc<Value>> {
+    if !def.converts_for_storage() {
+        return Ok(stored);
+    }
+    served(def, Arc::unwrap_or_clone(stored)).map(Arc::new)
 }
 
 /// The object as it is stored, from the form `def` serves.
@@ -1188,12 +1204,7 @@ impl ApiCore {
                         Value::String(kv.mod_revision.to_string()),
                     );
                     let object = Arc::new(object);
-                    if !def.converts_for_storage() {
-                        // The stored value, decoded: the watch cache can
-                        // take it instead of decoding the change again.
-                        self.caches
-                            .offer_written(&key, kv.mod_revision, object.clone());
-                    }
+                    self.offer_stored(def, &key, kv.mod_revision, &object);
                     return Ok(WriteResult {
                         object,
                         warnings,
@@ -1261,6 +1272,16 @@ impl ApiCore {
         }
     }
 
+    /// Hands `object`, just stored under `key` at `revision` (its
+    /// resourceVersion), to the watch caches, which take it instead of
+    /// decoding the change. Only a kind stored as it is served is the
+    /// stored value decoded.
+    fn offer_stored(&self, def: &ResourceDef, key: &str, revision: i64, object: &Arc<Value>) {
+        if !def.converts_for_storage() {
+            self.caches.offer_written(key, revision, object.clone());
+        }
+    }
+
     /// Stores `object` over `current` with compare-and-swap; a no-op update
     /// keeps the stored object (and its resourceVersion) untouched.
     async fn write_update(
@@ -1320,11 +1341,7 @@ impl ApiCore {
             Value::String(kv.mod_revision.to_string()),
         );
         let object = Arc::new(object);
-        if !def.converts_for_storage() {
-            // As a create's (see `create_authorized`).
-            self.caches
-                .offer_written(&key, kv.mod_revision, object.clone());
-        }
+        self.offer_stored(def, &key, kv.mod_revision, &object);
         Ok(Updated::Written(object))
     }
 
@@ -1688,9 +1705,7 @@ impl ApiCore {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "delete", def, namespace, Some(name))?;
         let mut done = self.delete_authorized(def, namespace, name, opts).await?;
-        if def.converts_for_storage() {
-            done.object = Arc::new(served(def, Arc::unwrap_or_clone(done.object))?);
-        }
+        done.object = served_shared(def, done.object)?;
         Ok(done)
     }
 
@@ -1858,11 +1873,7 @@ impl ApiCore {
                 .delete_authorized(def, ns, object::name(&item), opts)
                 .await
             {
-                Ok(done) => deleted.push(if def.converts_for_storage() {
-                    Arc::new(served(def, Arc::unwrap_or_clone(done.object))?)
-                } else {
-                    done.object
-                }),
+                Ok(done) => deleted.push(served_shared(def, done.object)?),
                 // Someone else deleted it meanwhile: the goal is met.
                 Err(e) if e.code() == 404 => {}
                 Err(e) => return Err(e),

@@ -168,9 +168,7 @@ fn encode<T: Document>(
         _ => json_response(code, value, "application/json"),
     };
     for w in warnings {
-        // RFC 7234 warning with the "-" agent, as upstream sends them.
-        let text = format!("299 - {}", serde_json::to_string(w).unwrap_or_default());
-        if let Ok(v) = HeaderValue::from_str(&text) {
+        if let Ok(v) = HeaderValue::from_str(&capstan_core::service::warning_value(w)) {
             resp.headers_mut().append(header::WARNING, v);
         }
     }

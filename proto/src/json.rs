@@ -3,9 +3,9 @@
 //! Objects travel as `Struct` so grpcurl and any protobuf JSON printer show
 //! them readably. Server and client both work on JSON, though, and going
 //! through prost-types' tree (a `BTreeMap` and a `String` per key, a boxed
-//! `Value` per value) on each side cost a conversion each way; for a create,
-//! that was most of what a gRPC client spent beyond a REST one
-//! (docs/benchmarks.md). The generated messages therefore hold these types
+//! `Value` per value) cost each side a conversion each way
+//! (docs/benchmarks.md, "gRPC objects held as JSON"). The generated
+//! messages therefore hold these types
 //! (`extern_path` in build.rs): they read and write the same bytes as the
 //! well-known types, straight from and into `serde_json` values.
 //!
@@ -39,27 +39,15 @@ pub struct JsonValue(pub Value);
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JsonList(pub Vec<Value>);
 
-impl From<Map<String, Value>> for JsonStruct {
-    fn from(map: Map<String, Value>) -> Self {
-        Self(map)
-    }
-}
-
 impl From<JsonStruct> for Value {
     fn from(s: JsonStruct) -> Self {
         Value::Object(s.0)
     }
 }
 
-impl From<Value> for JsonValue {
-    fn from(value: Value) -> Self {
-        Self(value)
-    }
-}
-
 impl prost::Message for JsonStruct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        encode_struct(&self.0, buf);
+        MeasuredStruct::new(&self.0).encode(buf);
     }
 
     fn merge_field(
@@ -119,7 +107,7 @@ impl prost::Message for StructEntry {
     }
 
     fn encoded_len(&self) -> usize {
-        string_len(1, &self.key) + delimited_len(value_len(&self.value.0))
+        entry_len(&self.key, value_len(&self.value.0))
     }
 
     fn clear(&mut self) {
@@ -217,7 +205,7 @@ impl prost::Message for JsonList {
 }
 
 /// A double as JSON: integral values within ±2^53 as integers.
-pub fn number_to_json(n: f64) -> Value {
+fn number_to_json(n: f64) -> Value {
     if n.is_finite() && n.fract() == 0.0 && n.abs() <= MAX_SAFE_INTEGER {
         // Exact: the magnitude check above keeps the cast lossless.
         return Value::Number(Number::from(n as i64));
@@ -262,23 +250,18 @@ impl Lengths for Vec<usize> {
 }
 
 /// The length of `map` encoded as the body of a `Struct`.
-pub fn struct_len(map: &Map<String, Value>) -> usize {
+fn struct_len(map: &Map<String, Value>) -> usize {
     measure_fields(map, &mut ())
 }
 
 /// The length of `value` encoded as the body of a `Value`: a oneof, so its
 /// field is written even when it holds the zero value (null, false, 0, "").
-pub fn value_len(value: &Value) -> usize {
+fn value_len(value: &Value) -> usize {
     measure_value(value, &mut ())
 }
 
 fn list_len(items: &[Value]) -> usize {
     measure_items(items, &mut ())
-}
-
-/// Writes `map` as the body of a `Struct` (no tag or length of its own).
-pub fn encode_struct(map: &Map<String, Value>, buf: &mut impl BufMut) {
-    MeasuredStruct::new(map).encode(buf);
 }
 
 /// A Struct measured once, for a caller that needs its length before
@@ -297,12 +280,8 @@ impl<'a> MeasuredStruct<'a> {
     }
 
     /// The length of the Struct's body.
-    pub fn len(&self) -> usize {
+    pub fn encoded_len(&self) -> usize {
         self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// Writes the Struct's body (no tag or length of its own).
@@ -312,7 +291,7 @@ impl<'a> MeasuredStruct<'a> {
 }
 
 /// Writes `value` as the body of a `Value`.
-pub fn encode_value(value: &Value, buf: &mut impl BufMut) {
+fn encode_value(value: &Value, buf: &mut impl BufMut) {
     let mut lengths = Vec::new();
     measure_value(value, &mut lengths);
     Writer::new(&lengths).value(value, buf);
@@ -329,10 +308,24 @@ fn encode_list(items: &[Value], buf: &mut impl BufMut) {
 /// per field.
 fn measure_fields(map: &Map<String, Value>, lengths: &mut impl Lengths) -> usize {
     map.iter()
-        .map(|(key, value)| {
-            delimited_len(string_len(1, key) + delimited_len(measure_value(value, lengths)))
-        })
+        .map(|(key, value)| delimited_len(entry_len(key, measure_value(value, lengths))))
         .sum()
+}
+
+/// An entry message's length, from its key and its Value's body length.
+fn entry_len(key: &str, value_len: usize) -> usize {
+    string_len(1, key) + delimited_len(value_len)
+}
+
+/// A scalar Value's body length; `None` for a Struct or ListValue, whose
+/// body is measured.
+fn scalar_len(value: &Value) -> Option<usize> {
+    match value {
+        Value::Null | Value::Bool(_) => Some(2),
+        Value::Number(_) => Some(9),
+        Value::String(s) => Some(delimited_len(s.len())),
+        Value::Object(_) | Value::Array(_) => None,
+    }
 }
 
 fn measure_items(items: &[Value], lengths: &mut impl Lengths) -> usize {
@@ -345,22 +338,19 @@ fn measure_items(items: &[Value], lengths: &mut impl Lengths) -> usize {
 /// A Value body; a Struct's or ListValue's own body length goes to `lengths`.
 fn measure_value(value: &Value, lengths: &mut impl Lengths) -> usize {
     match value {
-        Value::Null | Value::Bool(_) => 2,
-        Value::Number(_) => 9,
-        Value::String(s) => delimited_len(s.len()),
-        Value::Object(map) => {
-            let slot = lengths.reserve();
-            let len = measure_fields(map, lengths);
-            lengths.fill(slot, len);
-            delimited_len(len)
-        }
-        Value::Array(items) => {
-            let slot = lengths.reserve();
-            let len = measure_items(items, lengths);
-            lengths.fill(slot, len);
-            delimited_len(len)
-        }
+        Value::Object(map) => measure_nested(lengths, |lengths| measure_fields(map, lengths)),
+        Value::Array(items) => measure_nested(lengths, |lengths| measure_items(items, lengths)),
+        scalar => scalar_len(scalar).unwrap_or_default(),
     }
+}
+
+/// A Struct's or ListValue's Value body, keeping its own body length in
+/// the slot it takes before what is nested in it.
+fn measure_nested<L: Lengths>(lengths: &mut L, measure: impl FnOnce(&mut L) -> usize) -> usize {
+    let slot = lengths.reserve();
+    let len = measure(lengths);
+    lengths.fill(slot, len);
+    delimited_len(len)
 }
 
 /// Writes what was measured, taking the nested lengths in measuring order.
@@ -376,14 +366,9 @@ impl<'a> Writer<'a> {
 
     /// The length of `value`'s body, without taking its nested length.
     fn value_len(&self, value: &Value) -> usize {
-        match value {
-            Value::Object(_) | Value::Array(_) => {
-                delimited_len(self.lengths.get(self.next).copied().unwrap_or_default())
-            }
-            Value::String(s) => delimited_len(s.len()),
-            Value::Null | Value::Bool(_) => 2,
-            Value::Number(_) => 9,
-        }
+        scalar_len(value).unwrap_or_else(|| {
+            delimited_len(self.lengths.get(self.next).copied().unwrap_or_default())
+        })
     }
 
     fn take(&mut self) -> usize {
@@ -396,7 +381,7 @@ impl<'a> Writer<'a> {
         for (key, value) in map {
             let value_len = self.value_len(value);
             encode_key(1, WireType::LengthDelimited, buf);
-            encode_varint((string_len(1, key) + delimited_len(value_len)) as u64, buf);
+            encode_varint(entry_len(key, value_len) as u64, buf);
             write_string(1, key, buf);
             encode_key(2, WireType::LengthDelimited, buf);
             encode_varint(value_len as u64, buf);
@@ -446,7 +431,7 @@ impl<'a> Writer<'a> {
 }
 
 /// A field's key and length prefix around `len` bytes (field numbers below 16).
-fn delimited_len(len: usize) -> usize {
+pub fn delimited_len(len: usize) -> usize {
     1 + encoded_len_varint(len as u64) + len
 }
 

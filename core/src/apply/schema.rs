@@ -258,34 +258,21 @@ enum Memo {
     Field,
 }
 
-/// The node `resolve` makes of `schema` (with `name`), kept per thread:
-/// every write walks the same schemas, and resolving one reads up to ten
-/// keys of its JSON. Schemas are `'static` and never change, so their
-/// addresses identify them.
+/// The node `resolve` makes of `schema` (with `name`), kept per thread
+/// (see `openapi::memo`).
 fn memoized(
     memo: Memo,
     schema: &'static Value,
     name: Option<&'static str>,
     resolve: impl FnOnce() -> Node,
 ) -> Node {
+    use crate::openapi::memo::{address, get_or_derive};
     type Key = (Memo, usize, Option<(usize, usize)>);
-    // foldhash: the keys are addresses, not attacker-chosen, and SipHash
-    // cost more than the lookup saved.
-    type Nodes = std::collections::HashMap<Key, Node, foldhash::fast::FixedState>;
     thread_local! {
-        static NODES: std::cell::RefCell<Nodes> = std::cell::RefCell::default();
+        static NODES: crate::openapi::memo::Memo<Key, Node> = Default::default();
     }
-    let key = (
-        memo,
-        std::ptr::from_ref(schema) as usize,
-        name.map(|n| (n.as_ptr() as usize, n.len())),
-    );
-    if let Some(node) = NODES.with_borrow(|nodes| nodes.get(&key).cloned()) {
-        return node;
-    }
-    let node = resolve();
-    NODES.with_borrow_mut(|nodes| nodes.insert(key, node.clone()));
-    node
+    let key = (memo, address(schema), name.map(|n| (address(n), n.len())));
+    get_or_derive(&NODES, key, resolve)
 }
 
 /// The root of a kind without a built-in schema (a custom resource): its

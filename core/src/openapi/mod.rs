@@ -25,6 +25,7 @@
 mod convert;
 mod definitions;
 mod gnostic;
+pub(crate) mod memo;
 mod paths;
 mod unknown;
 

@@ -121,25 +121,20 @@ impl Walker {
         }
     }
 
-    /// The shape of `schema`, memoized by its address: the built-in schemas
-    /// are `'static` and never change.
+    /// The shape of `schema`, kept per thread (see `openapi::memo`).
     fn shape(&self, schema: &'static Value) -> Option<Shape> {
-        type Shapes = std::collections::HashMap<usize, Option<Shape>, foldhash::fast::FixedState>;
+        use super::memo::{address, get_or_derive, Memo};
         thread_local! {
-            static SHAPES: std::cell::RefCell<Shapes> = std::cell::RefCell::default();
+            static SHAPES: Memo<usize, Option<Shape>> = Default::default();
         }
-        let key = std::ptr::from_ref(schema) as usize;
-        if let Some(shape) = SHAPES.with_borrow(|shapes| shapes.get(&key).copied()) {
-            return shape;
-        }
-        let shape = self.resolve(schema).map(|map| Shape {
-            properties: map.get("properties").and_then(Value::as_object),
-            additional: map.get("additionalProperties").filter(|a| a.is_object()),
-            items: map.get("items").filter(|i| i.is_object()),
-            opaque: is_opaque(map),
-        });
-        SHAPES.with_borrow_mut(|shapes| shapes.insert(key, shape));
-        shape
+        get_or_derive(&SHAPES, address(schema), || {
+            self.resolve(schema).map(|map| Shape {
+                properties: map.get("properties").and_then(Value::as_object),
+                additional: map.get("additionalProperties").filter(|a| a.is_object()),
+                items: map.get("items").filter(|i| i.is_object()),
+                opaque: is_opaque(map),
+            })
+        })
     }
 
     /// Follows `$ref`s (and single-entry `allOf` wrappers) to the schema that
