@@ -1083,7 +1083,8 @@ impl ApiCore {
             Some(obj) => obj,
             None => Arc::new(self.get_stored(&ns_def, None, ns).await?.1),
         };
-        if ns_obj.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
+        let phase = ns_obj.get("status").and_then(|status| status.get("phase"));
+        if phase.and_then(Value::as_str) == Some("Terminating") {
             return Err(ApiError::forbidden(format!(
                 "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
                 crate::error::qualified(def.resource, def.group),

@@ -577,8 +577,10 @@ fn take_from_others(
     Ok(())
 }
 
+// Field by field, not `Value::pointer`, which allocates for every token;
+// this runs on every write.
 fn managed_fields_of(object: &Value) -> Option<&Value> {
-    object.pointer("/metadata/managedFields")
+    crate::object::meta(object).and_then(|meta| meta.get("managedFields"))
 }
 
 fn without_managed_fields(object: &Value) -> Value {
