@@ -624,6 +624,25 @@ fn unknown_and_duplicate_fields_follow_field_validation() {
     );
     assert_eq!(ignored.status, 201);
     assert!(!ignored.headers.to_ascii_lowercase().contains("warning:"));
+
+    // A subresource's body is decoded as strictly as the main resource's.
+    let status = s
+        .curl(
+            "PUT",
+            "/api/v1/namespaces/default/status?fieldValidation=Strict",
+            &[("Content-Type", "application/json")],
+            Some(br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default","labels":{"x":"1","x":"2"}}}"#),
+        )
+        .assert_status(400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        r#"Namespace in version "v1" cannot be handled as a Namespace: strict decoding error: duplicate field "metadata.labels.x""#
+    );
+    let default = s.get_json("/api/v1/namespaces/default");
+    assert!(
+        default["metadata"]["labels"].get("x").is_none(),
+        "{default}"
+    );
 }
 
 /// An unknown propagationPolicy is upstream's 422 on DeleteOptions, for one

@@ -253,18 +253,16 @@ fn write_options(q: &Query, user_agent: &str) -> Result<WriteOptions, ApiError> 
     })
 }
 
-/// Write options for a create or update whose body was decoded from
-/// `format`: JSON bodies are also checked for repeated keys, which the
-/// decoder itself silently collapses.
+/// Write options for a create or update, with the keys its body repeated
+/// unless the client asked not to have fields validated.
 fn body_write_options(
     q: &Query,
     user_agent: &str,
-    format: BodyFormat,
-    body: &[u8],
+    duplicate_fields: Vec<String>,
 ) -> Result<WriteOptions, ApiError> {
     let mut opts = write_options(q, user_agent)?;
-    if format == BodyFormat::Json && opts.field_validation != FieldValidation::Ignore {
-        opts.duplicate_fields = capstan_core::duplicate_fields::duplicate_fields(body);
+    if opts.field_validation != FieldValidation::Ignore {
+        opts.duplicate_fields = duplicate_fields;
     }
     Ok(opts)
 }
@@ -674,15 +672,15 @@ async fn resource_request(
         }
         (Method::POST, None) => {
             let format = negotiation::body_format(content_type, false)?;
-            let obj = negotiation::decode_body(format, &body, def.kind)?;
-            let opts = body_write_options(q, agent, format, &body)?;
+            let (obj, duplicates) = negotiation::decode_object(format, &body, def.kind)?;
+            let opts = body_write_options(q, agent, duplicates)?;
             let result = core.create(user, &def, ns, obj, &opts).await?;
             write_response(&def, output, q, result)
         }
         (Method::PUT, Some(name)) => {
             let format = negotiation::body_format(content_type, false)?;
-            let obj = negotiation::decode_body(format, &body, def.kind)?;
-            let opts = body_write_options(q, agent, format, &body)?;
+            let (obj, duplicates) = negotiation::decode_object(format, &body, def.kind)?;
+            let opts = body_write_options(q, agent, duplicates)?;
             let result = core
                 .update(user, &def, ns, name, obj, &opts, View::Main)
                 .await?;
@@ -841,9 +839,9 @@ async fn subresource_request(
         }
         Method::PUT => {
             let format = negotiation::body_format(content_type, false)?;
-            let obj = negotiation::decode_body(format, body, body_kind)?;
-            core.update(user, def, ns, name, obj, &write_options(q, agent)?, view)
-                .await?
+            let (obj, duplicates) = negotiation::decode_object(format, body, body_kind)?;
+            let opts = body_write_options(q, agent, duplicates)?;
+            core.update(user, def, ns, name, obj, &opts, view).await?
         }
         Method::PATCH => {
             let BodyFormat::Patch(patch_type) = negotiation::body_format(content_type, true)?

@@ -189,21 +189,48 @@ pub fn decode_body(
     body: &[u8],
     expected_kind: &str,
 ) -> Result<serde_json::Value, ApiError> {
+    decode(format, body, expected_kind, false).map(|(object, _)| object)
+}
+
+/// Parses an object to be written, with the keys a JSON body repeated
+/// (upstream's strict decoding reports them; the parse keeps the last).
+pub fn decode_object(
+    format: BodyFormat,
+    body: &[u8],
+    expected_kind: &str,
+) -> Result<(serde_json::Value, Vec<String>), ApiError> {
+    decode(format, body, expected_kind, true)
+}
+
+fn decode(
+    format: BodyFormat,
+    body: &[u8],
+    expected_kind: &str,
+    note_duplicates: bool,
+) -> Result<(serde_json::Value, Vec<String>), ApiError> {
     if format == BodyFormat::Protobuf {
-        return capstan_core::protobuf::decode_envelope(body).map_err(|e| {
-            ApiError::bad_request(format!(
-                "the object provided is unrecognized (must be of type {expected_kind}): {e}"
-            ))
-        });
+        return capstan_core::protobuf::decode_envelope(body)
+            .map(|object| (object, Vec::new()))
+            .map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the object provided is unrecognized (must be of type {expected_kind}): {e}"
+                ))
+            });
     }
     let yaml = matches!(
         format,
         BodyFormat::Yaml | BodyFormat::Patch(PatchType::Apply)
     );
-    let parsed: Result<serde_json::Value, String> = if yaml {
-        serde_yaml::from_slice::<serde_json::Value>(body).map_err(|e| e.to_string())
+    let parsed: Result<(serde_json::Value, Vec<String>), String> = if yaml {
+        serde_yaml::from_slice::<serde_json::Value>(body)
+            .map(|object| (object, Vec::new()))
+            .map_err(|e| e.to_string())
+    } else if note_duplicates {
+        capstan_core::duplicate_fields::decode_noting_duplicates(body).map_err(|e| e.to_string())
     } else {
-        serde_json::from_slice(body).map_err(|e| e.to_string())
+        serde_json::from_slice(body)
+            .map(|object| (object, Vec::new()))
+            .map_err(|e| e.to_string())
     };
     parsed.map_err(|e| {
         let summary: String = String::from_utf8_lossy(&body[..body.len().min(30)]).into_owned();
