@@ -253,18 +253,23 @@ fn write_options(q: &Query, user_agent: &str) -> Result<WriteOptions, ApiError> 
     })
 }
 
-/// Write options for a create or update, with the keys its body repeated
-/// unless the client asked not to have fields validated.
-fn body_write_options(
+/// The object a create or update writes, decoded by its Content-Type, and
+/// the write's options with the keys the body repeated (the core reports
+/// them as fieldValidation says).
+fn written_object(
+    content_type: Option<&str>,
+    body: &[u8],
+    kind: &str,
     q: &Query,
     user_agent: &str,
-    duplicate_fields: Vec<String>,
-) -> Result<WriteOptions, ApiError> {
-    let mut opts = write_options(q, user_agent)?;
-    if opts.field_validation != FieldValidation::Ignore {
-        opts.duplicate_fields = duplicate_fields;
-    }
-    Ok(opts)
+) -> Result<(Value, WriteOptions), ApiError> {
+    let format = negotiation::body_format(content_type, false)?;
+    let (object, duplicate_fields) = negotiation::decode_object(format, body, kind)?;
+    let opts = WriteOptions {
+        duplicate_fields,
+        ..write_options(q, user_agent)?
+    };
+    Ok((object, opts))
 }
 
 fn list_options(q: &Query) -> Result<ListOptions, ApiError> {
@@ -671,16 +676,12 @@ async fn resource_request(
             Ok(encode(StatusCode::OK, output, &doc, &[]))
         }
         (Method::POST, None) => {
-            let format = negotiation::body_format(content_type, false)?;
-            let (obj, duplicates) = negotiation::decode_object(format, &body, def.kind)?;
-            let opts = body_write_options(q, agent, duplicates)?;
+            let (obj, opts) = written_object(content_type, &body, def.kind, q, agent)?;
             let result = core.create(user, &def, ns, obj, &opts).await?;
             write_response(&def, output, q, result)
         }
         (Method::PUT, Some(name)) => {
-            let format = negotiation::body_format(content_type, false)?;
-            let (obj, duplicates) = negotiation::decode_object(format, &body, def.kind)?;
-            let opts = body_write_options(q, agent, duplicates)?;
+            let (obj, opts) = written_object(content_type, &body, def.kind, q, agent)?;
             let result = core
                 .update(user, &def, ns, name, obj, &opts, View::Main)
                 .await?;
@@ -838,9 +839,7 @@ async fn subresource_request(
             ));
         }
         Method::PUT => {
-            let format = negotiation::body_format(content_type, false)?;
-            let (obj, duplicates) = negotiation::decode_object(format, body, body_kind)?;
-            let opts = body_write_options(q, agent, duplicates)?;
+            let (obj, opts) = written_object(content_type, body, body_kind, q, agent)?;
             core.update(user, def, ns, name, obj, &opts, view).await?
         }
         Method::PATCH => {
