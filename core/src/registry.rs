@@ -4,7 +4,7 @@
 //! Adding a kind is adding a [`ResourceDef`] (and, where the kind needs it, a
 //! strategy); the pipeline does not change.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -146,10 +146,10 @@ impl std::fmt::Debug for ResourceDef {
 /// All served resources, indexed for the lookups the pipeline makes.
 pub struct Registry {
     resources: Vec<Arc<ResourceDef>>,
-    by_gvr: BTreeMap<Triple, Arc<ResourceDef>>,
+    by_gvr: Index,
     /// Group, version and kind → resource, for references that name a kind
     /// (ownerReferences).
-    by_gvk: BTreeMap<Triple, Arc<ResourceDef>>,
+    by_gvk: Index,
 }
 
 /// A served group with its versions, preferred first.
@@ -163,8 +163,13 @@ pub struct GroupInfo {
 /// building the indexes copies nothing and a lookup allocates nothing.
 type Triple = (&'static str, &'static str, &'static str);
 
+/// Hashed, not ordered: every request looks a resource up at least once,
+/// and a B-tree's string comparisons cost more than one hash. A fixed hash
+/// state is safe: the keys are the registry's own, never a client's.
+type Index = HashMap<Triple, Arc<ResourceDef>, foldhash::fast::FixedState>;
+
 fn find<'a>(
-    index: &BTreeMap<(&'a str, &'a str, &'a str), Arc<ResourceDef>>,
+    index: &HashMap<(&'a str, &'a str, &'a str), Arc<ResourceDef>, foldhash::fast::FixedState>,
     key: (&'a str, &'a str, &'a str),
 ) -> Option<Arc<ResourceDef>> {
     index.get(&key).cloned()
