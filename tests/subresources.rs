@@ -71,6 +71,30 @@ fn status_changes_only_through_the_status_subresource() {
     let d = server.kubectl_json(&["get", "deployment", "web", "-o", "json"]);
     assert_eq!(d["status"]["readyReplicas"], 2);
     assert_eq!(d["spec"]["replicas"], 2);
+    // An impossible status is rejected with upstream's causes, and nothing
+    // changes.
+    let err = server.kubectl_err(&[
+        "patch",
+        "deployment",
+        "web",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"availableReplicas":3,"observedGeneration":-1}}"#,
+    ]);
+    assert!(
+        err.contains(r#"The Deployment "web" is invalid: "#)
+            && err.contains("status.observedGeneration: Invalid value: -1: must be greater than or equal to 0")
+            && err.contains("status.availableReplicas: Invalid value: 3: cannot be greater than status.replicas")
+            && err.contains("status.availableReplicas: Invalid value: 3: cannot be greater than readyReplicas"),
+        "{err}"
+    );
+    let unchanged = server.kubectl_json(&["get", "deployment", "web", "-o", "json"]);
+    assert_eq!(unchanged["status"], d["status"]);
+    assert_eq!(
+        unchanged["metadata"]["resourceVersion"],
+        d["metadata"]["resourceVersion"]
+    );
     // Through the main resource: status does not change.
     server.kubectl_ok(&[
         "patch",

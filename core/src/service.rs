@@ -1020,6 +1020,11 @@ impl ApiCore {
                 let top = e.field.split(['.', '[']).next().unwrap_or_default();
                 top == "status" || top == "metadata"
             });
+            if let Some(old) = old {
+                errs.extend(crate::validate::validate_status_update(
+                    group, kind, object, old,
+                ));
+            }
         }
         if errs.is_empty() {
             Ok(())

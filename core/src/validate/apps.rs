@@ -412,3 +412,191 @@ pub fn stateful_set_update(object: &Value, old: &Value) -> Vec<FieldError> {
     }
     errs
 }
+
+/// One status count: upstream's typed field reads 0 when absent.
+fn status_count(status: &Value, name: &str) -> i64 {
+    int_of(status, name).unwrap_or(0)
+}
+
+/// ValidateNonnegativeField on each of `names` under `status`.
+fn nonnegative_counts(status: &Value, names: &[&str], errs: &mut Vec<FieldError>) {
+    for name in names {
+        errs.extend(meta::nonnegative(
+            status_count(status, name),
+            &child("status", name),
+        ));
+    }
+}
+
+/// Upstream's `msg := "cannot be greater than ..."` checks: each named
+/// count against the count it may not exceed.
+fn not_greater(status: &Value, pairs: &[(&str, &str, &str)], errs: &mut Vec<FieldError>) {
+    for (name, limit, message) in pairs {
+        let value = status_count(status, name);
+        if value > status_count(status, limit) {
+            errs.push(FieldError::invalid_rendered(
+                child("status", name),
+                &value.to_string(),
+                message,
+            ));
+        }
+    }
+}
+
+/// The optional collisionCount, when set: nonnegative.
+fn collision_count_nonnegative(status: &Value, errs: &mut Vec<FieldError>) {
+    if let Some(count) = opt(status, "collisionCount").and_then(Value::as_i64) {
+        errs.extend(meta::nonnegative(count, "status.collisionCount"));
+    }
+}
+
+/// IsDecremented: collisionCount never falls below the stored one, nor is
+/// dropped once set.
+fn collision_count_decrement(status: &Value, old_status: &Value, errs: &mut Vec<FieldError>) {
+    let new = opt(status, "collisionCount").and_then(Value::as_i64);
+    let old = opt(old_status, "collisionCount").and_then(Value::as_i64);
+    let decremented = match (new, old) {
+        (None, Some(_)) => true,
+        (Some(new), Some(old)) => new < old,
+        _ => false,
+    };
+    if decremented {
+        errs.push(FieldError::invalid_rendered(
+            "status.collisionCount",
+            &new.unwrap_or(0).to_string(),
+            "cannot be decremented",
+        ));
+    }
+}
+
+const GREATER_THAN_REPLICAS: &str = "cannot be greater than status.replicas";
+
+/// ValidateDeploymentStatusUpdate's status checks (metadata is the
+/// pipeline's).
+pub fn deployment_status(object: &Value, old: &Value) -> Vec<FieldError> {
+    let status = field(object, "status");
+    let mut errs = Vec::new();
+    nonnegative_counts(
+        status,
+        &[
+            "observedGeneration",
+            "replicas",
+            "updatedReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "unavailableReplicas",
+        ],
+        &mut errs,
+    );
+    collision_count_nonnegative(status, &mut errs);
+    not_greater(
+        status,
+        &[
+            ("updatedReplicas", "replicas", GREATER_THAN_REPLICAS),
+            ("readyReplicas", "replicas", GREATER_THAN_REPLICAS),
+            ("availableReplicas", "replicas", GREATER_THAN_REPLICAS),
+            (
+                "availableReplicas",
+                "readyReplicas",
+                "cannot be greater than readyReplicas",
+            ),
+        ],
+        &mut errs,
+    );
+    collision_count_decrement(status, field(old, "status"), &mut errs);
+    errs
+}
+
+/// ValidateReplicaSetStatusUpdate's status checks.
+pub fn replica_set_status(object: &Value, _old: &Value) -> Vec<FieldError> {
+    let status = field(object, "status");
+    let mut errs = Vec::new();
+    nonnegative_counts(
+        status,
+        &[
+            "replicas",
+            "fullyLabeledReplicas",
+            "readyReplicas",
+            "availableReplicas",
+            "observedGeneration",
+        ],
+        &mut errs,
+    );
+    not_greater(
+        status,
+        &[
+            ("fullyLabeledReplicas", "replicas", GREATER_THAN_REPLICAS),
+            ("readyReplicas", "replicas", GREATER_THAN_REPLICAS),
+            ("availableReplicas", "replicas", GREATER_THAN_REPLICAS),
+            (
+                "availableReplicas",
+                "readyReplicas",
+                "cannot be greater than readyReplicas",
+            ),
+        ],
+        &mut errs,
+    );
+    errs
+}
+
+/// ValidateStatefulSetStatusUpdate's status checks.
+pub fn stateful_set_status(object: &Value, old: &Value) -> Vec<FieldError> {
+    let status = field(object, "status");
+    let mut errs = Vec::new();
+    nonnegative_counts(
+        status,
+        &[
+            "replicas",
+            "readyReplicas",
+            "currentReplicas",
+            "updatedReplicas",
+            "availableReplicas",
+        ],
+        &mut errs,
+    );
+    // A pointer upstream: checked only when set.
+    if let Some(generation) = opt(status, "observedGeneration").and_then(Value::as_i64) {
+        errs.extend(meta::nonnegative(generation, "status.observedGeneration"));
+    }
+    collision_count_nonnegative(status, &mut errs);
+    not_greater(
+        status,
+        &[
+            ("readyReplicas", "replicas", GREATER_THAN_REPLICAS),
+            ("currentReplicas", "replicas", GREATER_THAN_REPLICAS),
+            ("updatedReplicas", "replicas", GREATER_THAN_REPLICAS),
+            ("availableReplicas", "replicas", GREATER_THAN_REPLICAS),
+            (
+                "availableReplicas",
+                "readyReplicas",
+                "cannot be greater than status.readyReplicas",
+            ),
+        ],
+        &mut errs,
+    );
+    collision_count_decrement(status, field(old, "status"), &mut errs);
+    errs
+}
+
+/// ValidateDaemonSetStatusUpdate's status checks.
+pub fn daemon_set_status(object: &Value, old: &Value) -> Vec<FieldError> {
+    let status = field(object, "status");
+    let mut errs = Vec::new();
+    nonnegative_counts(
+        status,
+        &[
+            "currentNumberScheduled",
+            "numberMisscheduled",
+            "desiredNumberScheduled",
+            "numberReady",
+            "observedGeneration",
+            "updatedNumberScheduled",
+            "numberAvailable",
+            "numberUnavailable",
+        ],
+        &mut errs,
+    );
+    collision_count_nonnegative(status, &mut errs);
+    collision_count_decrement(status, field(old, "status"), &mut errs);
+    errs
+}

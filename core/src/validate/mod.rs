@@ -39,6 +39,8 @@ struct KindRules {
     validate: CreateRule,
     create_only: Option<CreateRule>,
     update: Option<UpdateRule>,
+    /// ValidateXxxStatusUpdate's checks of the status itself.
+    status_update: Option<UpdateRule>,
 }
 
 fn rules(group: &str, kind: &str) -> Option<KindRules> {
@@ -94,10 +96,18 @@ fn rules(group: &str, kind: &str) -> Option<KindRules> {
         ("batch", "CronJob") => Some(batch::cron_job_create_only),
         _ => None,
     };
+    let status_update: Option<UpdateRule> = match (group, kind) {
+        ("apps", "Deployment") => Some(apps::deployment_status),
+        ("apps", "ReplicaSet") => Some(apps::replica_set_status),
+        ("apps", "StatefulSet") => Some(apps::stateful_set_status),
+        ("apps", "DaemonSet") => Some(apps::daemon_set_status),
+        _ => None,
+    };
     Some(KindRules {
         validate: create,
         create_only,
         update,
+        status_update,
     })
 }
 
@@ -128,6 +138,20 @@ pub fn validate_update(group: &str, kind: &str, object: &Value, old: &Value) -> 
         errs.extend(update(object, old));
     }
     errs
+}
+
+/// ValidateXxxStatusUpdate's checks of a status written through `/status`,
+/// against the stored `old` object (kinds without them yield nothing).
+pub fn validate_status_update(
+    group: &str,
+    kind: &str,
+    object: &Value,
+    old: &Value,
+) -> Vec<FieldError> {
+    rules(group, kind)
+        .and_then(|rules| rules.status_update)
+        .map(|check| check(object, old))
+        .unwrap_or_default()
 }
 
 // Small accessors over the JSON form. Absent, null and Go zero values read the

@@ -1901,3 +1901,148 @@ fn zero_values_do_not_count_as_changes_on_update() {
     let ss_zeroed = with(&ss, |s| s["spec"]["volumeClaimTemplates"] = json!([]));
     expect(validate_update("apps", "StatefulSet", &ss_zeroed, &ss), &[]);
 }
+
+#[track_caller]
+fn status_update(kind: &str, object: &Value, old: &Value, want: &[(&str, &str, &str)]) {
+    expect(
+        super::validate_status_update("apps", kind, object, old),
+        want,
+    );
+}
+
+fn with_status(status: Value) -> Value {
+    with(&deployment(), |d| d["status"] = status)
+}
+
+#[test]
+fn deployment_status_rejections() {
+    let old = with_status(json!({"replicas": 3, "collisionCount": 2}));
+    status_update(
+        "Deployment",
+        &with_status(json!({
+            "replicas": 3, "readyReplicas": 3, "availableReplicas": 2,
+            "updatedReplicas": 3, "collisionCount": 2, "observedGeneration": 1
+        })),
+        &old,
+        &[],
+    );
+    status_update(
+        "Deployment",
+        &with_status(json!({
+            "replicas": 2, "updatedReplicas": 4, "readyReplicas": 1,
+            "availableReplicas": 3, "unavailableReplicas": -1,
+            "observedGeneration": -1, "collisionCount": 1
+        })),
+        &old,
+        &[
+            (
+                INVALID,
+                "status.observedGeneration",
+                "Invalid value: -1: must be greater than or equal to 0",
+            ),
+            (
+                INVALID,
+                "status.unavailableReplicas",
+                "Invalid value: -1: must be greater than or equal to 0",
+            ),
+            (
+                INVALID,
+                "status.updatedReplicas",
+                "Invalid value: 4: cannot be greater than status.replicas",
+            ),
+            (
+                INVALID,
+                "status.availableReplicas",
+                "Invalid value: 3: cannot be greater than status.replicas",
+            ),
+            (
+                INVALID,
+                "status.availableReplicas",
+                "Invalid value: 3: cannot be greater than readyReplicas",
+            ),
+            (
+                INVALID,
+                "status.collisionCount",
+                "Invalid value: 1: cannot be decremented",
+            ),
+        ],
+    );
+    // Dropping a collisionCount once set is decrementing it, to 0.
+    status_update(
+        "Deployment",
+        &with_status(json!({"replicas": 3})),
+        &old,
+        &[(
+            INVALID,
+            "status.collisionCount",
+            "Invalid value: 0: cannot be decremented",
+        )],
+    );
+}
+
+#[test]
+fn replica_set_stateful_set_and_daemon_set_status_rejections() {
+    let none = json!({});
+    status_update(
+        "ReplicaSet",
+        &json!({"status": {"replicas": 1, "fullyLabeledReplicas": 2, "readyReplicas": -1}}),
+        &none,
+        &[
+            (
+                INVALID,
+                "status.readyReplicas",
+                "Invalid value: -1: must be greater than or equal to 0",
+            ),
+            (
+                INVALID,
+                "status.fullyLabeledReplicas",
+                "Invalid value: 2: cannot be greater than status.replicas",
+            ),
+            // Go compares the counts as they are: 0 available exceeds -1 ready.
+            (
+                INVALID,
+                "status.availableReplicas",
+                "Invalid value: 0: cannot be greater than readyReplicas",
+            ),
+        ],
+    );
+    status_update(
+        "StatefulSet",
+        &json!({"status": {"replicas": 2, "readyReplicas": 1, "availableReplicas": 2, "currentReplicas": 3}}),
+        &none,
+        &[
+            (
+                INVALID,
+                "status.currentReplicas",
+                "Invalid value: 3: cannot be greater than status.replicas",
+            ),
+            (
+                INVALID,
+                "status.availableReplicas",
+                "Invalid value: 2: cannot be greater than status.readyReplicas",
+            ),
+        ],
+    );
+    status_update(
+        "DaemonSet",
+        &json!({"status": {"numberReady": -2, "collisionCount": -1}}),
+        &none,
+        &[
+            (
+                INVALID,
+                "status.numberReady",
+                "Invalid value: -2: must be greater than or equal to 0",
+            ),
+            (
+                INVALID,
+                "status.collisionCount",
+                "Invalid value: -1: must be greater than or equal to 0",
+            ),
+        ],
+    );
+    // Kinds without status rules accept any status.
+    expect(
+        super::validate_status_update("", "Pod", &json!({"status": {"x": -1}}), &none),
+        &[],
+    );
+}
