@@ -98,7 +98,8 @@ fn rules(group: &str, kind: &str) -> Option<KindRules> {
     };
     let status_update: Option<UpdateRule> = match (group, kind) {
         ("apps", "Deployment") => Some(apps::deployment_status),
-        ("apps", "ReplicaSet") => Some(apps::replica_set_status),
+        // ValidateReplicationControllerStatus checks what the ReplicaSet's does.
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => Some(apps::replica_set_status),
         ("apps", "StatefulSet") => Some(apps::stateful_set_status),
         ("apps", "DaemonSet") => Some(apps::daemon_set_status),
         _ => None,

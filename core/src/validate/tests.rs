@@ -2040,6 +2040,20 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
             ),
         ],
     );
+    // A ReplicationController's status is checked as a ReplicaSet's.
+    expect(
+        super::validate_status_update(
+            "",
+            "ReplicationController",
+            &json!({"status": {"replicas": 1, "readyReplicas": 2, "availableReplicas": 1}}),
+            &none,
+        ),
+        &[(
+            INVALID,
+            "status.readyReplicas",
+            "Invalid value: 2: cannot be greater than status.replicas",
+        )],
+    );
     // Kinds without status rules accept any status.
     expect(
         super::validate_status_update("", "Pod", &json!({"status": {"x": -1}}), &none),
