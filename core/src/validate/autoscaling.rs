@@ -112,3 +112,17 @@ fn metric_spec(metric: &Value, path: &str) -> Vec<FieldError> {
     }
     errs
 }
+
+/// ValidateHorizontalPodAutoscalerStatusUpdate's status checks, with
+/// upstream's field path for desiredReplicas as it is ("desiredReplicasa").
+pub fn horizontal_pod_autoscaler_status(object: &Value, _old: &Value) -> Vec<FieldError> {
+    let status = field(object, "status");
+    let count = |name: &str| int_of(status, name).unwrap_or(0);
+    meta::nonnegative(count("currentReplicas"), "status.currentReplicas")
+        .into_iter()
+        .chain(meta::nonnegative(
+            count("desiredReplicas"),
+            "status.desiredReplicasa",
+        ))
+        .collect()
+}

@@ -102,6 +102,9 @@ fn rules(group: &str, kind: &str) -> Option<KindRules> {
         ("apps", "ReplicaSet") | ("", "ReplicationController") => Some(apps::replica_set_status),
         ("apps", "StatefulSet") => Some(apps::stateful_set_status),
         ("apps", "DaemonSet") => Some(apps::daemon_set_status),
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            Some(autoscaling::horizontal_pod_autoscaler_status)
+        }
         _ => None,
     };
     Some(KindRules {

@@ -2054,6 +2054,27 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
             "Invalid value: 2: cannot be greater than status.replicas",
         )],
     );
+    // Upstream's path for desiredReplicas carries a typo; clients see it.
+    expect(
+        super::validate_status_update(
+            "autoscaling",
+            "HorizontalPodAutoscaler",
+            &json!({"status": {"currentReplicas": -1, "desiredReplicas": -2}}),
+            &none,
+        ),
+        &[
+            (
+                INVALID,
+                "status.currentReplicas",
+                "Invalid value: -1: must be greater than or equal to 0",
+            ),
+            (
+                INVALID,
+                "status.desiredReplicasa",
+                "Invalid value: -2: must be greater than or equal to 0",
+            ),
+        ],
+    );
     // Kinds without status rules accept any status.
     expect(
         super::validate_status_update("", "Pod", &json!({"status": {"x": -1}}), &none),
