@@ -428,10 +428,15 @@ fn nonnegative_counts(status: &Value, names: &[&str], errs: &mut Vec<FieldError>
     }
 }
 
-/// Upstream's `msg := "cannot be greater than ..."` checks: each named
-/// count against the count it may not exceed.
-fn not_greater(status: &Value, pairs: &[(&str, &str, &str)], errs: &mut Vec<FieldError>) {
-    for (name, limit, message) in pairs {
+/// Upstream's `msg := "cannot be greater than status.replicas"` checks on
+/// each of `bounded`, then availableReplicas against readyReplicas (whose
+/// message differs by kind).
+fn replica_bounds(status: &Value, bounded: &[&str], above_ready: &str, errs: &mut Vec<FieldError>) {
+    let checks = bounded
+        .iter()
+        .map(|name| (*name, "replicas", GREATER_THAN_REPLICAS))
+        .chain([("availableReplicas", "readyReplicas", above_ready)]);
+    for (name, limit, message) in checks {
         let value = status_count(status, name);
         if value > status_count(status, limit) {
             errs.push(FieldError::invalid_rendered(
@@ -489,18 +494,10 @@ pub fn deployment_status(object: &Value, old: &Value) -> Vec<FieldError> {
         &mut errs,
     );
     collision_count_nonnegative(status, &mut errs);
-    not_greater(
+    replica_bounds(
         status,
-        &[
-            ("updatedReplicas", "replicas", GREATER_THAN_REPLICAS),
-            ("readyReplicas", "replicas", GREATER_THAN_REPLICAS),
-            ("availableReplicas", "replicas", GREATER_THAN_REPLICAS),
-            (
-                "availableReplicas",
-                "readyReplicas",
-                "cannot be greater than readyReplicas",
-            ),
-        ],
+        &["updatedReplicas", "readyReplicas", "availableReplicas"],
+        "cannot be greater than readyReplicas",
         &mut errs,
     );
     collision_count_decrement(status, field(old, "status"), &mut errs);
@@ -522,18 +519,10 @@ pub fn replica_set_status(object: &Value, _old: &Value) -> Vec<FieldError> {
         ],
         &mut errs,
     );
-    not_greater(
+    replica_bounds(
         status,
-        &[
-            ("fullyLabeledReplicas", "replicas", GREATER_THAN_REPLICAS),
-            ("readyReplicas", "replicas", GREATER_THAN_REPLICAS),
-            ("availableReplicas", "replicas", GREATER_THAN_REPLICAS),
-            (
-                "availableReplicas",
-                "readyReplicas",
-                "cannot be greater than readyReplicas",
-            ),
-        ],
+        &["fullyLabeledReplicas", "readyReplicas", "availableReplicas"],
+        "cannot be greater than readyReplicas",
         &mut errs,
     );
     errs
@@ -559,19 +548,15 @@ pub fn stateful_set_status(object: &Value, old: &Value) -> Vec<FieldError> {
         errs.extend(meta::nonnegative(generation, "status.observedGeneration"));
     }
     collision_count_nonnegative(status, &mut errs);
-    not_greater(
+    replica_bounds(
         status,
         &[
-            ("readyReplicas", "replicas", GREATER_THAN_REPLICAS),
-            ("currentReplicas", "replicas", GREATER_THAN_REPLICAS),
-            ("updatedReplicas", "replicas", GREATER_THAN_REPLICAS),
-            ("availableReplicas", "replicas", GREATER_THAN_REPLICAS),
-            (
-                "availableReplicas",
-                "readyReplicas",
-                "cannot be greater than status.readyReplicas",
-            ),
+            "readyReplicas",
+            "currentReplicas",
+            "updatedReplicas",
+            "availableReplicas",
         ],
+        "cannot be greater than status.readyReplicas",
         &mut errs,
     );
     collision_count_decrement(status, field(old, "status"), &mut errs);
