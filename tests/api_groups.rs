@@ -8,8 +8,8 @@ use common::TestServer;
 
 /// `kubectl api-resources` against kube-apiserver 1.32, less the groups
 /// Capstan deliberately does not serve yet (admissionregistration,
-/// apiextensions, apiregistration, flowcontrol, authentication and
-/// authorization reviews).
+/// apiextensions, apiregistration, flowcontrol) and the authentication and
+/// authorization reviews other than the two self-reviews.
 const UPSTREAM_ROWS: &[&str] = &[
     "bindings v1 true Binding",
     "componentstatuses cs v1 false ComponentStatus",
@@ -33,6 +33,8 @@ const UPSTREAM_ROWS: &[&str] = &[
     "deployments deploy apps/v1 true Deployment",
     "replicasets rs apps/v1 true ReplicaSet",
     "statefulsets sts apps/v1 true StatefulSet",
+    "selfsubjectreviews authentication.k8s.io/v1 false SelfSubjectReview",
+    "selfsubjectaccessreviews authorization.k8s.io/v1 false SelfSubjectAccessReview",
     "horizontalpodautoscalers hpa autoscaling/v2 true HorizontalPodAutoscaler",
     "cronjobs cj batch/v1 true CronJob",
     "jobs batch/v1 true Job",
@@ -317,4 +319,50 @@ fn component_statuses_report_what_the_server_depends_on() {
         err.contains("MethodNotAllowed") || err.contains("not supported"),
         "{err}"
     );
+}
+
+#[test]
+fn kubectl_auth_can_i_and_whoami_answer_for_the_caller() {
+    let server = TestServer::start();
+    assert_eq!(
+        server
+            .kubectl_ok(&["auth", "can-i", "create", "pods"])
+            .trim(),
+        "yes"
+    );
+    assert_eq!(
+        server
+            .kubectl_ok(&["auth", "can-i", "get", "/metrics"])
+            .trim(),
+        "yes"
+    );
+    let me = server.kubectl_json(&["auth", "whoami", "-o", "json"]);
+    assert_eq!(me["kind"], "SelfSubjectReview");
+    assert_eq!(me["status"]["userInfo"]["username"], "admin");
+    let groups = me["status"]["userInfo"]["groups"].to_string();
+    assert!(groups.contains("system:masters"), "{groups}");
+
+    // A review asks exactly one question, or gets upstream's 422.
+    const SSAR: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+    let json = [("Content-Type", "application/json")];
+    let resp = server.curl(
+        "POST",
+        SSAR,
+        &json,
+        Some(br#"{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{}}"#),
+    );
+    let status = resp.assert_status(422, "Invalid");
+    assert_eq!(
+        status["message"],
+        "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified"
+    );
+    // Anonymous callers are not users who may ask (system:basic-user is
+    // bound to authenticated users), and a review is never stored or listed.
+    let ask = br#"{"spec":{"resourceAttributes":{"verb":"get","resource":"pods"}}}"#;
+    server
+        .curl_anonymous("POST", SSAR, &json, Some(ask))
+        .assert_status(403, "Forbidden");
+    let resp = server.curl("POST", SSAR, &json, Some(ask));
+    assert_eq!(resp.status, 201, "{resp:#?}");
+    assert_eq!(server.get(SSAR).status, 405);
 }

@@ -65,6 +65,13 @@ pub fn authorize_resource(user: &UserInfo, attrs: &ResourceAttributes<'_>) -> Re
     if user.in_group(MASTERS_GROUP) {
         return Ok(());
     }
+    // system:basic-user: any authenticated user may ask about themselves.
+    if !user.is_anonymous()
+        && attrs.verb == "create"
+        && crate::review::is_self_review(attrs.group, attrs.resource)
+    {
+        return Ok(());
+    }
     let subject = match attrs.name {
         Some(name) if !name.is_empty() => {
             format!("{} \"{name}\"", qualified(attrs.resource, attrs.group))

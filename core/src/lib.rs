@@ -24,6 +24,7 @@ pub mod printers;
 pub mod protobuf;
 pub mod read_options;
 pub mod registry;
+mod review;
 pub mod scale;
 pub mod selectors;
 pub mod service;

@@ -93,10 +93,16 @@ impl ResourceDef {
         (self.group, self.resource) == ("", "componentstatuses")
     }
 
+    /// The self-reviews (`kubectl auth can-i`, `kubectl auth whoami`): a
+    /// create answered from the request and its user, stored nowhere.
+    pub fn is_self_review(&self) -> bool {
+        crate::review::is_self_review(self.group, self.resource)
+    }
+
     /// Whether objects of this resource live in storage (and so have a
     /// watch cache, a namespace to be emptied, garbage to collect).
     pub fn is_stored(&self) -> bool {
-        !self.is_binding() && !self.is_component_status()
+        !self.is_binding() && !self.is_component_status() && !self.is_self_review()
     }
 
     /// Whether objects are stored in another group/version than this one serves.
@@ -583,6 +589,29 @@ fn builtin_resources() -> Vec<ResourceDef> {
                 kind: "Event",
                 segment: "events",
             },
+        ),
+        // The self-reviews: answered on create, stored nowhere (review.rs).
+        def(
+            cluster(
+                "authentication.k8s.io",
+                "v1",
+                "selfsubjectreviews",
+                "SelfSubjectReview",
+                NONE,
+            ),
+            &["create"],
+            plain.clone(),
+        ),
+        def(
+            cluster(
+                "authorization.k8s.io",
+                "v1",
+                "selfsubjectaccessreviews",
+                "SelfSubjectAccessReview",
+                NONE,
+            ),
+            &["create"],
+            plain.clone(),
         ),
         // autoscaling: v2 preferred; both versions share the v2 storage.
         def_stored(
