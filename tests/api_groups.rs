@@ -9,7 +9,7 @@ use common::TestServer;
 /// `kubectl api-resources` against kube-apiserver 1.32, less the groups
 /// Capstan deliberately does not serve yet (admissionregistration,
 /// apiextensions, apiregistration, flowcontrol) and the authentication and
-/// authorization reviews other than the two self-reviews.
+/// authorization reviews other than the self-reviews.
 const UPSTREAM_ROWS: &[&str] = &[
     "bindings v1 true Binding",
     "componentstatuses cs v1 false ComponentStatus",
@@ -35,6 +35,7 @@ const UPSTREAM_ROWS: &[&str] = &[
     "statefulsets sts apps/v1 true StatefulSet",
     "selfsubjectreviews authentication.k8s.io/v1 false SelfSubjectReview",
     "selfsubjectaccessreviews authorization.k8s.io/v1 false SelfSubjectAccessReview",
+    "selfsubjectrulesreviews authorization.k8s.io/v1 false SelfSubjectRulesReview",
     "horizontalpodautoscalers hpa autoscaling/v2 true HorizontalPodAutoscaler",
     "cronjobs cj batch/v1 true CronJob",
     "jobs batch/v1 true Job",
@@ -335,6 +336,12 @@ fn kubectl_auth_can_i_and_whoami_answer_for_the_caller() {
             .kubectl_ok(&["auth", "can-i", "get", "/metrics"])
             .trim(),
         "yes"
+    );
+    // The rules: cluster-admin's wildcards, then what every user may do.
+    let rules = server.kubectl_ok(&["auth", "can-i", "--list"]);
+    assert!(
+        rules.contains("*.*") && rules.contains("selfsubjectreviews.authentication.k8s.io"),
+        "{rules}"
     );
     let me = server.kubectl_json(&["auth", "whoami", "-o", "json"]);
     assert_eq!(me["kind"], "SelfSubjectReview");

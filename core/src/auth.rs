@@ -89,7 +89,7 @@ pub fn authorize_resource(user: &UserInfo, attrs: &ResourceAttributes<'_>) -> Re
 }
 
 /// Paths every caller may read, as upstream's system:public-info-viewer role.
-const PUBLIC_PATHS: &[&str] = &["/healthz", "/livez", "/readyz", "/version"];
+pub(crate) const PUBLIC_PATHS: &[&str] = &["/healthz", "/livez", "/readyz", "/version"];
 
 pub fn authorize_path(user: &UserInfo, verb: &str, path: &str) -> Result<(), ApiError> {
     if user.in_group(MASTERS_GROUP) {

@@ -613,6 +613,17 @@ fn builtin_resources() -> Vec<ResourceDef> {
             &["create"],
             plain.clone(),
         ),
+        def(
+            cluster(
+                "authorization.k8s.io",
+                "v1",
+                "selfsubjectrulesreviews",
+                "SelfSubjectRulesReview",
+                NONE,
+            ),
+            &["create"],
+            plain.clone(),
+        ),
         // autoscaling: v2 preferred; both versions share the v2 storage.
         def_stored(
             ns(

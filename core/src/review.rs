@@ -1,9 +1,10 @@
 //! The self-reviews every authenticated user may create (upstream's
 //! system:basic-user role): SelfSubjectAccessReview, "may I?" (`kubectl auth
-//! can-i`), and SelfSubjectReview, "who am I?" (`kubectl auth whoami`).
+//! can-i`), SelfSubjectRulesReview, "what may I?" (`kubectl auth can-i
+//! --list`), and SelfSubjectReview, "who am I?" (`kubectl auth whoami`).
 //! Each is answered from the request and its user, and stored nowhere.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use crate::auth::{authorize_path, authorize_resource, ResourceAttributes, UserInfo};
 use crate::error::{ApiError, FieldError};
@@ -12,8 +13,10 @@ use crate::registry::ResourceDef;
 pub fn is_self_review(group: &str, resource: &str) -> bool {
     matches!(
         (group, resource),
-        ("authorization.k8s.io", "selfsubjectaccessreviews")
-            | ("authentication.k8s.io", "selfsubjectreviews")
+        (
+            "authorization.k8s.io",
+            "selfsubjectaccessreviews" | "selfsubjectrulesreviews"
+        ) | ("authentication.k8s.io", "selfsubjectreviews")
     )
 }
 
@@ -22,10 +25,10 @@ pub fn answer(user: &UserInfo, def: &ResourceDef, review: Value) -> Result<Value
     let Value::Object(mut review) = review else {
         return Err(ApiError::bad_request("a review must be a JSON object"));
     };
-    let status = if def.resource == "selfsubjectreviews" {
-        who_am_i(user)
-    } else {
-        may_i(user, def, review.get("spec").unwrap_or(&Value::Null))?
+    let status = match def.resource {
+        "selfsubjectreviews" => who_am_i(user),
+        "selfsubjectrulesreviews" => what_may_i(user),
+        _ => may_i(user, def, review.get("spec").unwrap_or(&Value::Null))?,
     };
     // Never stored, so never given a creation time: upstream's typed
     // encoding writes it as null.
@@ -41,6 +44,46 @@ pub fn answer(user: &UserInfo, def: &ResourceDef, review: Value) -> Result<Value
 
 fn who_am_i(user: &UserInfo) -> Value {
     serde_json::json!({"userInfo": {"username": user.name, "groups": user.groups}})
+}
+
+/// The rules the authorizer applies to `user` (auth.rs), as the roles
+/// upstream's bootstrap policy binds would list them: cluster-admin for
+/// system:masters, then system:basic-user, system:discovery and
+/// system:public-info-viewer for every authenticated user. Paths are
+/// matched with their subpaths, so each is listed with `/*`.
+fn what_may_i(user: &UserInfo) -> Value {
+    let mut resource_rules = Vec::new();
+    let mut non_resource_rules = Vec::new();
+    if user.groups.iter().any(|g| g == crate::auth::MASTERS_GROUP) {
+        resource_rules.push(json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}));
+        non_resource_rules.push(json!({"verbs": ["*"], "nonResourceURLs": ["*"]}));
+    }
+    resource_rules.push(json!({
+        "verbs": ["create"],
+        "apiGroups": ["authorization.k8s.io"],
+        "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+    }));
+    resource_rules.push(json!({
+        "verbs": ["create"],
+        "apiGroups": ["authentication.k8s.io"],
+        "resources": ["selfsubjectreviews"],
+    }));
+    non_resource_rules.push(json!({
+        "verbs": ["get"],
+        "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/openapi/*"],
+    }));
+    non_resource_rules.push(json!({
+        "verbs": ["get"],
+        "nonResourceURLs": crate::auth::PUBLIC_PATHS
+            .iter()
+            .flat_map(|path| [path.to_string(), format!("{path}/*")])
+            .collect::<Vec<_>>(),
+    }));
+    json!({
+        "resourceRules": resource_rules,
+        "nonResourceRules": non_resource_rules,
+        "incomplete": false,
+    })
 }
 
 fn text<'a>(attributes: &'a Value, key: &str) -> &'a str {
@@ -109,7 +152,6 @@ fn may_i(user: &UserInfo, def: &ResourceDef, spec: &Value) -> Result<Value, ApiE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn def(group: &str, resource: &str) -> std::sync::Arc<ResourceDef> {
         crate::registry::Registry::builtin()
@@ -165,6 +207,44 @@ mod tests {
         assert_eq!(
             both.message,
             "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.nonResourceAttributes: Invalid value: authorization.NonResourceAttributes{Path:\"/api\", Verb:\"get\"}: cannot be specified in combination with resourceAttributes"
+        );
+    }
+
+    #[test]
+    fn rules_reviews_list_what_the_authorizer_allows() {
+        let ssrr = def("authorization.k8s.io", "selfsubjectrulesreviews");
+        let review = json!({"spec": {"namespace": "default"}});
+        let rules = answer(&viewer(), &ssrr, review.clone()).expect("an answer")["status"].clone();
+        assert_eq!(rules["incomplete"], false);
+        // Every rule listed for a user is one the authorizer grants them.
+        for rule in rules["resourceRules"].as_array().expect("rules") {
+            for resource in rule["resources"].as_array().expect("resources") {
+                let attrs = ResourceAttributes {
+                    verb: rule["verbs"][0].as_str().unwrap_or(""),
+                    group: rule["apiGroups"][0].as_str().unwrap_or(""),
+                    resource: resource.as_str().unwrap_or(""),
+                    namespace: None,
+                    name: None,
+                };
+                assert!(authorize_resource(&viewer(), &attrs).is_ok(), "{rule}");
+            }
+        }
+        for rule in rules["nonResourceRules"].as_array().expect("rules") {
+            for url in rule["nonResourceURLs"].as_array().expect("urls") {
+                let path = url.as_str().unwrap_or("").replace('*', "x");
+                assert!(authorize_path(&viewer(), "get", &path).is_ok(), "{path}");
+            }
+        }
+        assert_eq!(rules["resourceRules"].as_array().map(Vec::len), Some(2));
+        // system:masters gets cluster-admin's wildcards first.
+        let admin_rules = answer(&admin(), &ssrr, review).expect("an answer")["status"].clone();
+        assert_eq!(
+            admin_rules["resourceRules"][0],
+            json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})
+        );
+        assert_eq!(
+            admin_rules["nonResourceRules"][0],
+            json!({"verbs": ["*"], "nonResourceURLs": ["*"]})
         );
     }
 
