@@ -551,3 +551,116 @@ fn diff_into(path: &str, old: &Value, new: &Value, lines: &mut Vec<String>) {
         }
     }
 }
+
+const CONDITION_REASON_FMT: &str = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?";
+const CONDITION_REASON_MSG: &str = "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_'";
+const MAX_CONDITION_REASON_BYTES: usize = 1024;
+const MAX_CONDITION_MESSAGE_BYTES: usize = 32 * 1024;
+
+/// The condition reason format, `[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?`.
+fn is_condition_reason(reason: &str) -> bool {
+    let bytes = reason.as_bytes();
+    let inner = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b',' | b':');
+    match bytes {
+        [] => false,
+        [only] => only.is_ascii_alphabetic(),
+        [first, middle @ .., last] => {
+            first.is_ascii_alphabetic()
+                && middle.iter().all(inner)
+                && (last.is_ascii_alphanumeric() || *last == b'_')
+        }
+    }
+}
+
+/// metav1 ValidateConditions: each condition's type, status, observed
+/// generation, transition time, reason and message, and no type twice.
+pub fn conditions(list: &[Value], path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, condition) in list.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let text = |key: &str| condition.get(key).and_then(Value::as_str).unwrap_or("");
+        let kind = text("type");
+        if seen.contains(&kind) {
+            errs.push(FieldError::duplicate(format!("{at}.type"), kind));
+        } else {
+            seen.push(kind);
+        }
+        errs.extend(label_name(kind, &format!("{at}.type")));
+        let status = text("status");
+        if !matches!(status, "True" | "False" | "Unknown") {
+            errs.push(FieldError::not_supported(
+                format!("{at}.status"),
+                status,
+                &["False", "True", "Unknown"],
+            ));
+        }
+        let generation = condition
+            .get("observedGeneration")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if generation < 0 {
+            errs.push(FieldError::invalid_rendered(
+                format!("{at}.observedGeneration"),
+                &generation.to_string(),
+                "must be greater than or equal to zero",
+            ));
+        }
+        if text("lastTransitionTime").is_empty() {
+            errs.push(FieldError::required(
+                format!("{at}.lastTransitionTime"),
+                "must be set",
+            ));
+        }
+        let reason = text("reason");
+        if reason.is_empty() {
+            errs.push(FieldError::required(format!("{at}.reason"), "must be set"));
+        } else {
+            if !is_condition_reason(reason) {
+                let message = format!(
+                    "{CONDITION_REASON_MSG} (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is '{CONDITION_REASON_FMT}')"
+                );
+                errs.push(FieldError::invalid(
+                    format!("{at}.reason"),
+                    reason,
+                    &message,
+                ));
+            }
+            if reason.len() > MAX_CONDITION_REASON_BYTES {
+                errs.push(FieldError::too_long_bytes(
+                    format!("{at}.reason"),
+                    MAX_CONDITION_REASON_BYTES,
+                ));
+            }
+        }
+        if text("message").len() > MAX_CONDITION_MESSAGE_BYTES {
+            errs.push(FieldError::too_long_bytes(
+                format!("{at}.message"),
+                MAX_CONDITION_MESSAGE_BYTES,
+            ));
+        }
+    }
+    errs
+}
+
+#[cfg(test)]
+mod condition_reason_tests {
+    use super::is_condition_reason;
+
+    #[test]
+    fn condition_reasons_follow_upstreams_format() {
+        for ok in [
+            "A",
+            "a_",
+            "MyName",
+            "ReasonA,ReasonB",
+            "ReasonA:ReasonB",
+            "x9",
+        ] {
+            assert!(is_condition_reason(ok), "{ok}");
+        }
+        for bad in ["", "1a", "_a", "a,", "a:", "a-b", "a b"] {
+            assert!(!is_condition_reason(bad), "{bad}");
+        }
+    }
+}

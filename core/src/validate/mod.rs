@@ -105,6 +105,7 @@ fn rules(group: &str, kind: &str) -> Option<KindRules> {
         ("autoscaling", "HorizontalPodAutoscaler") => {
             Some(autoscaling::horizontal_pod_autoscaler_status)
         }
+        ("policy", "PodDisruptionBudget") => Some(policy::pod_disruption_budget_status),
         _ => None,
     };
     Some(KindRules {

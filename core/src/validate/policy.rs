@@ -37,3 +37,25 @@ pub fn pod_disruption_budget(object: &Value) -> Vec<FieldError> {
     }
     errs
 }
+
+/// ValidatePodDisruptionBudgetStatusUpdate (policy/v1): the conditions,
+/// then nonnegative counts.
+pub fn pod_disruption_budget_status(object: &Value, _old: &Value) -> Vec<FieldError> {
+    let status = field(object, "status");
+    let conditions = status
+        .get("conditions")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut errs = meta::conditions(conditions, "status.conditions");
+    for name in [
+        "disruptionsAllowed",
+        "currentHealthy",
+        "desiredHealthy",
+        "expectedPods",
+    ] {
+        let count = status.get(name).and_then(Value::as_i64).unwrap_or(0);
+        errs.extend(meta::nonnegative(count, &format!("status.{name}")));
+    }
+    errs
+}

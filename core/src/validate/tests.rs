@@ -2075,6 +2075,39 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
             ),
         ],
     );
+    // A PodDisruptionBudget's conditions are metav1 Conditions.
+    let condition = json!({"type": "DisruptionAllowed", "status": "True", "reason": "SufficientPods", "lastTransitionTime": "2026-11-22T10:00:00Z"});
+    expect(
+        super::validate_status_update(
+            "policy",
+            "PodDisruptionBudget",
+            &json!({"status": {"conditions": [condition.clone()], "expectedPods": 1}}),
+            &none,
+        ),
+        &[],
+    );
+    expect(
+        super::validate_status_update(
+            "policy",
+            "PodDisruptionBudget",
+            &json!({"status": {
+                "conditions": [
+                    condition,
+                    {"type": "DisruptionAllowed", "status": "Maybe", "reason": "1bad", "observedGeneration": -1}
+                ],
+                "currentHealthy": -1
+            }}),
+            &none,
+        ),
+        &[
+            (DUPLICATE, "status.conditions[1].type", "Duplicate value: \"DisruptionAllowed\""),
+            (NOT_SUPPORTED, "status.conditions[1].status", "Unsupported value: \"Maybe\": supported values: \"False\", \"True\", \"Unknown\""),
+            (INVALID, "status.conditions[1].observedGeneration", "Invalid value: -1: must be greater than or equal to zero"),
+            (REQUIRED, "status.conditions[1].lastTransitionTime", "Required value: must be set"),
+            (INVALID, "status.conditions[1].reason", "Invalid value: \"1bad\": a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"),
+            (INVALID, "status.currentHealthy", "Invalid value: -1: must be greater than or equal to 0"),
+        ],
+    );
     // Kinds without status rules accept any status.
     expect(
         super::validate_status_update("", "Pod", &json!({"status": {"x": -1}}), &none),
