@@ -89,6 +89,20 @@ fn status_changes_only_through_the_status_subresource() {
             && err.contains("status.availableReplicas: Invalid value: 3: cannot be greater than readyReplicas"),
         "{err}"
     );
+    // A namespace that is not being deleted cannot claim to be terminating.
+    let err = server.kubectl_err(&[
+        "patch",
+        "namespace",
+        "default",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Terminating"}}"#,
+    ]);
+    assert!(
+        err.contains(r#"The Namespace "default" is invalid: status.Phase: Invalid value: "Terminating": may only be 'Active' if `deletionTimestamp` is empty"#),
+        "{err}"
+    );
     let unchanged = server.kubectl_json(&["get", "deployment", "web", "-o", "json"]);
     assert_eq!(unchanged["status"], d["status"]);
     assert_eq!(

@@ -440,6 +440,15 @@ fn image_tag(image: &str) -> Option<String> {
     }
 }
 
+/// `SetDefaults_NamespaceStatus`: a namespace is Active unless it says
+/// otherwise. The status struct always exists in Go, so a status write
+/// without one stores `{"phase": "Active"}`.
+pub(super) fn namespace(namespace: &mut Object) {
+    if let Some(status) = ensure_child(namespace, "status") {
+        default_zero(status, "phase", json!("Active"));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

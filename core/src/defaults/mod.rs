@@ -10,8 +10,10 @@
 //! is also what objects decoded from protobuf bodies carry for fields the client
 //! never set.
 //!
-//! Service defaults live in the service strategy and Namespace's label and phase
-//! in the namespace strategy; both are left out here on purpose.
+//! Service defaults live in the service strategy and Namespace's name label in
+//! the namespace strategy; both are left out here on purpose. (The strategy
+//! also sets a namespace's phase on create and delete; the default here is
+//! upstream's decode-time one, which status writes rely on.)
 //!
 //! Upstream also defaults every object it decodes from storage, so defaults
 //! show through whatever a strategy cleared or added after the request was
@@ -52,6 +54,7 @@ pub fn apply_defaults(group: &str, version: &str, kind: &str, object: &mut Value
         ("", "v1", "PersistentVolumeClaim") => core_v1::persistent_volume_claim(object),
         ("", "v1", "Node") => core_v1::node(object),
         ("", "v1", "Secret") => core_v1::secret(object),
+        ("", "v1", "Namespace") => core_v1::namespace(object),
         ("", "v1", "Endpoints") => core_v1::endpoints(object),
         ("", "v1", "LimitRange") => core_v1::limit_range(object),
         ("", "v1", "Event") => core_v1::event(object),

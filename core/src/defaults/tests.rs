@@ -671,3 +671,15 @@ fn admission_flowcontrol_and_extension_kinds() {
     assert_eq!(crd["spec"]["names"]["listKind"], "WidgetList");
     assert_eq!(crd["spec"]["conversion"], json!({"strategy": "None"}));
 }
+
+#[test]
+fn namespace_phase_defaults_to_active() {
+    let bare = defaulted("v1", "Namespace", json!({"metadata": {"name": "n"}}));
+    assert_eq!(bare["status"], json!({"phase": "Active"}));
+    let terminating = defaulted(
+        "v1",
+        "Namespace",
+        json!({"metadata": {"name": "n"}, "status": {"phase": "Terminating"}}),
+    );
+    assert_eq!(terminating["status"]["phase"], "Terminating");
+}

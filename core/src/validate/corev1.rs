@@ -715,3 +715,26 @@ pub fn persistent_volume_claim_update(object: &Value, old: &Value) -> Vec<FieldE
     }
     errs
 }
+
+/// ValidateNamespaceStatusUpdate: the phase follows the deletion timestamp
+/// (upstream's path, `status.Phase`, capitalised as it is).
+pub fn namespace_status(object: &Value, _old: &Value) -> Vec<FieldError> {
+    let phase = str_of(field(object, "status"), "phase");
+    let deleting = opt(field(object, "metadata"), "deletionTimestamp").is_some();
+    let (expected, message) = if deleting {
+        (
+            "Terminating",
+            "may only be 'Terminating' if `deletionTimestamp` is not empty",
+        )
+    } else {
+        (
+            "Active",
+            "may only be 'Active' if `deletionTimestamp` is empty",
+        )
+    };
+    if phase == expected {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid("status.Phase", phase, message)]
+    }
+}

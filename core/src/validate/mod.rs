@@ -106,6 +106,7 @@ fn rules(group: &str, kind: &str) -> Option<KindRules> {
             Some(autoscaling::horizontal_pod_autoscaler_status)
         }
         ("policy", "PodDisruptionBudget") => Some(policy::pod_disruption_budget_status),
+        ("", "Namespace") => Some(corev1::namespace_status),
         _ => None,
     };
     Some(KindRules {

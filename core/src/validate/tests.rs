@@ -2108,6 +2108,32 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
             (INVALID, "status.currentHealthy", "Invalid value: -1: must be greater than or equal to 0"),
         ],
     );
+    // A namespace's phase follows its deletion timestamp.
+    let namespace = |phase: &str, deleting: bool| {
+        let mut ns = json!({"metadata": {"name": "n"}, "status": {"phase": phase}});
+        if deleting {
+            ns["metadata"]["deletionTimestamp"] = json!("2026-11-22T10:00:00Z");
+        }
+        super::validate_status_update("", "Namespace", &ns, &none)
+    };
+    expect(namespace("Active", false), &[]);
+    expect(namespace("Terminating", true), &[]);
+    expect(
+        namespace("Terminating", false),
+        &[(
+            INVALID,
+            "status.Phase",
+            "Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty",
+        )],
+    );
+    expect(
+        namespace("Active", true),
+        &[(
+            INVALID,
+            "status.Phase",
+            "Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty",
+        )],
+    );
     // Kinds without status rules accept any status.
     expect(
         super::validate_status_update("", "Pod", &json!({"status": {"x": -1}}), &none),
