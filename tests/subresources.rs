@@ -54,34 +54,39 @@ fn kubectl_scale_writes_spec_replicas_through_the_scale_subresource() {
     );
 }
 
+/// kubectl's arguments for a merge patch of `kind`/`name` through /status.
+fn status_patch<'a>(kind: &'a str, name: &'a str, patch: &'a str) -> [&'a str; 7] {
+    [
+        "patch",
+        kind,
+        name,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        patch,
+    ]
+}
+
 #[test]
 fn status_changes_only_through_the_status_subresource() {
     let server = TestServer::start();
     server.apply(DEPLOYMENT);
     // Through /status: status changes, spec does not.
-    server.kubectl_ok(&[
-        "patch",
+    server.kubectl_ok(&status_patch(
         "deployment",
         "web",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
         r#"{"status":{"replicas":2,"readyReplicas":2},"spec":{"replicas":9}}"#,
-    ]);
+    ));
     let d = server.kubectl_json(&["get", "deployment", "web", "-o", "json"]);
     assert_eq!(d["status"]["readyReplicas"], 2);
     assert_eq!(d["spec"]["replicas"], 2);
     // An impossible status is rejected with upstream's causes, and nothing
     // changes.
-    let err = server.kubectl_err(&[
-        "patch",
+    let err = server.kubectl_err(&status_patch(
         "deployment",
         "web",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
         r#"{"status":{"availableReplicas":3,"observedGeneration":-1}}"#,
-    ]);
+    ));
     assert!(
         err.contains(r#"The Deployment "web" is invalid: "#)
             && err.contains("status.observedGeneration: Invalid value: -1: must be greater than or equal to 0")
@@ -90,18 +95,24 @@ fn status_changes_only_through_the_status_subresource() {
         "{err}"
     );
     // A namespace that is not being deleted cannot claim to be terminating.
-    let err = server.kubectl_err(&[
-        "patch",
+    let err = server.kubectl_err(&status_patch(
         "namespace",
         "default",
-        "--subresource=status",
-        "--type=merge",
-        "-p",
         r#"{"status":{"phase":"Terminating"}}"#,
-    ]);
+    ));
     assert!(
         err.contains(r#"The Namespace "default" is invalid: status.Phase: Invalid value: "Terminating": may only be 'Active' if `deletionTimestamp` is empty"#),
         "{err}"
+    );
+    assert_eq!(
+        server.kubectl_ok(&[
+            "get",
+            "namespace",
+            "default",
+            "-o",
+            "jsonpath={.status.phase}"
+        ]),
+        "Active"
     );
     let unchanged = server.kubectl_json(&["get", "deployment", "web", "-o", "json"]);
     assert_eq!(unchanged["status"], d["status"]);

@@ -47,7 +47,7 @@ impl UserInfo {
         self.name == ANONYMOUS_USER
     }
 
-    fn in_group(&self, group: &str) -> bool {
+    pub(crate) fn in_group(&self, group: &str) -> bool {
         self.groups.iter().any(|g| g == group)
     }
 }
@@ -88,23 +88,39 @@ pub fn authorize_resource(user: &UserInfo, attrs: &ResourceAttributes<'_>) -> Re
     )))
 }
 
-/// Paths every caller may read, as upstream's system:public-info-viewer role.
-pub(crate) const PUBLIC_PATHS: &[&str] = &["/healthz", "/livez", "/readyz", "/version"];
+/// Paths every caller may get, as upstream's system:public-info-viewer
+/// role, written as RBAC's non-resource URLs: exact, or a prefix ending in
+/// `*`. The self-rules review lists these same rules.
+pub(crate) const PUBLIC_URLS: &[&str] = &[
+    "/healthz",
+    "/healthz/*",
+    "/livez",
+    "/livez/*",
+    "/readyz",
+    "/readyz/*",
+    "/version",
+    "/version/*",
+];
+
+/// Paths authenticated users may get: API and OpenAPI discovery, as
+/// upstream's system:discovery role.
+pub(crate) const DISCOVERY_URLS: &[&str] = &["/api", "/api/*", "/apis", "/apis/*", "/openapi/*"];
+
+/// RBAC's NonResourceURLMatches.
+fn url_matches(rule: &str, path: &str) -> bool {
+    match rule.strip_suffix('*') {
+        Some(prefix) => path.starts_with(prefix),
+        None => path == rule,
+    }
+}
 
 pub fn authorize_path(user: &UserInfo, verb: &str, path: &str) -> Result<(), ApiError> {
     if user.in_group(MASTERS_GROUP) {
         return Ok(());
     }
-    let public = PUBLIC_PATHS
-        .iter()
-        .any(|p| path == *p || path.starts_with(&format!("{p}/")));
-    // system:discovery: authenticated users may read API and OpenAPI discovery.
-    let discovery = !user.is_anonymous()
-        && (path == "/api"
-            || path == "/apis"
-            || path.starts_with("/api/")
-            || path.starts_with("/apis/")
-            || path.starts_with("/openapi/"));
+    let granted = |urls: &[&str]| urls.iter().any(|rule| url_matches(rule, path));
+    let public = granted(PUBLIC_URLS);
+    let discovery = !user.is_anonymous() && granted(DISCOVERY_URLS);
     if verb == "get" && (public || discovery) {
         return Ok(());
     }

@@ -437,6 +437,13 @@ fn builtin_resources() -> Vec<ResourceDef> {
         kind: "HorizontalPodAutoscaler",
         segment: "horizontalpodautoscalers",
     };
+    let self_review = |group, resource, kind| {
+        def(
+            cluster(group, "v1", resource, kind, NONE),
+            &["create"],
+            plain.clone(),
+        )
+    };
     vec![
         // core/v1, in upstream's discovery order.
         def(
@@ -591,38 +598,20 @@ fn builtin_resources() -> Vec<ResourceDef> {
             },
         ),
         // The self-reviews: answered on create, stored nowhere (review.rs).
-        def(
-            cluster(
-                "authentication.k8s.io",
-                "v1",
-                "selfsubjectreviews",
-                "SelfSubjectReview",
-                NONE,
-            ),
-            &["create"],
-            plain.clone(),
+        self_review(
+            "authentication.k8s.io",
+            "selfsubjectreviews",
+            "SelfSubjectReview",
         ),
-        def(
-            cluster(
-                "authorization.k8s.io",
-                "v1",
-                "selfsubjectaccessreviews",
-                "SelfSubjectAccessReview",
-                NONE,
-            ),
-            &["create"],
-            plain.clone(),
+        self_review(
+            "authorization.k8s.io",
+            "selfsubjectaccessreviews",
+            "SelfSubjectAccessReview",
         ),
-        def(
-            cluster(
-                "authorization.k8s.io",
-                "v1",
-                "selfsubjectrulesreviews",
-                "SelfSubjectRulesReview",
-                NONE,
-            ),
-            &["create"],
-            plain.clone(),
+        self_review(
+            "authorization.k8s.io",
+            "selfsubjectrulesreviews",
+            "SelfSubjectRulesReview",
         ),
         // autoscaling: v2 preferred; both versions share the v2 storage.
         def_stored(

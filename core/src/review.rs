@@ -10,14 +10,20 @@ use crate::auth::{authorize_path, authorize_resource, ResourceAttributes, UserIn
 use crate::error::{ApiError, FieldError};
 use crate::registry::ResourceDef;
 
+/// The self-reviews by group; upstream's system:basic-user role grants
+/// creating them, and the self-rules review lists them as that rule.
+const SELF_REVIEWS: &[(&str, &[&str])] = &[
+    (
+        "authorization.k8s.io",
+        &["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+    ),
+    ("authentication.k8s.io", &["selfsubjectreviews"]),
+];
+
 pub fn is_self_review(group: &str, resource: &str) -> bool {
-    matches!(
-        (group, resource),
-        (
-            "authorization.k8s.io",
-            "selfsubjectaccessreviews" | "selfsubjectrulesreviews"
-        ) | ("authentication.k8s.io", "selfsubjectreviews")
-    )
+    SELF_REVIEWS
+        .iter()
+        .any(|(g, resources)| *g == group && resources.contains(&resource))
 }
 
 /// The review with its status filled in, as upstream answers a create of it.
@@ -43,42 +49,28 @@ pub fn answer(user: &UserInfo, def: &ResourceDef, review: Value) -> Result<Value
 }
 
 fn who_am_i(user: &UserInfo) -> Value {
-    serde_json::json!({"userInfo": {"username": user.name, "groups": user.groups}})
+    json!({"userInfo": {"username": user.name, "groups": user.groups}})
 }
 
 /// The rules the authorizer applies to `user` (auth.rs), as the roles
 /// upstream's bootstrap policy binds would list them: cluster-admin for
 /// system:masters, then system:basic-user, system:discovery and
-/// system:public-info-viewer for every authenticated user. Paths are
-/// matched with their subpaths, so each is listed with `/*`.
+/// system:public-info-viewer for every authenticated user, rendered from
+/// the lists the authorizer itself checks.
 fn what_may_i(user: &UserInfo) -> Value {
     let mut resource_rules = Vec::new();
     let mut non_resource_rules = Vec::new();
-    if user.groups.iter().any(|g| g == crate::auth::MASTERS_GROUP) {
+    if user.in_group(crate::auth::MASTERS_GROUP) {
         resource_rules.push(json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}));
         non_resource_rules.push(json!({"verbs": ["*"], "nonResourceURLs": ["*"]}));
     }
-    resource_rules.push(json!({
-        "verbs": ["create"],
-        "apiGroups": ["authorization.k8s.io"],
-        "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-    }));
-    resource_rules.push(json!({
-        "verbs": ["create"],
-        "apiGroups": ["authentication.k8s.io"],
-        "resources": ["selfsubjectreviews"],
-    }));
-    non_resource_rules.push(json!({
-        "verbs": ["get"],
-        "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/openapi/*"],
-    }));
-    non_resource_rules.push(json!({
-        "verbs": ["get"],
-        "nonResourceURLs": crate::auth::PUBLIC_PATHS
-            .iter()
-            .flat_map(|path| [path.to_string(), format!("{path}/*")])
-            .collect::<Vec<_>>(),
-    }));
+    for (group, resources) in SELF_REVIEWS {
+        resource_rules
+            .push(json!({"verbs": ["create"], "apiGroups": [group], "resources": resources}));
+    }
+    for urls in [crate::auth::DISCOVERY_URLS, crate::auth::PUBLIC_URLS] {
+        non_resource_rules.push(json!({"verbs": ["get"], "nonResourceURLs": urls}));
+    }
     json!({
         "resourceRules": resource_rules,
         "nonResourceRules": non_resource_rules,
@@ -146,7 +138,7 @@ fn may_i(user: &UserInfo, def: &ResourceDef, spec: &Value) -> Result<Value, ApiE
     };
     // Without role objects there is no binding to name as the reason, and
     // a denial, as RBAC's, gives none.
-    Ok(serde_json::json!({ "allowed": allowed }))
+    Ok(json!({ "allowed": allowed }))
 }
 
 #[cfg(test)]

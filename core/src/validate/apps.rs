@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::meta::{self, go_label_selector};
 use super::pod;
-use super::{child, field, int_of, map_of, opt, str_of};
+use super::{child, field, int_of, map_of, nonnegative_counts, opt, str_of};
 use crate::error::FieldError;
 
 /// The selector checks every apps kind shares: required, well formed, and
@@ -418,16 +418,6 @@ fn status_count(status: &Value, name: &str) -> i64 {
     int_of(status, name).unwrap_or(0)
 }
 
-/// ValidateNonnegativeField on each of `names` under `status`.
-fn nonnegative_counts(status: &Value, names: &[&str], errs: &mut Vec<FieldError>) {
-    for name in names {
-        errs.extend(meta::nonnegative(
-            status_count(status, name),
-            &child("status", name),
-        ));
-    }
-}
-
 /// Upstream's `msg := "cannot be greater than status.replicas"` checks on
 /// each of `bounded`, then availableReplicas against readyReplicas (whose
 /// message differs by kind).
@@ -483,6 +473,7 @@ pub fn deployment_status(object: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     nonnegative_counts(
         status,
+        "status",
         &[
             "observedGeneration",
             "replicas",
@@ -510,6 +501,7 @@ pub fn replica_set_status(object: &Value, _old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     nonnegative_counts(
         status,
+        "status",
         &[
             "replicas",
             "fullyLabeledReplicas",
@@ -534,6 +526,7 @@ pub fn stateful_set_status(object: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     nonnegative_counts(
         status,
+        "status",
         &[
             "replicas",
             "readyReplicas",
@@ -569,6 +562,7 @@ pub fn daemon_set_status(object: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     nonnegative_counts(
         status,
+        "status",
         &[
             "currentNumberScheduled",
             "numberMisscheduled",

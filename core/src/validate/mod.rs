@@ -160,6 +160,20 @@ pub fn validate_status_update(
         .unwrap_or_default()
 }
 
+/// ValidateNonnegativeField on each of `names` under `parent` (at
+/// `parent_path`), an absent count reading 0 as Go's typed field does.
+fn nonnegative_counts(
+    parent: &Value,
+    parent_path: &str,
+    names: &[&str],
+    errs: &mut Vec<FieldError>,
+) {
+    for name in names {
+        let count = int_of(parent, name).unwrap_or(0);
+        errs.extend(meta::nonnegative(count, &child(parent_path, name)));
+    }
+}
+
 // Small accessors over the JSON form. Absent, null and Go zero values read the
 // same, as upstream's typed structs see them.
 

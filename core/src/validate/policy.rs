@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::meta;
-use super::{field, opt};
+use super::{field, nonnegative_counts, opt};
 use crate::error::FieldError;
 
 pub fn pod_disruption_budget(object: &Value) -> Vec<FieldError> {
@@ -48,14 +48,16 @@ pub fn pod_disruption_budget_status(object: &Value, _old: &Value) -> Vec<FieldEr
         .map(Vec::as_slice)
         .unwrap_or_default();
     let mut errs = meta::conditions(conditions, "status.conditions");
-    for name in [
-        "disruptionsAllowed",
-        "currentHealthy",
-        "desiredHealthy",
-        "expectedPods",
-    ] {
-        let count = status.get(name).and_then(Value::as_i64).unwrap_or(0);
-        errs.extend(meta::nonnegative(count, &format!("status.{name}")));
-    }
+    nonnegative_counts(
+        status,
+        "status",
+        &[
+            "disruptionsAllowed",
+            "currentHealthy",
+            "desiredHealthy",
+            "expectedPods",
+        ],
+        &mut errs,
+    );
     errs
 }
