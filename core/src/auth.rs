@@ -1,11 +1,8 @@
-//! Who is asking (set by the transport's authenticator) and whether they may.
-//!
-//! Until RBAC lands, the policy is kube-apiserver's bootstrap policy reduced
-//! to what holds without role objects: `system:masters` may do anything;
-//! authenticated users may read discovery, OpenAPI and health; anonymous users
-//! may read health and version only (system:public-info-viewer).
+//! Who is asking (set by the transport's authenticator) and what they ask
+//! to do. The decision is RBAC's (`rbac.rs`), behind upstream's
+//! privileged-group rule: `system:masters` may do anything.
 
-use crate::error::{qualified, ApiError};
+use crate::error::ApiError;
 
 pub const MASTERS_GROUP: &str = "system:masters";
 pub const ANONYMOUS_USER: &str = "system:anonymous";
@@ -53,39 +50,56 @@ impl UserInfo {
 }
 
 /// What a resource request wants to do.
+#[derive(Debug, Clone, Copy)]
 pub struct ResourceAttributes<'a> {
     pub verb: &'a str,
     pub group: &'a str,
     pub resource: &'a str,
+    pub subresource: Option<&'a str>,
     pub namespace: Option<&'a str>,
     pub name: Option<&'a str>,
 }
 
-pub fn authorize_resource(user: &UserInfo, attrs: &ResourceAttributes<'_>) -> Result<(), ApiError> {
-    if user.in_group(MASTERS_GROUP) {
-        return Ok(());
-    }
-    // system:basic-user: any authenticated user may ask about themselves.
-    if !user.is_anonymous()
-        && attrs.verb == "create"
-        && crate::review::is_self_review(attrs.group, attrs.resource)
-    {
-        return Ok(());
-    }
-    let subject = match attrs.name {
-        Some(name) if !name.is_empty() => {
-            format!("{} \"{name}\"", qualified(attrs.resource, attrs.group))
+/// A request as the authorizer sees it: on a resource, or on a path.
+#[derive(Debug, Clone, Copy)]
+pub enum AccessRequest<'a> {
+    Resource(&'a ResourceAttributes<'a>),
+    Path { verb: &'a str, path: &'a str },
+}
+
+impl AccessRequest<'_> {
+    pub fn verb(&self) -> &str {
+        match self {
+            Self::Resource(attrs) => attrs.verb,
+            Self::Path { verb, .. } => verb,
         }
-        _ => qualified(attrs.resource, attrs.group),
-    };
-    let scope = match attrs.namespace {
-        Some(ns) if !ns.is_empty() => format!("in the namespace \"{ns}\""),
-        _ => "at the cluster scope".to_string(),
-    };
-    Err(ApiError::forbidden(format!(
-        "{subject} is forbidden: User \"{}\" cannot {} resource \"{}\" in API group \"{}\" {scope}",
-        user.name, attrs.verb, attrs.resource, attrs.group
-    )))
+    }
+
+    /// Upstream's 403 for a denied request (responsewriters.Forbidden).
+    pub fn forbidden(&self, user: &UserInfo) -> ApiError {
+        let attrs = match self {
+            Self::Path { verb, path } => {
+                return ApiError::forbidden(format!(
+                    "forbidden: User \"{}\" cannot {verb} path \"{path}\"",
+                    user.name
+                ))
+            }
+            Self::Resource(attrs) => attrs,
+        };
+        let resource = match attrs.subresource {
+            Some(sub) if !sub.is_empty() => format!("{}/{sub}", attrs.resource),
+            _ => attrs.resource.to_string(),
+        };
+        let scope = match attrs.namespace {
+            Some(ns) if !ns.is_empty() => format!("in the namespace \"{ns}\""),
+            _ => "at the cluster scope".to_string(),
+        };
+        let why = format!(
+            "User \"{}\" cannot {} resource \"{resource}\" in API group \"{}\" {scope}",
+            user.name, attrs.verb, attrs.group
+        );
+        ApiError::forbidden_resource(attrs.group, attrs.resource, attrs.name.unwrap_or(""), &why)
+    }
 }
 
 /// Paths every caller may get, as upstream's system:public-info-viewer
@@ -106,63 +120,56 @@ pub(crate) const PUBLIC_URLS: &[&str] = &[
 /// upstream's system:discovery role.
 pub(crate) const DISCOVERY_URLS: &[&str] = &["/api", "/api/*", "/apis", "/apis/*", "/openapi/*"];
 
-/// RBAC's NonResourceURLMatches.
-fn url_matches(rule: &str, path: &str) -> bool {
-    match rule.strip_suffix('*') {
-        Some(prefix) => path.starts_with(prefix),
-        None => path == rule,
-    }
-}
-
-pub fn authorize_path(user: &UserInfo, verb: &str, path: &str) -> Result<(), ApiError> {
-    if user.in_group(MASTERS_GROUP) {
-        return Ok(());
-    }
-    let granted = |urls: &[&str]| urls.iter().any(|rule| url_matches(rule, path));
-    let public = granted(PUBLIC_URLS);
-    let discovery = !user.is_anonymous() && granted(DISCOVERY_URLS);
-    if verb == "get" && (public || discovery) {
-        return Ok(());
-    }
-    Err(ApiError::forbidden(format!(
-        "forbidden: User \"{}\" cannot {verb} path \"{path}\"",
-        user.name
-    )))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn masters_may_do_anything() {
-        let admin = UserInfo::authenticated("admin", vec![MASTERS_GROUP.into()]);
-        let attrs = ResourceAttributes {
-            verb: "delete",
-            group: "",
-            resource: "secrets",
-            namespace: Some("kube-system"),
-            name: Some("x"),
-        };
-        assert!(authorize_resource(&admin, &attrs).is_ok());
-    }
-
-    #[test]
-    fn anonymous_gets_upstream_forbidden_message() {
-        let attrs = ResourceAttributes {
+    fn denials_carry_upstreams_forbidden_messages() {
+        let list = ResourceAttributes {
             verb: "list",
             group: "",
             resource: "configmaps",
+            subresource: None,
             namespace: Some("default"),
             name: None,
         };
-        let err = authorize_resource(&UserInfo::anonymous(), &attrs).unwrap_err();
+        let err = AccessRequest::Resource(&list).forbidden(&UserInfo::anonymous());
         assert_eq!(err.code(), 403);
         assert_eq!(
             err.message,
             "configmaps is forbidden: User \"system:anonymous\" cannot list resource \"configmaps\" in API group \"\" in the namespace \"default\""
         );
-        assert!(authorize_path(&UserInfo::anonymous(), "get", "/healthz").is_ok());
-        assert!(authorize_path(&UserInfo::anonymous(), "get", "/api").is_err());
+        let scale = ResourceAttributes {
+            verb: "update",
+            group: "apps",
+            resource: "deployments",
+            subresource: Some("scale"),
+            namespace: None,
+            name: Some("web"),
+        };
+        let alice = UserInfo::authenticated("alice", vec![]);
+        let err = AccessRequest::Resource(&scale).forbidden(&alice);
+        assert_eq!(
+            err.message,
+            "deployments.apps \"web\" is forbidden: User \"alice\" cannot update resource \"deployments/scale\" in API group \"apps\" at the cluster scope"
+        );
+        let details = err.details.expect("the resource in the details");
+        assert_eq!(
+            (
+                details.name.as_str(),
+                details.group.as_str(),
+                details.kind.as_str()
+            ),
+            ("web", "apps", "deployments")
+        );
+        let path = AccessRequest::Path {
+            verb: "get",
+            path: "/metrics",
+        };
+        assert_eq!(
+            path.forbidden(&alice).message,
+            "forbidden: User \"alice\" cannot get path \"/metrics\""
+        );
     }
 }

@@ -14,6 +14,7 @@ impl ApiCore {
     /// authorized the create). Answers upstream's Success Status.
     pub(crate) async fn bind_pod(
         &self,
+        user: &crate::auth::UserInfo,
         namespace: &str,
         binding: &Value,
         opts: &WriteOptions,
@@ -49,9 +50,15 @@ impl ApiCore {
             return Err(ApiError::invalid("", "Binding", &name, errs));
         }
         let pods = self.resolve("", "v1", "pods")?;
-        self.update_internal(&pods, Some(namespace), &name, opts, View::Binding, |old| {
-            assign(old, &node)
-        })
+        self.update_internal(
+            user,
+            &pods,
+            Some(namespace),
+            &name,
+            opts,
+            View::Binding,
+            |old| assign(old, &node),
+        )
         .await?;
         Ok(json!({
             "kind": "Status",

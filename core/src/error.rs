@@ -281,7 +281,7 @@ impl ApiError {
         }
     }
 
-    fn with_details(mut self, name: &str, group: &str, kind: &str) -> Self {
+    pub(crate) fn with_details(mut self, name: &str, group: &str, kind: &str) -> Self {
         self.details = Some(Box::new(StatusDetails {
             name: name.to_string(),
             group: group.to_string(),

@@ -464,7 +464,9 @@ impl pb::discovery_server::Discovery for DiscoveryService {
         &self,
         req: Request<pb::ServerGroupsRequest>,
     ) -> Result<Response<pb::ServerGroupsResponse>, Status> {
-        crate::auth::authorize_path(&user_of(&req), "get", "/apis")?;
+        self.core
+            .authorize_path(&user_of(&req), "get", "/apis")
+            .await?;
         let groups = self
             .core
             .registry
@@ -497,7 +499,9 @@ impl pb::discovery_server::Discovery for DiscoveryService {
         &self,
         req: Request<pb::ServerResourcesRequest>,
     ) -> Result<Response<pb::ServerResourcesResponse>, Status> {
-        crate::auth::authorize_path(&user_of(&req), "get", "/apis")?;
+        self.core
+            .authorize_path(&user_of(&req), "get", "/apis")
+            .await?;
         let r = req.into_inner();
         let doc = self
             .discovery

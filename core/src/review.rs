@@ -6,13 +6,14 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::auth::{authorize_path, authorize_resource, ResourceAttributes, UserInfo};
+use crate::auth::{AccessRequest, ResourceAttributes, UserInfo};
 use crate::error::{ApiError, FieldError};
 use crate::registry::ResourceDef;
+use crate::service::ApiCore;
 
 /// The self-reviews by group; upstream's system:basic-user role grants
 /// creating them, and the self-rules review lists them as that rule.
-const SELF_REVIEWS: &[(&str, &[&str])] = &[
+pub(crate) const SELF_REVIEWS: &[(&str, &[&str])] = &[
     (
         "authorization.k8s.io",
         &["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
@@ -27,14 +28,23 @@ pub fn is_self_review(group: &str, resource: &str) -> bool {
 }
 
 /// The review with its status filled in, as upstream answers a create of it.
-pub fn answer(user: &UserInfo, def: &ResourceDef, review: Value) -> Result<Value, ApiError> {
+pub async fn answer(
+    core: &ApiCore,
+    user: &UserInfo,
+    def: &ResourceDef,
+    review: Value,
+) -> Result<Value, ApiError> {
     let Value::Object(mut review) = review else {
         return Err(ApiError::bad_request("a review must be a JSON object"));
     };
+    let spec = review.get("spec").unwrap_or(&Value::Null);
     let status = match def.resource {
         "selfsubjectreviews" => who_am_i(user),
-        "selfsubjectrulesreviews" => what_may_i(user),
-        _ => may_i(user, def, review.get("spec").unwrap_or(&Value::Null))?,
+        "selfsubjectrulesreviews" => {
+            let namespace = text(spec, "namespace");
+            core.rules_review(user, (!namespace.is_empty()).then_some(namespace))
+        }
+        _ => may_i(core, user, def, spec).await?,
     };
     // Never stored, so never given a creation time: upstream's typed
     // encoding writes it as null.
@@ -52,34 +62,12 @@ fn who_am_i(user: &UserInfo) -> Value {
     json!({"userInfo": {"username": user.name, "groups": user.groups}})
 }
 
-/// The rules the authorizer applies to `user` (auth.rs), as the roles
-/// upstream's bootstrap policy binds would list them: cluster-admin for
-/// system:masters, then system:basic-user, system:discovery and
-/// system:public-info-viewer for every authenticated user, rendered from
-/// the lists the authorizer itself checks.
-fn what_may_i(user: &UserInfo) -> Value {
-    let mut resource_rules = Vec::new();
-    let mut non_resource_rules = Vec::new();
-    if user.in_group(crate::auth::MASTERS_GROUP) {
-        resource_rules.push(json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}));
-        non_resource_rules.push(json!({"verbs": ["*"], "nonResourceURLs": ["*"]}));
-    }
-    for (group, resources) in SELF_REVIEWS {
-        resource_rules
-            .push(json!({"verbs": ["create"], "apiGroups": [group], "resources": resources}));
-    }
-    for urls in [crate::auth::DISCOVERY_URLS, crate::auth::PUBLIC_URLS] {
-        non_resource_rules.push(json!({"verbs": ["get"], "nonResourceURLs": urls}));
-    }
-    json!({
-        "resourceRules": resource_rules,
-        "nonResourceRules": non_resource_rules,
-        "incomplete": false,
-    })
-}
-
 fn text<'a>(attributes: &'a Value, key: &str) -> &'a str {
     attributes.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn nonempty<'a>(attributes: &'a Value, key: &str) -> Option<&'a str> {
+    Some(text(attributes, key)).filter(|value| !value.is_empty())
 }
 
 fn present<'a>(spec: &'a Value, key: &str) -> Option<&'a Value> {
@@ -88,7 +76,12 @@ fn present<'a>(spec: &'a Value, key: &str) -> Option<&'a Value> {
 
 /// ValidateSelfSubjectAccessReviewSpec, then the authorizer's decision on
 /// the attributes asked about.
-fn may_i(user: &UserInfo, def: &ResourceDef, spec: &Value) -> Result<Value, ApiError> {
+async fn may_i(
+    core: &ApiCore,
+    user: &UserInfo,
+    def: &ResourceDef,
+    spec: &Value,
+) -> Result<Value, ApiError> {
     let resource = present(spec, "resourceAttributes");
     let non_resource = present(spec, "nonResourceAttributes");
     let mut errs = Vec::new();
@@ -115,30 +108,33 @@ fn may_i(user: &UserInfo, def: &ResourceDef, spec: &Value) -> Result<Value, ApiE
     if !errs.is_empty() {
         return Err(ApiError::invalid(def.group, def.kind, "", errs));
     }
-    let allowed = match (resource, non_resource) {
-        (Some(attributes), _) => {
-            let namespace = text(attributes, "namespace");
-            let name = text(attributes, "name");
-            authorize_resource(
-                user,
-                &ResourceAttributes {
-                    verb: text(attributes, "verb"),
-                    group: text(attributes, "group"),
-                    resource: text(attributes, "resource"),
-                    namespace: (!namespace.is_empty()).then_some(namespace),
-                    name: (!name.is_empty()).then_some(name),
-                },
-            )
-            .is_ok()
+    let decision = match resource {
+        Some(attributes) => {
+            let attrs = ResourceAttributes {
+                verb: text(attributes, "verb"),
+                group: text(attributes, "group"),
+                resource: text(attributes, "resource"),
+                subresource: nonempty(attributes, "subresource"),
+                namespace: nonempty(attributes, "namespace"),
+                name: nonempty(attributes, "name"),
+            };
+            core.decide_current(user, &AccessRequest::Resource(&attrs))
+                .await
         }
-        (None, Some(attributes)) => {
-            authorize_path(user, text(attributes, "verb"), text(attributes, "path")).is_ok()
+        None => {
+            let attributes = non_resource.unwrap_or(&Value::Null);
+            let request = AccessRequest::Path {
+                verb: text(attributes, "verb"),
+                path: text(attributes, "path"),
+            };
+            core.decide_current(user, &request).await
         }
-        (None, None) => false,
     };
-    // Without role objects there is no binding to name as the reason, and
-    // a denial, as RBAC's, gives none.
-    Ok(json!({ "allowed": allowed }))
+    let mut status = json!({ "allowed": decision.allowed });
+    if !decision.reason.is_empty() {
+        status["reason"] = json!(decision.reason);
+    }
+    Ok(status)
 }
 
 #[cfg(test)]
@@ -159,42 +155,56 @@ mod tests {
         UserInfo::authenticated("viewer", vec![])
     }
 
-    #[test]
-    fn access_reviews_answer_with_the_authorizers_decision() {
+    #[tokio::test]
+    async fn access_reviews_answer_with_the_authorizers_decision() {
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
         let sar = def("authorization.k8s.io", "selfsubjectaccessreviews");
-        let ask = |user: &UserInfo, spec: Value| {
+        let ask = |user: UserInfo, spec: Value| {
             let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": spec});
-            answer(user, &sar, review).expect("an answer")
+            let (core, sar) = (&core, sar.clone());
+            async move { answer(core, &user, &sar, review).await.expect("an answer") }
         };
         let pods = json!({"resourceAttributes": {"namespace": "default", "verb": "create", "resource": "pods"}});
-        let answered = ask(&admin(), pods.clone());
+        let answered = ask(admin(), pods.clone()).await;
         assert_eq!(answered["status"], json!({"allowed": true}));
         assert_eq!(answered["metadata"], json!({"creationTimestamp": null}));
         assert_eq!(answered["spec"], pods);
-        assert_eq!(ask(&viewer(), pods)["status"], json!({"allowed": false}));
-        // Users may ask about themselves, and read discovery.
+        assert_eq!(
+            ask(viewer(), pods).await["status"],
+            json!({"allowed": false})
+        );
+        // Users may ask about themselves, and read discovery: the bootstrap
+        // policy's bindings, named as upstream names them.
         let review_itself = json!({"resourceAttributes": {"verb": "create", "group": "authorization.k8s.io", "resource": "selfsubjectaccessreviews"}});
-        assert_eq!(ask(&viewer(), review_itself)["status"]["allowed"], true);
+        assert_eq!(
+            ask(viewer(), review_itself).await["status"],
+            json!({"allowed": true, "reason": "RBAC: allowed by ClusterRoleBinding \"system:basic-user\" of ClusterRole \"system:basic-user\" to Group \"system:authenticated\""})
+        );
         let discovery = json!({"nonResourceAttributes": {"verb": "get", "path": "/api"}});
-        assert_eq!(ask(&viewer(), discovery)["status"]["allowed"], true);
+        assert_eq!(ask(viewer(), discovery).await["status"]["allowed"], true);
         let metrics = json!({"nonResourceAttributes": {"verb": "get", "path": "/metrics"}});
-        assert_eq!(ask(&viewer(), metrics)["status"]["allowed"], false);
+        assert_eq!(ask(viewer(), metrics).await["status"]["allowed"], false);
     }
 
-    #[test]
-    fn access_reviews_need_exactly_one_kind_of_attributes() {
+    #[tokio::test]
+    async fn access_reviews_need_exactly_one_kind_of_attributes() {
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
         let sar = def("authorization.k8s.io", "selfsubjectaccessreviews");
-        let neither = answer(&admin(), &sar, json!({"spec": {}})).unwrap_err();
+        let neither = answer(&core, &admin(), &sar, json!({"spec": {}}))
+            .await
+            .unwrap_err();
         assert_eq!(neither.code(), 422);
         assert_eq!(
             neither.message,
             "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified"
         );
         let both = answer(
+            &core,
             &admin(),
             &sar,
             json!({"spec": {"resourceAttributes": {"verb": "get"}, "nonResourceAttributes": {"path": "/api", "verb": "get"}}}),
         )
+        .await
         .unwrap_err();
         assert_eq!(
             both.message,
@@ -202,11 +212,15 @@ mod tests {
         );
     }
 
-    #[test]
-    fn rules_reviews_list_what_the_authorizer_allows() {
+    #[tokio::test]
+    async fn rules_reviews_list_what_the_authorizer_allows() {
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
         let ssrr = def("authorization.k8s.io", "selfsubjectrulesreviews");
         let review = json!({"spec": {"namespace": "default"}});
-        let rules = answer(&viewer(), &ssrr, review.clone()).expect("an answer")["status"].clone();
+        let rules = answer(&core, &viewer(), &ssrr, review.clone())
+            .await
+            .expect("an answer")["status"]
+            .clone();
         assert_eq!(rules["incomplete"], false);
         // Every rule listed for a user is one the authorizer grants them.
         for rule in rules["resourceRules"].as_array().expect("rules") {
@@ -215,21 +229,30 @@ mod tests {
                     verb: rule["verbs"][0].as_str().unwrap_or(""),
                     group: rule["apiGroups"][0].as_str().unwrap_or(""),
                     resource: resource.as_str().unwrap_or(""),
+                    subresource: None,
                     namespace: None,
                     name: None,
                 };
-                assert!(authorize_resource(&viewer(), &attrs).is_ok(), "{rule}");
+                let request = AccessRequest::Resource(&attrs);
+                assert!(core.decide(&viewer(), &request).allowed, "{rule}");
             }
         }
         for rule in rules["nonResourceRules"].as_array().expect("rules") {
             for url in rule["nonResourceURLs"].as_array().expect("urls") {
                 let path = url.as_str().unwrap_or("").replace('*', "x");
-                assert!(authorize_path(&viewer(), "get", &path).is_ok(), "{path}");
+                let request = AccessRequest::Path {
+                    verb: "get",
+                    path: &path,
+                };
+                assert!(core.decide(&viewer(), &request).allowed, "{path}");
             }
         }
         assert_eq!(rules["resourceRules"].as_array().map(Vec::len), Some(2));
-        // system:masters gets cluster-admin's wildcards first.
-        let admin_rules = answer(&admin(), &ssrr, review).expect("an answer")["status"].clone();
+        // system:masters is bound to cluster-admin's wildcards.
+        let admin_rules = answer(&core, &admin(), &ssrr, review)
+            .await
+            .expect("an answer")["status"]
+            .clone();
         assert_eq!(
             admin_rules["resourceRules"][0],
             json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})
@@ -240,14 +263,17 @@ mod tests {
         );
     }
 
-    #[test]
-    fn subject_reviews_name_the_user() {
+    #[tokio::test]
+    async fn subject_reviews_name_the_user() {
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
         let ssr = def("authentication.k8s.io", "selfsubjectreviews");
         let answered = answer(
+            &core,
             &viewer(),
             &ssr,
             json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
         )
+        .await
         .expect("an answer");
         assert_eq!(
             answered["status"],

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use crate::auth::{authorize_resource, ResourceAttributes, UserInfo};
+use crate::auth::{AccessRequest, ResourceAttributes, UserInfo};
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::patch;
@@ -349,7 +349,7 @@ fn gc_finalizer_for(opts: &DeleteOptions) -> ApiResult<Option<&'static str>> {
     }
 }
 
-fn encode(object: &Value) -> ApiResult<Vec<u8>> {
+pub(crate) fn encode(object: &Value) -> ApiResult<Vec<u8>> {
     serde_json::to_vec(&object::StoredForm(object)).map_err(ApiError::internal)
 }
 
@@ -605,7 +605,8 @@ impl ApiCore {
             })
     }
 
-    /// Creates the namespaces every cluster has; safe to run on every replica.
+    /// Creates the namespaces and the RBAC policy every cluster has; safe to
+    /// run on every replica.
     pub async fn bootstrap(&self) -> ApiResult<()> {
         let def = self.resolve("", "v1", "namespaces")?;
         for ns in SYSTEM_NAMESPACES {
@@ -628,7 +629,7 @@ impl ApiCore {
                 Err(e) => return Err(ApiError::internal(e)),
             }
         }
-        Ok(())
+        self.bootstrap_rbac().await
     }
 
     fn key(&self, def: &ResourceDef, namespace: Option<&str>, name: &str) -> String {
@@ -659,24 +660,27 @@ impl ApiCore {
         Ok(())
     }
 
-    fn authorize(
+    /// Authorizes `verb` on the resource (or `view`'s subresource) for
+    /// `user`, then checks the resource serves the verb.
+    async fn authorize(
         &self,
         user: &UserInfo,
         verb: &str,
         def: &ResourceDef,
         namespace: Option<&str>,
         name: Option<&str>,
+        view: View,
     ) -> ApiResult<()> {
-        authorize_resource(
-            user,
-            &ResourceAttributes {
-                verb,
-                group: def.group,
-                resource: def.resource,
-                namespace: if def.namespaced { namespace } else { None },
-                name,
-            },
-        )?;
+        let attrs = ResourceAttributes {
+            verb,
+            group: def.group,
+            resource: def.resource,
+            subresource: view.subresource(),
+            namespace: if def.namespaced { namespace } else { None },
+            name,
+        };
+        self.authorize_request(user, &AccessRequest::Resource(&attrs))
+            .await?;
         if !def.supports(verb) {
             return Err(ApiError::method_not_supported(
                 def.group,
@@ -740,8 +744,23 @@ impl ApiCore {
         name: &str,
         resource_version: &str,
     ) -> ApiResult<Value> {
+        self.get_as(user, def, namespace, name, resource_version, View::Main)
+            .await
+    }
+
+    /// A get authorized as `view`'s (a subresource's get reads the object).
+    async fn get_as(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        resource_version: &str,
+        view: View,
+    ) -> ApiResult<Value> {
         let namespace = self.require_namespace(def, namespace)?;
-        self.authorize(user, "get", def, namespace, Some(name))?;
+        self.authorize(user, "get", def, namespace, Some(name), view)
+            .await?;
         if def.is_component_status() {
             return self.get_component_status(name).await;
         }
@@ -776,7 +795,8 @@ impl ApiCore {
         opts: &ListOptions,
     ) -> ApiResult<ObjectList> {
         let namespace = self.scope(def, namespace)?;
-        self.authorize(user, "list", def, namespace, None)?;
+        self.authorize(user, "list", def, namespace, None, View::Main)
+            .await?;
         crate::read_options::validate_list(opts)?;
         if def.is_component_status() {
             return self.list_component_statuses().await;
@@ -963,7 +983,7 @@ impl ApiCore {
         Ok(())
     }
 
-    fn fill_new_metadata(&self, def: &ResourceDef, object: &mut Value) {
+    pub(crate) fn fill_new_metadata(&self, def: &ResourceDef, object: &mut Value) {
         object::set_meta(object, "uid", Value::String(object::new_uid()));
         object::set_meta(
             object,
@@ -1108,19 +1128,20 @@ impl ApiCore {
         opts: &WriteOptions,
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
-        self.authorize(user, "create", def, namespace, None)?;
+        self.authorize(user, "create", def, namespace, None, View::Main)
+            .await?;
         if def.is_self_review() {
             let mut review = object;
             self.check_type(def, &mut review)?;
             return Ok(WriteResult {
-                object: Arc::new(crate::review::answer(user, def, review)?),
+                object: Arc::new(crate::review::answer(self, user, def, review).await?),
                 warnings: Vec::new(),
                 created: true,
             });
         }
         if def.is_binding() {
             let status = self
-                .bind_pod(namespace.unwrap_or_default(), &object, opts)
+                .bind_pod(user, namespace.unwrap_or_default(), &object, opts)
                 .await?;
             return Ok(WriteResult {
                 object: Arc::new(status),
@@ -1192,6 +1213,8 @@ impl ApiCore {
             }
             let name = object::name(&object).to_string();
             self.validate(def, &object, None, &name, View::Main)?;
+            self.confirm_no_escalation(user, def, namespace, &object, None)
+                .await?;
             self.ensure_namespace_accepts(def, namespace, &name).await?;
             if opts.dry_run {
                 return Ok(WriteResult {
@@ -1402,7 +1425,7 @@ impl ApiCore {
     ) -> ApiResult<Value> {
         self.check_view(def, view)?;
         let object = self
-            .get(user, def, namespace, name, resource_version)
+            .get_as(user, def, namespace, name, resource_version, view)
             .await?;
         Ok(match view {
             View::Scale => crate::scale::to_scale(def, &object),
@@ -1432,9 +1455,10 @@ impl ApiCore {
         view: View,
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
-        self.authorize(user, "update", def, namespace, Some(name))?;
+        self.authorize(user, "update", def, namespace, Some(name), view)
+            .await?;
         self.check_view(def, view)?;
-        self.update_internal(def, namespace, name, opts, view, |old| match view {
+        self.update_internal(user, def, namespace, name, opts, view, |old| match view {
             View::Scale => crate::scale::apply_scale(name, old, &object),
             _ => Ok(object.clone()),
         })
@@ -1454,7 +1478,8 @@ impl ApiCore {
         view: View,
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
-        self.authorize(user, "patch", def, namespace, Some(name))?;
+        self.authorize(user, "patch", def, namespace, Some(name), view)
+            .await?;
         self.check_view(def, view)?;
         if patch_type == PatchType::Apply {
             return self
@@ -1472,7 +1497,7 @@ impl ApiCore {
                 )],
             ));
         }
-        self.update_internal(def, namespace, name, opts, view, |old| {
+        self.update_internal(user, def, namespace, name, opts, view, |old| {
             if view == View::Scale {
                 // A scale patch applies to the Scale, then lands in spec.replicas.
                 let scale = crate::scale::to_scale(def, old);
@@ -1491,8 +1516,10 @@ impl ApiCore {
 
     /// An update on the server's own behalf through `view` (the caller has
     /// authorized it), with the usual checks and conflict retries.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn update_internal(
         &self,
+        user: &UserInfo,
         def: &ResourceDef,
         namespace: Option<&str>,
         name: &str,
@@ -1501,6 +1528,7 @@ impl ApiCore {
         mutate: impl Fn(&Value) -> ApiResult<Value>,
     ) -> ApiResult<WriteResult> {
         self.read_modify_write(
+            user,
             def,
             namespace,
             name,
@@ -1557,6 +1585,7 @@ impl ApiCore {
         };
         let update = || {
             self.read_modify_write(
+                user,
                 def,
                 namespace,
                 name,
@@ -1597,6 +1626,7 @@ impl ApiCore {
     #[allow(clippy::too_many_arguments)]
     async fn read_modify_write(
         &self,
+        user: &UserInfo,
         def: &ResourceDef,
         namespace: Option<&str>,
         name: &str,
@@ -1619,7 +1649,7 @@ impl ApiCore {
             from_storage = true;
             match self
                 .update_once(
-                    def, namespace, name, view, opts, ownership, &mutate, &current,
+                    user, def, namespace, name, view, opts, ownership, &mutate, &current,
                 )
                 .await
             {
@@ -1639,6 +1669,7 @@ impl ApiCore {
     #[allow(clippy::too_many_arguments)]
     async fn update_once(
         &self,
+        user: &UserInfo,
         def: &ResourceDef,
         namespace: Option<&str>,
         name: &str,
@@ -1679,6 +1710,8 @@ impl ApiCore {
         // does, without the pod's update rules (which forbid nodeName).
         let previous = (view != View::Binding).then_some(&old);
         self.validate(def, &candidate, previous, name, view)?;
+        self.confirm_no_escalation(user, def, namespace, &candidate, Some(&old))
+            .await?;
         let allocated = if def.strategy.allocates_service_addresses() && view == View::Main {
             Some(
                 self.service_addresses
@@ -1718,7 +1751,8 @@ impl ApiCore {
         opts: &DeleteOptions,
     ) -> ApiResult<WriteResult> {
         let namespace = self.require_namespace(def, namespace)?;
-        self.authorize(user, "delete", def, namespace, Some(name))?;
+        self.authorize(user, "delete", def, namespace, Some(name), View::Main)
+            .await?;
         let mut done = self.delete_authorized(def, namespace, name, opts).await?;
         done.object = served_shared(def, done.object)?;
         Ok(done)
@@ -1876,7 +1910,8 @@ impl ApiCore {
         opts: &DeleteOptions,
     ) -> ApiResult<ObjectList> {
         let namespace = self.scope(def, namespace)?;
-        self.authorize(user, "deletecollection", def, namespace, None)?;
+        self.authorize(user, "deletecollection", def, namespace, None, View::Main)
+            .await?;
         // Checked once up front, as upstream does, even when nothing matches.
         gc_finalizer_for(opts)?;
         let listed = self.list_authorized(def, namespace, list).await?;

@@ -319,16 +319,16 @@ impl ApiCore {
         } else {
             None
         };
-        crate::auth::authorize_resource(
-            user,
-            &crate::auth::ResourceAttributes {
-                verb: "watch",
-                group: def.group,
-                resource: def.resource,
-                namespace,
-                name,
-            },
-        )?;
+        let attrs = crate::auth::ResourceAttributes {
+            verb: "watch",
+            group: def.group,
+            resource: def.resource,
+            subresource: None,
+            namespace,
+            name,
+        };
+        self.authorize_request(user, &crate::auth::AccessRequest::Resource(&attrs))
+            .await?;
         if !def.supports("watch") {
             return Err(ApiError::method_not_supported(
                 def.group,

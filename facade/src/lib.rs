@@ -16,7 +16,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
-use capstan_core::auth::{authorize_path, UserInfo};
+use capstan_core::auth::UserInfo;
 use capstan_core::discovery::{Discovery, AGGREGATED_CONTENT_TYPE};
 use capstan_core::error::{ApiError, StatusReason};
 use capstan_core::registry::ResourceDef;
@@ -415,20 +415,30 @@ fn accept(headers: &HeaderMap) -> Option<String> {
 }
 
 async fn handle(state: &FacadeState, req: Request) -> Result<Response, ApiError> {
-    let user = user_of(&req);
+    let headers = req
+        .headers()
+        .iter()
+        // Header names are lowercase here; most requests have none of these.
+        .filter(|(name, _)| name.as_str().starts_with("impersonate-"))
+        .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)));
+    let user = state.core.impersonate(user_of(&req), headers).await?;
     let path = req.uri().path().to_string();
     let method = req.method().clone();
     if let Some(resp) = non_resource(state, &user, &method, &path, req.headers()).await? {
         return Ok(resp);
     }
     let Some(api_path) = request_info::parse(&path) else {
-        authorize_path(&user, &verb_of_method(&method), &path)?;
+        state
+            .core
+            .authorize_path(&user, &verb_of_method(&method), &path)
+            .await?;
         return Err(not_found());
     };
     let resource = match api_path {
         ApiPath::Resource(r) => r,
         discovery_path => {
-            return discovery(state, &user, &method, &path, req.headers(), discovery_path)
+            state.core.authorize_path(&user, "get", &path).await?;
+            return discovery(state, &method, &path, req.headers(), discovery_path);
         }
     };
     let query = Query::parse(req.uri().query())?;
@@ -463,7 +473,7 @@ async fn non_resource(
         .iter()
         .find(|p| path == **p || path.starts_with(&format!("{p}/")));
     if let Some(check) = health {
-        authorize_path(user, "get", path)?;
+        state.core.authorize_path(user, "get", path).await?;
         let ready = *check != "/readyz" || state.ready.load(Ordering::Relaxed);
         let (code, text) = if ready {
             (StatusCode::OK, "ok")
@@ -483,7 +493,7 @@ async fn non_resource(
         ));
     }
     if path == "/version" || path == "/version/" {
-        authorize_path(user, "get", "/version")?;
+        state.core.authorize_path(user, "get", "/version").await?;
         return Ok(Some(json_response(
             StatusCode::OK,
             &state.version,
@@ -491,7 +501,7 @@ async fn non_resource(
         )));
     }
     if path == "/openapi/v2" || path.starts_with("/openapi/v3") {
-        authorize_path(user, "get", path)?;
+        state.core.authorize_path(user, "get", path).await?;
         if *method != Method::GET {
             return Err(ApiError::new(
                 StatusReason::MethodNotAllowed,
@@ -542,15 +552,14 @@ async fn non_resource(
     Ok(None)
 }
 
+/// Discovery documents, for a caller the path is authorized for.
 fn discovery(
     state: &FacadeState,
-    user: &UserInfo,
     method: &Method,
     path: &str,
     headers: &HeaderMap,
     api_path: ApiPath,
 ) -> Result<Response, ApiError> {
-    authorize_path(user, "get", path)?;
     if *method != Method::GET {
         return Err(ApiError::new(
             StatusReason::MethodNotAllowed,

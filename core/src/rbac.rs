@@ -1,0 +1,972 @@
+//! Role-based access control as kube-apiserver's RBAC authorizer does it:
+//! the rules of the Roles and ClusterRoles that a request's user is bound
+//! to, read from the watch caches of the four RBAC resources (upstream reads
+//! them from informers); the escalation checks on writes of those objects;
+//! and the bootstrap policy every cluster starts with.
+//!
+//! Nothing here is held outside storage: every replica decides from the
+//! same stored objects, so a binding written through one replica
+//! authorizes requests on all of them.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::auth::{AccessRequest, ResourceAttributes, UserInfo, MASTERS_GROUP};
+use crate::error::{ApiError, ApiResult, StatusReason};
+use crate::object;
+use crate::registry::ResourceDef;
+use crate::service::ApiCore;
+use crate::storage::StorageError;
+
+pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
+
+/// How long a denied request waits for the RBAC caches to reach the store's
+/// current revision before it is decided again (see `authorize`).
+const DENIAL_CATCH_UP: Duration = Duration::from_secs(1);
+
+/// One RBAC PolicyRule (`rbac/v1`), with absent lists empty.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyRule {
+    pub verbs: Vec<String>,
+    pub api_groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub resource_names: Vec<String>,
+    pub non_resource_urls: Vec<String>,
+}
+
+fn strings(value: &Value, key: &str) -> Vec<String> {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn has(set: &[String], item: &str) -> bool {
+    set.iter().any(|s| s == item)
+}
+
+fn has_all(set: &[String], items: &[String]) -> bool {
+    items.iter().all(|item| has(set, item))
+}
+
+impl PolicyRule {
+    pub fn from_json(rule: &Value) -> Self {
+        Self {
+            verbs: strings(rule, "verbs"),
+            api_groups: strings(rule, "apiGroups"),
+            resources: strings(rule, "resources"),
+            resource_names: strings(rule, "resourceNames"),
+            non_resource_urls: strings(rule, "nonResourceURLs"),
+        }
+    }
+
+    /// The rules of a Role or ClusterRole object.
+    pub fn of_role(role: &Value) -> Vec<Self> {
+        role.get("rules")
+            .and_then(Value::as_array)
+            .map(|rules| rules.iter().map(Self::from_json).collect())
+            .unwrap_or_default()
+    }
+
+    /// Upstream's RuleAllows.
+    pub fn allows(&self, request: &AccessRequest<'_>) -> bool {
+        let verb_matches = has(&self.verbs, "*") || has(&self.verbs, request.verb());
+        match request {
+            AccessRequest::Resource(attrs) => {
+                let combined = match attrs.subresource {
+                    Some(sub) if !sub.is_empty() => format!("{}/{sub}", attrs.resource),
+                    _ => attrs.resource.to_string(),
+                };
+                verb_matches
+                    && (has(&self.api_groups, "*") || has(&self.api_groups, attrs.group))
+                    && self.resource_matches(&combined, attrs.subresource.unwrap_or(""))
+                    && (self.resource_names.is_empty()
+                        || has(&self.resource_names, attrs.name.unwrap_or("")))
+            }
+            AccessRequest::Path { path, .. } => {
+                verb_matches
+                    && self
+                        .non_resource_urls
+                        .iter()
+                        .any(|rule| non_resource_url_matches(rule, path))
+            }
+        }
+    }
+
+    fn resource_matches(&self, combined: &str, subresource: &str) -> bool {
+        self.resources.iter().any(|rule| {
+            rule == "*"
+                || rule == combined
+                || (!subresource.is_empty() && rule.strip_prefix("*/") == Some(subresource))
+        })
+    }
+
+    /// Upstream's ruleCovers: whether holding `self` holds all of `sub`.
+    fn covers(&self, sub: &PolicyRule) -> bool {
+        let verbs = has(&self.verbs, "*") || has_all(&self.verbs, &sub.verbs);
+        let groups = has(&self.api_groups, "*") || has_all(&self.api_groups, &sub.api_groups);
+        let resources = resources_cover(&self.resources, &sub.resources);
+        let urls = sub.non_resource_urls.iter().all(|path| {
+            self.non_resource_urls
+                .iter()
+                .any(|owner| non_resource_url_covers(owner, path))
+        });
+        let names = if sub.resource_names.is_empty() {
+            self.resource_names.is_empty()
+        } else {
+            self.resource_names.is_empty() || has_all(&self.resource_names, &sub.resource_names)
+        };
+        verbs && groups && resources && names && urls
+    }
+
+    /// Upstream's BreakdownRule: one rule per group, resource, verb and
+    /// name, then one per URL and verb.
+    fn breakdown(&self) -> Vec<PolicyRule> {
+        let names: Vec<Vec<String>> = if self.resource_names.is_empty() {
+            vec![Vec::new()]
+        } else {
+            self.resource_names
+                .iter()
+                .map(|n| vec![n.clone()])
+                .collect()
+        };
+        let mut out = Vec::new();
+        for group in &self.api_groups {
+            for resource in &self.resources {
+                for verb in &self.verbs {
+                    for name in &names {
+                        out.push(PolicyRule {
+                            verbs: vec![verb.clone()],
+                            api_groups: vec![group.clone()],
+                            resources: vec![resource.clone()],
+                            resource_names: name.clone(),
+                            non_resource_urls: Vec::new(),
+                        });
+                    }
+                }
+            }
+        }
+        for url in &self.non_resource_urls {
+            for verb in &self.verbs {
+                out.push(PolicyRule {
+                    verbs: vec![verb.clone()],
+                    non_resource_urls: vec![url.clone()],
+                    ..Default::default()
+                });
+            }
+        }
+        out
+    }
+
+    /// Upstream's CompactString, as escalation errors print a rule.
+    pub fn compact_string(&self) -> String {
+        let fields = [
+            ("APIGroups", &self.api_groups),
+            ("Resources", &self.resources),
+            ("NonResourceURLs", &self.non_resource_urls),
+            ("ResourceNames", &self.resource_names),
+            ("Verbs", &self.verbs),
+        ];
+        let parts: Vec<String> = fields
+            .iter()
+            .filter(|(_, values)| !values.is_empty())
+            .map(|(name, values)| format!("{name}:{}", go_quoted_list(values)))
+            .collect();
+        format!("{{{}}}", parts.join(", "))
+    }
+
+    /// The rule as a SelfSubjectRulesReview lists it.
+    fn review_json(&self) -> Value {
+        if self.non_resource_urls.is_empty() {
+            let mut rule = json!({
+                "verbs": self.verbs,
+                "apiGroups": self.api_groups,
+                "resources": self.resources,
+            });
+            if !self.resource_names.is_empty() {
+                rule["resourceNames"] = json!(self.resource_names);
+            }
+            rule
+        } else {
+            json!({"verbs": self.verbs, "nonResourceURLs": self.non_resource_urls})
+        }
+    }
+}
+
+/// Go's `%q` of a `[]string`: `["a" "b"]`.
+pub(crate) fn go_quoted_list(values: &[String]) -> String {
+    let quoted: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    format!("[{}]", quoted.join(" "))
+}
+
+/// RBAC's NonResourceURLMatches: exact, `*`, or a prefix ending in `*`.
+pub(crate) fn non_resource_url_matches(rule: &str, path: &str) -> bool {
+    if rule == "*" || rule == path {
+        return true;
+    }
+    rule.strip_suffix('*')
+        .is_some_and(|prefix| path.starts_with(prefix))
+}
+
+fn non_resource_url_covers(owner: &str, path: &str) -> bool {
+    owner == path
+        || owner
+            .strip_suffix('*')
+            .is_some_and(|prefix| path.starts_with(prefix.trim_end_matches('*')))
+}
+
+/// Upstream's resourceCoversAll: `*`, the exact resource, or for a
+/// subresource `*/<subresource>`.
+fn resources_cover(owner: &[String], wanted: &[String]) -> bool {
+    if has(owner, "*") || has_all(owner, wanted) {
+        return true;
+    }
+    wanted.iter().all(|path| {
+        has(owner, path)
+            || path
+                .split_once('/')
+                .is_some_and(|(_, sub)| has(owner, &format!("*/{sub}")))
+    })
+}
+
+/// Upstream's CompactRules: rules with one group, one resource and at
+/// most one name that differ only by verb become one rule.
+fn compact_rules(rules: Vec<PolicyRule>) -> Vec<PolicyRule> {
+    let mut compacted: Vec<PolicyRule> = Vec::new();
+    let mut simple: Vec<PolicyRule> = Vec::new();
+    for rule in rules {
+        let is_simple = rule.api_groups.len() == 1
+            && rule.resources.len() == 1
+            && rule.resource_names.len() <= 1
+            && rule.non_resource_urls.is_empty();
+        if !is_simple {
+            compacted.push(rule);
+            continue;
+        }
+        match simple.iter_mut().find(|s| {
+            s.api_groups == rule.api_groups
+                && s.resources == rule.resources
+                && s.resource_names == rule.resource_names
+        }) {
+            Some(existing) => existing.verbs.extend(rule.verbs),
+            None => simple.push(rule),
+        }
+    }
+    compacted.extend(simple);
+    compacted
+}
+
+/// Whether a binding subject is `user` (upstream's appliesToUser);
+/// `namespace` is the binding's, which a ServiceAccount subject defaults to.
+fn applies_to(subject: &Value, user: &UserInfo, namespace: &str) -> bool {
+    let name = subject.get("name").and_then(Value::as_str).unwrap_or("");
+    match subject.get("kind").and_then(Value::as_str).unwrap_or("") {
+        "User" => user.name == name,
+        "Group" => user.in_group(name),
+        "ServiceAccount" => {
+            let ns = subject
+                .get("namespace")
+                .and_then(Value::as_str)
+                .filter(|ns| !ns.is_empty())
+                .unwrap_or(namespace);
+            !ns.is_empty() && user.name == format!("{SERVICE_ACCOUNT_PREFIX}{ns}:{name}")
+        }
+        _ => false,
+    }
+}
+
+/// How upstream names a binding's subject in an allow reason.
+fn describe_subject(subject: &Value, namespace: &str) -> String {
+    let kind = subject.get("kind").and_then(Value::as_str).unwrap_or("");
+    let name = subject.get("name").and_then(Value::as_str).unwrap_or("");
+    if kind == "ServiceAccount" {
+        let ns = subject
+            .get("namespace")
+            .and_then(Value::as_str)
+            .filter(|ns| !ns.is_empty())
+            .unwrap_or(namespace);
+        return format!("{kind} {:?}", format!("{name}/{ns}"));
+    }
+    format!("{kind} {name:?}")
+}
+
+/// A decision with upstream's reason (for SubjectAccessReviews).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    pub reason: String,
+}
+
+/// The four RBAC resources' definitions.
+struct RbacDefs {
+    roles: Arc<ResourceDef>,
+    cluster_roles: Arc<ResourceDef>,
+    role_bindings: Arc<ResourceDef>,
+    cluster_role_bindings: Arc<ResourceDef>,
+}
+
+impl ApiCore {
+    fn rbac_defs(&self) -> Option<RbacDefs> {
+        let def = |resource| self.registry.lookup(RBAC_GROUP, "v1", resource);
+        Some(RbacDefs {
+            roles: def("roles")?,
+            cluster_roles: def("clusterroles")?,
+            role_bindings: def("rolebindings")?,
+            cluster_role_bindings: def("clusterrolebindings")?,
+        })
+    }
+
+    fn rbac_cache(&self, def: &ResourceDef) -> Arc<crate::cache::WatchCache> {
+        self.caches.for_prefix(&def.key_prefix(&self.prefix, None))
+    }
+
+    /// The rules a binding's roleRef grants, in the binding's namespace
+    /// (upstream's GetRoleReferenceRules); Err names what is missing.
+    fn role_reference_rules(
+        &self,
+        defs: &RbacDefs,
+        role_ref: &Value,
+        namespace: &str,
+    ) -> Result<Vec<PolicyRule>, ApiError> {
+        let name = role_ref.get("name").and_then(Value::as_str).unwrap_or("");
+        let (def, ns) = match role_ref.get("kind").and_then(Value::as_str) {
+            Some("Role") => (&defs.roles, Some(namespace)),
+            Some("ClusterRole") => (&defs.cluster_roles, None),
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "unsupported role reference kind: {:?}",
+                    other.unwrap_or("")
+                )))
+            }
+        };
+        self.rbac_cache(def)
+            .get(&def.key(&self.prefix, ns, name))
+            .map(|role| PolicyRule::of_role(&role))
+            .ok_or_else(|| ApiError::not_found(def.group, def.resource, name))
+    }
+
+    /// Upstream's VisitRulesFor: the rules of every ClusterRoleBinding, then
+    /// every RoleBinding in `namespace`, that applies to `user`; `visit`
+    /// returns false to stop. Bindings whose role is missing are skipped.
+    fn visit_rules_for(
+        &self,
+        user: &UserInfo,
+        namespace: Option<&str>,
+        mut visit: impl FnMut(&dyn Fn() -> String, &PolicyRule) -> bool,
+    ) {
+        let Some(defs) = self.rbac_defs() else {
+            return;
+        };
+        let cluster_prefix = defs.cluster_role_bindings.key_prefix(&self.prefix, None);
+        let (cluster_bindings, _) = self
+            .rbac_cache(&defs.cluster_role_bindings)
+            .list(&cluster_prefix);
+        let namespaced = match namespace.filter(|ns| !ns.is_empty()) {
+            Some(ns) => {
+                let prefix = defs.role_bindings.key_prefix(&self.prefix, Some(ns));
+                self.rbac_cache(&defs.role_bindings).list(&prefix).0
+            }
+            None => Vec::new(),
+        };
+        let scopes = [
+            ("ClusterRoleBinding", cluster_bindings),
+            ("RoleBinding", namespaced),
+        ];
+        for (kind, bindings) in &scopes {
+            for (_, binding) in bindings {
+                let ns = object::namespace(binding);
+                let subjects = binding.get("subjects").and_then(Value::as_array);
+                let Some(subject) = subjects
+                    .into_iter()
+                    .flatten()
+                    .find(|s| applies_to(s, user, ns))
+                else {
+                    continue;
+                };
+                let role_ref = binding.get("roleRef").unwrap_or(&Value::Null);
+                let Ok(rules) = self.role_reference_rules(&defs, role_ref, ns) else {
+                    continue;
+                };
+                let describe = || {
+                    let name = object::name(binding);
+                    let binding_name = if ns.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{name}/{ns}")
+                    };
+                    format!(
+                        "{kind} {binding_name:?} of {} {:?} to {}",
+                        role_ref.get("kind").and_then(Value::as_str).unwrap_or(""),
+                        role_ref.get("name").and_then(Value::as_str).unwrap_or(""),
+                        describe_subject(subject, ns)
+                    )
+                };
+                for rule in &rules {
+                    if !visit(&describe, rule) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The rules that apply to `user` in `namespace` (upstream's RulesFor).
+    pub(crate) fn rules_for(&self, user: &UserInfo, namespace: Option<&str>) -> Vec<PolicyRule> {
+        let mut rules = Vec::new();
+        self.visit_rules_for(user, namespace, |_, rule| {
+            rules.push(rule.clone());
+            true
+        });
+        rules
+    }
+
+    /// The decision of kube-apiserver's authorizer chain: system:masters
+    /// may do anything (upstream's privileged-group authorizer, which
+    /// gives no reason), then RBAC.
+    pub fn decide(&self, user: &UserInfo, request: &AccessRequest<'_>) -> Decision {
+        if user.in_group(MASTERS_GROUP) {
+            return Decision {
+                allowed: true,
+                reason: String::new(),
+            };
+        }
+        let namespace = match request {
+            AccessRequest::Resource(attrs) => attrs.namespace,
+            AccessRequest::Path { .. } => None,
+        };
+        let mut reason = None;
+        self.visit_rules_for(user, namespace, |describe, rule| {
+            if rule.allows(request) {
+                reason = Some(format!("RBAC: allowed by {}", describe()));
+                return false;
+            }
+            true
+        });
+        Decision {
+            allowed: reason.is_some(),
+            reason: reason.unwrap_or_default(),
+        }
+    }
+
+    /// Allows the request or answers upstream's 403. A denial is decided
+    /// again once the RBAC caches have reached the store's current revision,
+    /// so a binding just written (through any replica) is honoured at once.
+    pub async fn authorize_request(
+        &self,
+        user: &UserInfo,
+        request: &AccessRequest<'_>,
+    ) -> ApiResult<()> {
+        if self.decide_current(user, request).await.allowed {
+            return Ok(());
+        }
+        Err(request.forbidden(user))
+    }
+
+    /// `verb` on a non-resource `path` (discovery, OpenAPI, health).
+    pub async fn authorize_path(&self, user: &UserInfo, verb: &str, path: &str) -> ApiResult<()> {
+        self.authorize_request(user, &AccessRequest::Path { verb, path })
+            .await
+    }
+
+    /// As `decide`, deciding a denial again once the RBAC caches have
+    /// caught up with the store.
+    pub(crate) async fn decide_current(
+        &self,
+        user: &UserInfo,
+        request: &AccessRequest<'_>,
+    ) -> Decision {
+        let decision = self.decide(user, request);
+        if decision.allowed || !self.rbac_caught_up().await {
+            return decision;
+        }
+        self.decide(user, request)
+    }
+
+    /// Brings the RBAC caches to the store's current revision (bounded).
+    async fn rbac_caught_up(&self) -> bool {
+        let Some(defs) = self.rbac_defs() else {
+            return false;
+        };
+        let mut caught_up = true;
+        for def in [
+            &defs.cluster_role_bindings,
+            &defs.role_bindings,
+            &defs.cluster_roles,
+            &defs.roles,
+        ] {
+            let cache = self.rbac_cache(def);
+            caught_up &= matches!(self.catch_up(&cache, DENIAL_CATCH_UP).await, Ok((_, true)));
+        }
+        caught_up
+    }
+
+    /// Upstream's escalation checks on a write of an RBAC object by `user`
+    /// (its policy-based storage): a Role or ClusterRole may grant only
+    /// what its writer holds, unless the writer may `escalate` it; a binding
+    /// may bind only a role whose rules its writer holds, unless the writer
+    /// may `bind` that role. `old` is the object an update replaces: a write
+    /// that changes neither rules nor roleRef is not checked.
+    pub(crate) async fn confirm_no_escalation(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        object: &Value,
+        old: Option<&Value>,
+    ) -> ApiResult<()> {
+        if def.group != RBAC_GROUP || user.in_group(MASTERS_GROUP) {
+            return Ok(());
+        }
+        let name = object::name(object);
+        let scope = namespace.filter(|_| def.namespaced);
+        let rules = match def.resource {
+            "roles" | "clusterroles" => {
+                if old.is_some_and(|old| old.get("rules") == object.get("rules")) {
+                    return Ok(());
+                }
+                let escalate = ResourceAttributes {
+                    verb: "escalate",
+                    group: RBAC_GROUP,
+                    resource: def.resource,
+                    subresource: None,
+                    namespace: scope,
+                    name: Some(name),
+                };
+                if self
+                    .decide(user, &AccessRequest::Resource(&escalate))
+                    .allowed
+                {
+                    return Ok(());
+                }
+                PolicyRule::of_role(object)
+            }
+            "rolebindings" | "clusterrolebindings" => {
+                let role_ref = object.get("roleRef").unwrap_or(&Value::Null);
+                if old.is_some_and(|old| old.get("roleRef") == Some(role_ref)) {
+                    return Ok(());
+                }
+                let role_resource = match role_ref.get("kind").and_then(Value::as_str) {
+                    Some("Role") => "roles",
+                    _ => "clusterroles",
+                };
+                let role_name = role_ref.get("name").and_then(Value::as_str).unwrap_or("");
+                let bind = ResourceAttributes {
+                    verb: "bind",
+                    group: RBAC_GROUP,
+                    resource: role_resource,
+                    subresource: None,
+                    namespace: scope,
+                    name: Some(role_name),
+                };
+                if self.decide(user, &AccessRequest::Resource(&bind)).allowed {
+                    return Ok(());
+                }
+                let defs = self
+                    .rbac_defs()
+                    .ok_or_else(|| ApiError::internal("RBAC resources are not registered"))?;
+                self.role_reference_rules(&defs, role_ref, scope.unwrap_or(""))
+                    .map_err(|err| {
+                        ApiError::forbidden_resource(def.group, def.resource, name, &err.message)
+                    })?
+            }
+            _ => return Ok(()),
+        };
+        let owned = self.rules_for(user, scope);
+        let missing: Vec<PolicyRule> = rules
+            .iter()
+            .flat_map(PolicyRule::breakdown)
+            .filter(|wanted| !owned.iter().any(|rule| rule.covers(wanted)))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let described: BTreeSet<String> = compact_rules(missing)
+            .iter()
+            .map(PolicyRule::compact_string)
+            .collect();
+        let message = format!(
+            "user {:?} (groups={}) is attempting to grant RBAC permissions not currently held:\n{}",
+            user.name,
+            go_quoted_list(&user.groups),
+            described.into_iter().collect::<Vec<_>>().join("\n")
+        );
+        Err(ApiError::forbidden_resource(
+            def.group,
+            def.resource,
+            name,
+            &message,
+        ))
+    }
+
+    /// A SelfSubjectRulesReview's status: the rules that apply to `user` in
+    /// `namespace`, resource rules and non-resource rules apart.
+    pub(crate) fn rules_review(&self, user: &UserInfo, namespace: Option<&str>) -> Value {
+        let mut resource_rules = Vec::new();
+        let mut non_resource_rules = Vec::new();
+        for rule in self.rules_for(user, namespace) {
+            if !rule.resources.is_empty() {
+                resource_rules.push(rule.review_json());
+            }
+            if !rule.non_resource_urls.is_empty() {
+                non_resource_rules.push(rule.review_json());
+            }
+        }
+        json!({
+            "resourceRules": resource_rules,
+            "nonResourceRules": non_resource_rules,
+            "incomplete": false,
+        })
+    }
+
+    /// Creates upstream's bootstrap ClusterRoles and ClusterRoleBindings
+    /// that are missing (those the authorizer's defaults rest on), then
+    /// waits for the RBAC caches to hold them. Safe on every replica.
+    pub(crate) async fn bootstrap_rbac(&self) -> ApiResult<()> {
+        let defs = self
+            .rbac_defs()
+            .ok_or_else(|| ApiError::internal("RBAC resources are not registered"))?;
+        for (def, object) in bootstrap_policy() {
+            let def = if def == "clusterroles" {
+                &defs.cluster_roles
+            } else {
+                &defs.cluster_role_bindings
+            };
+            let key = def.key(&self.prefix, None, object::name(&object));
+            if self
+                .storage
+                .get(&key)
+                .await
+                .map_err(ApiError::internal)?
+                .is_some()
+            {
+                continue;
+            }
+            let mut object = object;
+            self.fill_new_metadata(def, &mut object);
+            match self
+                .storage
+                .create(&key, crate::service::encode(&object)?)
+                .await
+            {
+                Ok(_) | Err(StorageError::AlreadyExists(_)) => {}
+                Err(e) => return Err(ApiError::internal(e)),
+            }
+        }
+        for def in [
+            &defs.cluster_role_bindings,
+            &defs.role_bindings,
+            &defs.cluster_roles,
+            &defs.roles,
+        ] {
+            let cache = self.rbac_cache(def);
+            if !cache.wait_ready(crate::service::CACHE_READY_TIMEOUT).await {
+                return Err(ApiError::internal(format!(
+                    "the {} cache did not load",
+                    def.resource
+                )));
+            }
+            self.catch_up(&cache, crate::service::CACHE_READY_TIMEOUT)
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// The part of upstream's bootstrap policy that capstan's own access rules
+/// are: cluster-admin for system:masters; self-reviews for every
+/// authenticated user (system:basic-user); discovery for authenticated users
+/// and health and version for everyone (written from the same lists the
+/// facade serves, `auth::DISCOVERY_URLS` and `auth::PUBLIC_URLS`).
+fn bootstrap_policy() -> Vec<(&'static str, Value)> {
+    let metadata = |name: &str| {
+        json!({
+            "name": name,
+            "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+        })
+    };
+    let role = |name: &str, rules: Value| {
+        (
+            "clusterroles",
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": metadata(name),
+                "rules": rules,
+            }),
+        )
+    };
+    let binding = |name: &str, groups: &[&str]| {
+        let subjects: Vec<Value> = groups
+            .iter()
+            .map(|g| json!({"kind": "Group", "apiGroup": RBAC_GROUP, "name": g}))
+            .collect();
+        (
+            "clusterrolebindings",
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": metadata(name),
+                "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name},
+                "subjects": subjects,
+            }),
+        )
+    };
+    let self_reviews: Vec<Value> = crate::review::SELF_REVIEWS
+        .iter()
+        .map(|(group, resources)| {
+            json!({"verbs": ["create"], "apiGroups": [group], "resources": resources})
+        })
+        .collect();
+    let authenticated = crate::auth::AUTHENTICATED_GROUP;
+    vec![
+        role(
+            "cluster-admin",
+            json!([
+                {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+                {"verbs": ["*"], "nonResourceURLs": ["*"]},
+            ]),
+        ),
+        role("system:basic-user", json!(self_reviews)),
+        role(
+            "system:discovery",
+            json!([{"verbs": ["get"], "nonResourceURLs": crate::auth::DISCOVERY_URLS}]),
+        ),
+        role(
+            "system:public-info-viewer",
+            json!([{"verbs": ["get"], "nonResourceURLs": crate::auth::PUBLIC_URLS}]),
+        ),
+        binding("cluster-admin", &[MASTERS_GROUP]),
+        binding("system:basic-user", &[authenticated]),
+        binding("system:discovery", &[authenticated]),
+        binding(
+            "system:public-info-viewer",
+            &[authenticated, crate::auth::UNAUTHENTICATED_GROUP],
+        ),
+    ]
+}
+
+impl ApiError {
+    /// Upstream's NewForbidden for a resource: `<resource> "<name>" is
+    /// forbidden: <why>`, with the resource in the details.
+    pub fn forbidden_resource(group: &str, resource: &str, name: &str, why: &str) -> Self {
+        let subject = match name {
+            "" => crate::error::qualified(resource, group),
+            name => format!("{} {name:?}", crate::error::qualified(resource, group)),
+        };
+        Self::new(
+            StatusReason::Forbidden,
+            format!("{subject} is forbidden: {why}"),
+        )
+        .with_details(name, group, resource)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(v: Value) -> PolicyRule {
+        PolicyRule::from_json(&v)
+    }
+
+    fn attrs<'a>(
+        verb: &'a str,
+        group: &'a str,
+        resource: &'a str,
+        subresource: Option<&'a str>,
+        name: Option<&'a str>,
+    ) -> ResourceAttributes<'a> {
+        ResourceAttributes {
+            verb,
+            group,
+            resource,
+            subresource,
+            namespace: Some("default"),
+            name,
+        }
+    }
+
+    #[test]
+    fn rules_match_as_upstreams_rule_allows() {
+        let pods =
+            rule(json!({"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]}));
+        let get = attrs("get", "", "pods", None, Some("p"));
+        assert!(pods.allows(&AccessRequest::Resource(&get)));
+        let delete = attrs("delete", "", "pods", None, Some("p"));
+        assert!(!pods.allows(&AccessRequest::Resource(&delete)));
+        // A subresource needs its own grant, or */<subresource>.
+        let log = attrs("get", "", "pods", Some("log"), Some("p"));
+        assert!(!pods.allows(&AccessRequest::Resource(&log)));
+        let any_log = rule(json!({"verbs": ["get"], "apiGroups": [""], "resources": ["*/log"]}));
+        assert!(any_log.allows(&AccessRequest::Resource(&log)));
+        let exact = rule(json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/log"]}));
+        assert!(exact.allows(&AccessRequest::Resource(&log)));
+        // Names restrict; a list has no name to match.
+        let named = rule(
+            json!({"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"], "resourceNames": ["p"]}),
+        );
+        assert!(named.allows(&AccessRequest::Resource(&get)));
+        let list = attrs("list", "", "pods", None, None);
+        assert!(!named.allows(&AccessRequest::Resource(&list)));
+        let other_group = attrs("get", "apps", "pods", None, Some("p"));
+        assert!(!pods.allows(&AccessRequest::Resource(&other_group)));
+        let urls = rule(json!({"verbs": ["get"], "nonResourceURLs": ["/healthz", "/apis/*"]}));
+        let path = |p| AccessRequest::Path {
+            verb: "get",
+            path: p,
+        };
+        assert!(urls.allows(&path("/healthz")));
+        assert!(!urls.allows(&path("/healthz/etcd")));
+        assert!(urls.allows(&path("/apis/apps/v1")));
+        assert!(!urls.allows(&AccessRequest::Path {
+            verb: "post",
+            path: "/healthz"
+        }));
+    }
+
+    #[test]
+    fn coverage_and_the_escalation_message_follow_upstream() {
+        let owner = [
+            rule(
+                json!({"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods", "*/status"]}),
+            ),
+            rule(json!({"verbs": ["*"], "nonResourceURLs": ["/logs/*"]})),
+        ];
+        let covered = |wanted: Value| {
+            rule(wanted)
+                .breakdown()
+                .iter()
+                .all(|w| owner.iter().any(|o| o.covers(w)))
+        };
+        assert!(covered(
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]})
+        ));
+        assert!(covered(
+            json!({"verbs": ["list"], "apiGroups": [""], "resources": ["deployments/status"]})
+        ));
+        assert!(covered(
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods"], "resourceNames": ["a"]})
+        ));
+        assert!(covered(
+            json!({"verbs": ["post"], "nonResourceURLs": ["/logs/x"]})
+        ));
+        assert!(!covered(
+            json!({"verbs": ["*"], "apiGroups": [""], "resources": ["pods"]})
+        ));
+        assert!(!covered(
+            json!({"verbs": ["get"], "apiGroups": ["*"], "resources": ["pods"]})
+        ));
+        assert!(!covered(
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["secrets"]})
+        ));
+
+        let missing = compact_rules(
+            rule(json!({"verbs": ["get", "delete"], "apiGroups": [""], "resources": ["secrets"]}))
+                .breakdown(),
+        );
+        let described: Vec<String> = missing.iter().map(PolicyRule::compact_string).collect();
+        assert_eq!(
+            described,
+            [r#"{APIGroups:[""], Resources:["secrets"], Verbs:["get" "delete"]}"#]
+        );
+        let url = rule(json!({"verbs": ["get"], "nonResourceURLs": ["/metrics"]}));
+        assert_eq!(
+            url.compact_string(),
+            r#"{NonResourceURLs:["/metrics"], Verbs:["get"]}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn a_denial_is_decided_again_once_the_caches_reach_the_store() {
+        let lag = Duration::from_millis(300);
+        let (_dir, core) =
+            crate::storage::shaped::core_lagging_behind("/registry/rolebindings/", lag).await;
+        let create = |resource: &'static str, object: Value| {
+            let core = &core;
+            async move {
+                let def = core
+                    .resolve(RBAC_GROUP, "v1", resource)
+                    .expect("an RBAC resource");
+                core.create(
+                    &UserInfo::system(),
+                    &def,
+                    Some("default"),
+                    object,
+                    &crate::service::WriteOptions::default(),
+                )
+                .await
+                .expect("created");
+            }
+        };
+        create(
+            "roles",
+            json!({"metadata": {"name": "reader"}, "rules": [{"verbs": ["list"], "apiGroups": [""], "resources": ["configmaps"]}]}),
+        )
+        .await;
+        create(
+            "rolebindings",
+            json!({"metadata": {"name": "alice-reads"}, "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": "reader"}, "subjects": [{"kind": "User", "name": "alice"}]}),
+        )
+        .await;
+        let alice = UserInfo::authenticated("alice", vec![]);
+        let list = attrs("list", "", "configmaps", None, None);
+        let request = AccessRequest::Resource(&list);
+        // The binding's cache has not seen it yet...
+        assert!(!core.decide(&alice, &request).allowed);
+        // ...but the request waits for it rather than failing.
+        core.authorize_request(&alice, &request)
+            .await
+            .expect("allowed once the cache has the binding");
+        let bob = UserInfo::authenticated("bob", vec![]);
+        let denied = core.authorize_request(&bob, &request).await.unwrap_err();
+        assert_eq!(denied.code(), 403);
+    }
+
+    #[test]
+    fn subjects_apply_as_upstreams_applies_to_user() {
+        let sa = UserInfo::authenticated("system:serviceaccount:team:robot", vec![]);
+        let subject = json!({"kind": "ServiceAccount", "name": "robot"});
+        assert!(applies_to(&subject, &sa, "team"));
+        assert!(!applies_to(&subject, &sa, "other"));
+        assert!(!applies_to(&subject, &sa, ""));
+        let qualified = json!({"kind": "ServiceAccount", "name": "robot", "namespace": "team"});
+        assert!(applies_to(&qualified, &sa, ""));
+        assert_eq!(
+            describe_subject(&qualified, ""),
+            r#"ServiceAccount "robot/team""#
+        );
+        let alice = UserInfo::authenticated("alice", vec!["devs".into()]);
+        assert!(applies_to(
+            &json!({"kind": "User", "name": "alice"}),
+            &alice,
+            ""
+        ));
+        assert!(applies_to(
+            &json!({"kind": "Group", "name": "devs"}),
+            &alice,
+            ""
+        ));
+        assert!(applies_to(
+            &json!({"kind": "Group", "name": "system:authenticated"}),
+            &alice,
+            ""
+        ));
+        assert!(!applies_to(
+            &json!({"kind": "User", "name": "bob"}),
+            &alice,
+            ""
+        ));
+    }
+}
