@@ -75,7 +75,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "30000-32767", value_parser = parse_port_range)]
     pub service_node_port_range: (u16, u16),
     /// Built-in controllers to run: "*" for all, "-name" to disable one
-    /// (known: garbage-collector, namespace).
+    /// (known: clusterrole-aggregation, garbage-collector, namespace).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
     /// Write the chosen port here once listening (for tests and scripts).

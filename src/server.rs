@@ -217,6 +217,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             core.clone(),
         ));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "clusterrole-aggregation") {
+        tokio::spawn(capstan_core::controllers::clusterrole_aggregation::run(
+            core.clone(),
+        ));
+    }
     if capstan_core::controllers::enabled(&args.controllers, "namespace") {
         tokio::spawn(capstan_core::controllers::namespace::run(core.clone()));
     }

@@ -187,6 +187,113 @@ fn roles_grant_what_they_bind_and_nothing_more() {
 }
 
 #[test]
+fn the_default_roles_view_edit_and_admin_aggregate_as_upstreams() {
+    let server = TestServer::start();
+    server.kubectl_ok(&["create", "namespace", "team"]);
+    server.kubectl_ok(&["create", "secret", "generic", "token", "-n", "team"]);
+    server.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "erin-views",
+        "--clusterrole=view",
+        "--user=erin",
+        "-n",
+        "team",
+    ]);
+    server.kubectl_ok(&[
+        "create",
+        "rolebinding",
+        "frank-edits",
+        "--clusterrole=edit",
+        "--user=frank",
+        "-n",
+        "team",
+    ]);
+    // view reads workloads but not secrets, and writes nothing.
+    ok_as(
+        &server,
+        "erin",
+        &[],
+        &["get", "pods,deployments,configmaps", "-n", "team"],
+    );
+    let secret = err_as(&server, "erin", &[], &["get", "secrets", "-n", "team"]);
+    assert!(
+        secret.contains(r#"cannot list resource "secrets""#),
+        "{secret}"
+    );
+    err_as(
+        &server,
+        "erin",
+        &[],
+        &["create", "configmap", "c", "-n", "team"],
+    );
+    // edit writes and reads secrets, but cannot grant anything.
+    ok_as(
+        &server,
+        "frank",
+        &[],
+        &["create", "configmap", "c", "-n", "team"],
+    );
+    ok_as(
+        &server,
+        "frank",
+        &[],
+        &["get", "secret", "token", "-n", "team"],
+    );
+    let grant = err_as(
+        &server,
+        "frank",
+        &[],
+        &[
+            "create",
+            "rolebinding",
+            "g",
+            "--clusterrole=view",
+            "--user=x",
+            "-n",
+            "team",
+        ],
+    );
+    assert!(
+        grant.contains(r#"cannot create resource "rolebindings""#),
+        "{grant}"
+    );
+
+    // A role labelled for aggregation joins view, and through edit's label
+    // edit and admin as well.
+    server.kubectl_ok(&[
+        "create",
+        "clusterrole",
+        "widgets",
+        "--verb=get",
+        "--resource=nodes",
+    ]);
+    server.kubectl_ok(&[
+        "label",
+        "clusterrole",
+        "widgets",
+        "rbac.authorization.k8s.io/aggregate-to-view=true",
+    ]);
+    for role in ["view", "edit", "admin"] {
+        common::wait_until(
+            std::time::Duration::from_secs(10),
+            &format!("{role} to aggregate the nodes rule"),
+            || {
+                let rules = server.kubectl_json(&["get", "clusterrole", role, "-o", "json"]);
+                rules["rules"]
+                    .as_array()
+                    .is_some_and(|rules| {
+                        rules
+                            .iter()
+                            .any(|r| r["resources"] == serde_json::json!(["nodes"]))
+                    })
+                    .then_some(())
+            },
+        );
+    }
+}
+
+#[test]
 fn granting_needs_the_permissions_granted_or_escalate_and_bind() {
     let server = TestServer::start();
     // alice may manage Roles and RoleBindings in default, and read ConfigMaps.
@@ -410,6 +517,22 @@ fn impersonation_needs_the_impersonate_verb() {
     };
     assert_eq!(can("users/alice"), "yes");
     assert_eq!(can("users/carol"), "no");
+
+    // gRPC calls name whom they act as in their metadata, as REST's headers.
+    let list = r#"{"resource":{"version":"v1","resource":"secrets"},"namespace":"default"}"#;
+    let out = server.grpcurl(
+        &["-H", "impersonate-user: alice", "-d", list],
+        &["capstan.v1.Resources/List"],
+    );
+    let stderr = common::text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("PermissionDenied")
+            && stderr.contains(r#"User \"alice\" cannot list resource \"secrets\""#)
+            || stderr.contains(r#"User "alice" cannot list resource "secrets""#),
+        "{stderr}"
+    );
+    server.grpcurl_ok(&["-d", list], &["capstan.v1.Resources/List"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

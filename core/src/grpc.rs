@@ -69,11 +69,23 @@ pub(crate) fn object_meta(obj: &Value) -> pb::ObjectMeta {
     }
 }
 
-fn user_of<T>(req: &Request<T>) -> UserInfo {
-    req.extensions()
+/// Who a call acts as: its client certificate's user, or the one its
+/// `impersonate-*` metadata names when that user may impersonate it.
+async fn user_of<T>(core: &ApiCore, req: &Request<T>) -> Result<UserInfo, Status> {
+    let user = req
+        .extensions()
         .get::<UserInfo>()
         .cloned()
-        .unwrap_or_else(UserInfo::anonymous)
+        .unwrap_or_else(UserInfo::anonymous);
+    let headers = req.metadata().iter().filter_map(|entry| match entry {
+        tonic::metadata::KeyAndValueRef::Ascii(key, value)
+            if key.as_str().starts_with("impersonate-") =>
+        {
+            Some((key.as_str(), value.to_str().ok()?))
+        }
+        _ => None,
+    });
+    Ok(core.impersonate(user, headers).await?)
 }
 
 fn view(subresource: &str) -> Result<View, Status> {
@@ -97,7 +109,7 @@ impl ResourcesService {
     /// The object a Get names, before it is encoded (see grpc_served.rs
     /// for the encoding the server sends).
     pub(crate) async fn get_object(&self, req: Request<pb::GetRequest>) -> Result<Value, Status> {
-        let user = user_of(&req);
+        let user = user_of(&self.core, &req).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         Ok(self
@@ -111,7 +123,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::CreateRequest>,
     ) -> Result<service::WriteResult, Status> {
-        let (user, agent, mut r) = write_request(req);
+        let (user, agent, mut r) = write_request(&self.core, req).await?;
         let def = self.resolve(r.resource.as_ref())?;
         let body = required_object(r.object.take())?;
         let opts = write_options(r.options.as_ref(), &agent)?;
@@ -126,7 +138,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::UpdateRequest>,
     ) -> Result<service::WriteResult, Status> {
-        let (user, agent, mut r) = write_request(req);
+        let (user, agent, mut r) = write_request(&self.core, req).await?;
         let def = self.resolve(r.resource.as_ref())?;
         let body = required_object(r.object.take())?;
         let opts = write_options(r.options.as_ref(), &agent)?;
@@ -149,7 +161,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::PatchRequest>,
     ) -> Result<service::WriteResult, Status> {
-        let (user, agent, mut r) = write_request(req);
+        let (user, agent, mut r) = write_request(&self.core, req).await?;
         let def = self.resolve(r.resource.as_ref())?;
         let patch_type = match pb::PatchType::try_from(r.r#type) {
             Ok(pb::PatchType::JsonPatch) => PatchType::Json,
@@ -185,7 +197,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::DeleteRequest>,
     ) -> Result<service::WriteResult, Status> {
-        let user = user_of(&req);
+        let user = user_of(&self.core, &req).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let opts = delete_options(r.options.as_ref())?;
@@ -200,7 +212,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::ListRequest>,
     ) -> Result<(Arc<ResourceDef>, service::ObjectList), Status> {
-        let user = user_of(&req);
+        let user = user_of(&self.core, &req).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let opts = service::ListOptions {
@@ -221,7 +233,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::WatchRequest>,
     ) -> Result<crate::watch::WatchStream, Status> {
-        let user = user_of(&req);
+        let user = user_of(&self.core, &req).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let opts = WatchOptions {
@@ -306,8 +318,12 @@ fn required_object(object: Option<JsonStruct>) -> Result<Value, Status> {
 
 /// Who writes, with which User-Agent (the default field manager), and
 /// what the request carries.
-fn write_request<T>(req: Request<T>) -> (UserInfo, String, T) {
-    (user_of(&req), user_agent(&req), req.into_inner())
+async fn write_request<T>(
+    core: &ApiCore,
+    req: Request<T>,
+) -> Result<(UserInfo, String, T), Status> {
+    let user = user_of(core, &req).await?;
+    Ok((user, user_agent(&req), req.into_inner()))
 }
 
 /// The client's User-Agent, which names the field manager by default.
@@ -401,7 +417,7 @@ impl pb::resources_server::Resources for ResourcesService {
         &self,
         req: Request<pb::DeleteCollectionRequest>,
     ) -> Result<Response<pb::ListResponse>, Status> {
-        let user = user_of(&req);
+        let user = user_of(&self.core, &req).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let opts = delete_options(r.options.as_ref())?;
@@ -465,7 +481,7 @@ impl pb::discovery_server::Discovery for DiscoveryService {
         req: Request<pb::ServerGroupsRequest>,
     ) -> Result<Response<pb::ServerGroupsResponse>, Status> {
         self.core
-            .authorize_path(&user_of(&req), "get", "/apis")
+            .authorize_path(&user_of(&self.core, &req).await?, "get", "/apis")
             .await?;
         let groups = self
             .core
@@ -500,7 +516,7 @@ impl pb::discovery_server::Discovery for DiscoveryService {
         req: Request<pb::ServerResourcesRequest>,
     ) -> Result<Response<pb::ServerResourcesResponse>, Status> {
         self.core
-            .authorize_path(&user_of(&req), "get", "/apis")
+            .authorize_path(&user_of(&self.core, &req).await?, "get", "/apis")
             .await?;
         let r = req.into_inner();
         let doc = self

@@ -683,11 +683,18 @@ impl ApiCore {
     }
 }
 
-/// The part of upstream's bootstrap policy that capstan's own access rules
-/// are: cluster-admin for system:masters; self-reviews for every
-/// authenticated user (system:basic-user); discovery for authenticated users
-/// and health and version for everyone (written from the same lists the
-/// facade serves, `auth::DISCOVERY_URLS` and `auth::PUBLIC_URLS`).
+/// Upstream's user-facing default ClusterRoles, as Kubernetes 1.32 renders
+/// them with its default feature gates: admin, edit and view (filled in by
+/// the clusterrole-aggregation controller), the system:aggregate-to-* roles
+/// they gather, and system:monitoring.
+const DEFAULT_ROLES: &str = include_str!("rbac_bootstrap_roles.json");
+
+/// The bootstrap policy: cluster-admin for system:masters; self-reviews for
+/// every authenticated user (system:basic-user); discovery for
+/// authenticated users and health and version for everyone (written from the
+/// same lists the facade serves, `auth::DISCOVERY_URLS` and
+/// `auth::PUBLIC_URLS`); then upstream's default roles and the
+/// system:monitoring binding.
 fn bootstrap_policy() -> Vec<(&'static str, Value)> {
     let metadata = |name: &str| {
         json!({
@@ -730,7 +737,7 @@ fn bootstrap_policy() -> Vec<(&'static str, Value)> {
         })
         .collect();
     let authenticated = crate::auth::AUTHENTICATED_GROUP;
-    vec![
+    let mut policy = vec![
         role(
             "cluster-admin",
             json!([
@@ -754,7 +761,12 @@ fn bootstrap_policy() -> Vec<(&'static str, Value)> {
             "system:public-info-viewer",
             &[authenticated, crate::auth::UNAUTHENTICATED_GROUP],
         ),
-    ]
+    ];
+    // Parsed in a unit test, so it cannot fail here.
+    let defaults: Vec<Value> = serde_json::from_str(DEFAULT_ROLES).unwrap_or_default();
+    policy.extend(defaults.into_iter().map(|role| ("clusterroles", role)));
+    policy.push(binding("system:monitoring", &["system:monitoring"]));
+    policy
 }
 
 impl ApiError {
@@ -932,6 +944,26 @@ mod tests {
         let bob = UserInfo::authenticated("bob", vec![]);
         let denied = core.authorize_request(&bob, &request).await.unwrap_err();
         assert_eq!(denied.code(), 403);
+    }
+
+    #[test]
+    fn the_default_roles_parse() {
+        let roles: Vec<Value> =
+            serde_json::from_str(DEFAULT_ROLES).expect("the default roles as JSON");
+        let names: Vec<&str> = roles.iter().map(object::name).collect();
+        assert_eq!(
+            names,
+            [
+                "admin",
+                "edit",
+                "view",
+                "system:aggregate-to-admin",
+                "system:aggregate-to-edit",
+                "system:aggregate-to-view",
+                "system:monitoring"
+            ]
+        );
+        assert_eq!(bootstrap_policy().len(), 4 + 4 + roles.len() + 1);
     }
 
     #[test]

@@ -187,6 +187,44 @@ impl LabelSelector {
         self.requirements.is_empty()
     }
 
+    /// A `metav1.LabelSelector` object (matchLabels and matchExpressions),
+    /// as upstream's LabelSelectorAsSelector: `{}` selects everything; None
+    /// for an operator it does not know or values that do not fit it.
+    pub fn from_object(selector: &Value) -> Option<Self> {
+        let mut requirements = Vec::new();
+        if let Some(labels) = selector.get("matchLabels").and_then(Value::as_object) {
+            for (key, value) in labels {
+                requirements.push(Requirement::Equals(
+                    key.clone(),
+                    value.as_str()?.to_string(),
+                ));
+            }
+        }
+        let expressions = selector.get("matchExpressions").and_then(Value::as_array);
+        for expression in expressions.into_iter().flatten() {
+            let key = expression.get("key")?.as_str()?.to_string();
+            let values: Vec<String> = expression
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|v| {
+                    v.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let requirement = match expression.get("operator")?.as_str()? {
+                "In" if !values.is_empty() => Requirement::In(key, values),
+                "NotIn" if !values.is_empty() => Requirement::NotIn(key, values),
+                "Exists" if values.is_empty() => Requirement::Exists(key),
+                "DoesNotExist" if values.is_empty() => Requirement::DoesNotExist(key),
+                _ => return None,
+            };
+            requirements.push(requirement);
+        }
+        Some(Self { requirements })
+    }
+
     /// Matches against `metadata.labels` of a Kubernetes object.
     pub fn matches(&self, object: &Value) -> bool {
         let labels = object.pointer("/metadata/labels");
@@ -285,6 +323,32 @@ mod tests {
                 "{sel}"
             );
         }
+    }
+
+    #[test]
+    fn label_selector_objects_as_upstreams_label_selector_as_selector() {
+        let selector = |v: Value| LabelSelector::from_object(&v);
+        let sel = selector(json!({
+            "matchLabels": {"app": "web"},
+            "matchExpressions": [
+                {"key": "tier", "operator": "In", "values": ["a", "b"]},
+                {"key": "legacy", "operator": "DoesNotExist"}
+            ]
+        }))
+        .expect("a selector");
+        assert!(sel.matches(&obj(json!({"app": "web", "tier": "b"}))));
+        assert!(!sel.matches(&obj(json!({"app": "web", "tier": "c"}))));
+        assert!(!sel.matches(&obj(json!({"app": "web", "tier": "a", "legacy": ""}))));
+        // {} selects everything; a bad operator or values select nothing.
+        assert!(selector(json!({})).expect("empty").matches(&obj(json!({}))));
+        assert!(
+            selector(json!({"matchExpressions": [{"key": "k", "operator": "Bogus"}]})).is_none()
+        );
+        assert!(selector(json!({"matchExpressions": [{"key": "k", "operator": "In"}]})).is_none());
+        assert!(selector(
+            json!({"matchExpressions": [{"key": "k", "operator": "Exists", "values": ["x"]}]})
+        )
+        .is_none());
     }
 
     #[test]

@@ -2,11 +2,12 @@
 //! only through the core's API and storage compare-and-swap, so several
 //! replicas can run them at once without contradicting each other.
 
+pub mod clusterrole_aggregation;
 pub mod garbage_collector;
 pub mod namespace;
 
 /// Names accepted by `--controllers`.
-pub const ALL_CONTROLLERS: &[&str] = &["garbage-collector", "namespace"];
+pub const ALL_CONTROLLERS: &[&str] = &["clusterrole-aggregation", "garbage-collector", "namespace"];
 
 /// Whether `name` is enabled by a kube-controller-manager style list
 /// ("*" for all, "-name" to disable, "name" to enable).
