@@ -78,6 +78,21 @@ pub struct ServeArgs {
     /// (known: clusterrole-aggregation, garbage-collector, namespace).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
+    /// Signs service account tokens (PKCS#8 ECDSA P-256); defaults to
+    /// `<data-dir>/pki/sa.key`, generated on first start. Replicas that
+    /// share etcd should share this key.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+    /// More public keys (PEM) whose service account tokens are accepted,
+    /// e.g. a key being rotated out.
+    #[arg(long, value_delimiter = ',')]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// The `iss` of the service account tokens this server issues and accepts.
+    #[arg(long, default_value = capstan_core::tokens::DEFAULT_ISSUER)]
+    pub service_account_issuer: String,
+    /// Audiences a token must name to be accepted; defaults to the issuer.
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
     /// Write the chosen port here once listening (for tests and scripts).
     #[arg(long)]
     pub port_file: Option<PathBuf>,

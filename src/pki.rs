@@ -9,7 +9,8 @@
 //! <data-dir>/pki/ca.crt, ca.key                cluster CA ("capstan-ca", 10 years)
 //! <data-dir>/pki/apiserver.crt, apiserver.key  serving certificate (1 year)
 //! <data-dir>/pki/admin.crt, admin.key          CN=admin, O=system:masters (1 year)
-//! <data-dir>/admin.kubeconfig                  embeds the three above
+//! <data-dir>/pki/sa.key                        signs service account tokens (ECDSA P-256)
+//! <data-dir>/admin.kubeconfig                  embeds the three certificates above
 //! ```
 //!
 //! Existing files always win over generation, so an operator can drop in
@@ -143,6 +144,8 @@ pub struct PkiPaths {
     pub serving_key: PathBuf,
     pub admin_cert: PathBuf,
     pub admin_key: PathBuf,
+    /// The service account token signing key (kubeadm's sa.key).
+    pub service_account_key: PathBuf,
     pub kubeconfig: PathBuf,
 }
 
@@ -156,6 +159,7 @@ impl PkiPaths {
             serving_key: dir.join("apiserver.key"),
             admin_cert: dir.join("admin.crt"),
             admin_key: dir.join("admin.key"),
+            service_account_key: dir.join("sa.key"),
             kubeconfig: data_dir.join("admin.kubeconfig"),
             dir,
         }
@@ -241,6 +245,20 @@ pub fn ensure_pki(data_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
     };
     ensure_leaf(&admin, &paths, &ca, fresh_ca, &mut issuer, now)?;
 
+    if !exists(&paths.service_account_key)? {
+        let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).map_err(|source| {
+            PkiError::Generate {
+                what: "service account signing key",
+                source,
+            }
+        })?;
+        write_file_atomic(
+            &paths.service_account_key,
+            key.serialize_pem().as_bytes(),
+            0o600,
+        )?;
+    }
+
     let pki = Pki {
         server_url: server_url(opts.bind_address, opts.secure_port),
         ca_cert_pem: ca.pem,
@@ -254,6 +272,7 @@ pub fn ensure_pki(data_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
         &pki.paths.ca_key,
         &pki.paths.serving_key,
         &pki.paths.admin_key,
+        &pki.paths.service_account_key,
     ] {
         warn_if_readable_by_others(key);
     }
@@ -269,6 +288,26 @@ pub fn ensure_pki(data_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
         "wrote admin kubeconfig"
     );
     Ok(pki)
+}
+
+/// Service account token keys as PEM: the signing key (PKCS#8 ECDSA P-256)
+/// and its public key; Err names the file.
+pub fn service_account_signing_key(path: &Path) -> Result<(String, String), PkiError> {
+    let pem = read_string(path)?;
+    let key = KeyPair::from_pem(&pem).map_err(|e| parse_error(path, e))?;
+    if key.algorithm() != &rcgen::PKCS_ECDSA_P256_SHA256 {
+        return Err(parse_error(
+            path,
+            "service account signing keys must be ECDSA P-256 (PKCS#8)",
+        ));
+    }
+    let public = key.public_key_pem();
+    Ok((pem, public))
+}
+
+/// Public keys (PEM, SPKI) whose tokens are accepted as well.
+pub fn service_account_public_key(path: &Path) -> Result<String, PkiError> {
+    read_string(path)
 }
 
 /// The rustls configuration for the secure port: our serving certificate,

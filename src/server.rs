@@ -124,9 +124,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         Arc::new(EtcdStore::connect(&config).await?)
     };
     let registry = Arc::new(Registry::builtin());
+    let tokens = token_authority(&args, &pki)?;
     let core = Arc::new(
         ApiCore::new(registry.clone(), storage.clone(), args.etcd_prefix.clone())
-            .with_service_ranges(args.service_cluster_ip_range, args.service_node_port_range),
+            .with_service_ranges(args.service_cluster_ip_range, args.service_node_port_range)
+            .with_token_authority(tokens),
     );
     let opened = started.elapsed();
     core.bootstrap().await?;
@@ -297,6 +299,31 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         tracing::info!("closing connections still open after the grace period");
     }
     Ok(())
+}
+
+/// The service account token keys: the flags' files, or the PKI's sa.key.
+fn token_authority(
+    args: &ServeArgs,
+    pki: &pki::Pki,
+) -> Result<capstan_core::tokens::TokenAuthority, ServeError> {
+    let signing_path = args
+        .service_account_signing_key_file
+        .clone()
+        .unwrap_or_else(|| pki.paths().service_account_key.clone());
+    let (signing, public) = pki::service_account_signing_key(&signing_path)?;
+    let accepted = args
+        .service_account_key_file
+        .iter()
+        .map(|path| pki::service_account_public_key(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    capstan_core::tokens::TokenAuthority::from_pem(
+        &signing,
+        &public,
+        &accepted,
+        &args.service_account_issuer,
+        &args.api_audiences,
+    )
+    .map_err(ServeError::Other)
 }
 
 fn panic_response(

@@ -34,6 +34,7 @@ const UPSTREAM_ROWS: &[&str] = &[
     "replicasets rs apps/v1 true ReplicaSet",
     "statefulsets sts apps/v1 true StatefulSet",
     "selfsubjectreviews authentication.k8s.io/v1 false SelfSubjectReview",
+    "tokenreviews authentication.k8s.io/v1 false TokenReview",
     "selfsubjectaccessreviews authorization.k8s.io/v1 false SelfSubjectAccessReview",
     "selfsubjectrulesreviews authorization.k8s.io/v1 false SelfSubjectRulesReview",
     "horizontalpodautoscalers hpa autoscaling/v2 true HorizontalPodAutoscaler",

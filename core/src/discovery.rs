@@ -35,11 +35,11 @@ fn api_resource(r: &ResourceDef) -> Value {
     v
 }
 
-/// Verbs of a served subresource: a binding is only created, the others
+/// Verbs of a served subresource: a binding or token is only created, the others
 /// are read and written.
 fn subresource_verbs(sub: &str) -> &'static [&'static str] {
     match sub {
-        "binding" => &["create"],
+        "binding" | "token" => &["create"],
         _ => &["get", "patch", "update"],
     }
 }
@@ -48,6 +48,8 @@ fn subresource_verbs(sub: &str) -> &'static [&'static str] {
 fn subresource_kind<'a>(r: &'a ResourceDef, sub: &str) -> (&'a str, &'a str, &'a str) {
     match sub {
         "scale" => ("Scale", "autoscaling", "v1"),
+        "binding" => ("Binding", "", "v1"),
+        "token" => ("TokenRequest", "authentication.k8s.io", "v1"),
         _ => (r.kind, r.group, r.version),
     }
 }
@@ -64,7 +66,9 @@ fn api_subresources(r: &ResourceDef) -> Vec<Value> {
                 "kind": kind,
                 "verbs": subresource_verbs(sub),
             });
-            if sub == &"scale" {
+            // Named where they differ from the resource's own (Scale,
+            // TokenRequest), as upstream's discovery does.
+            if (group, version) != (r.group, r.version) && !group.is_empty() {
                 v["group"] = json!(group);
                 v["version"] = json!(version);
             }

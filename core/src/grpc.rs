@@ -69,14 +69,20 @@ pub(crate) fn object_meta(obj: &Value) -> pb::ObjectMeta {
     }
 }
 
-/// Who a call acts as: its client certificate's user, or the one its
-/// `impersonate-*` metadata names when that user may impersonate it.
+/// Who a call acts as: its client certificate's user (else its bearer
+/// token's service account), or the one its `impersonate-*` metadata names
+/// when that user may impersonate it.
 async fn user_of<T>(core: &ApiCore, req: &Request<T>) -> Result<UserInfo, Status> {
     let user = req
         .extensions()
         .get::<UserInfo>()
         .cloned()
         .unwrap_or_else(UserInfo::anonymous);
+    let authorization = req
+        .metadata()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok());
+    let user = core.authenticate_request(user, authorization).await?;
     let headers = req.metadata().iter().filter_map(|entry| match entry {
         tonic::metadata::KeyAndValueRef::Ascii(key, value)
             if key.as_str().starts_with("impersonate-") =>

@@ -33,6 +33,7 @@ pub mod service;
 pub mod services;
 pub mod storage;
 pub mod strategy;
+pub mod tokens;
 pub mod validate;
 pub mod validation;
 pub mod watch;

@@ -93,16 +93,16 @@ impl ResourceDef {
         (self.group, self.resource) == ("", "componentstatuses")
     }
 
-    /// The self-reviews (`kubectl auth can-i`, `kubectl auth whoami`): a
-    /// create answered from the request and its user, stored nowhere.
-    pub fn is_self_review(&self) -> bool {
-        crate::review::is_self_review(self.group, self.resource)
+    /// The reviews (`kubectl auth can-i`, `kubectl auth whoami`,
+    /// TokenReview): a create answered from the request, stored nowhere.
+    pub fn is_review(&self) -> bool {
+        crate::review::is_review(self.group, self.resource)
     }
 
     /// Whether objects of this resource live in storage (and so have a
     /// watch cache, a namespace to be emptied, garbage to collect).
     pub fn is_stored(&self) -> bool {
-        !self.is_binding() && !self.is_component_status() && !self.is_self_review()
+        !self.is_binding() && !self.is_component_status() && !self.is_review()
     }
 
     /// Whether objects are stored in another group/version than this one serves.
@@ -356,6 +356,7 @@ fn subresources(group: &str, resource: &str) -> &'static [&'static str] {
             | "services",
         ) => &["status"],
         ("", "pods") => &["binding", "status"],
+        ("", "serviceaccounts") => &["token"],
         ("certificates.k8s.io", "certificatesigningrequests") => &["approval", "status"],
         _ => &[],
     }
@@ -597,12 +598,13 @@ fn builtin_resources() -> Vec<ResourceDef> {
                 segment: "events",
             },
         ),
-        // The self-reviews: answered on create, stored nowhere (review.rs).
+        // The reviews: answered on create, stored nowhere (review.rs).
         self_review(
             "authentication.k8s.io",
             "selfsubjectreviews",
             "SelfSubjectReview",
         ),
+        self_review("authentication.k8s.io", "tokenreviews", "TokenReview"),
         self_review(
             "authorization.k8s.io",
             "selfsubjectaccessreviews",

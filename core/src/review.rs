@@ -21,6 +21,13 @@ pub(crate) const SELF_REVIEWS: &[(&str, &[&str])] = &[
     ("authentication.k8s.io", &["selfsubjectreviews"]),
 ];
 
+/// The reviews answered on create and stored nowhere: the self-reviews
+/// and TokenReview (tokens.rs).
+pub fn is_review(group: &str, resource: &str) -> bool {
+    is_self_review(group, resource)
+        || (group, resource) == ("authentication.k8s.io", "tokenreviews")
+}
+
 pub fn is_self_review(group: &str, resource: &str) -> bool {
     SELF_REVIEWS
         .iter()
@@ -40,6 +47,14 @@ pub async fn answer(
     let spec = review.get("spec").unwrap_or(&Value::Null);
     let status = match def.resource {
         "selfsubjectreviews" => who_am_i(user),
+        "tokenreviews" => {
+            if text(spec, "token").is_empty() {
+                return Err(ApiError::bad_request(
+                    "token is required for TokenReview in authentication",
+                ));
+            }
+            core.review_token(spec).await
+        }
         "selfsubjectrulesreviews" => {
             let namespace = text(spec, "namespace");
             core.rules_review(user, (!namespace.is_empty()).then_some(namespace))

@@ -199,6 +199,8 @@ pub struct ApiCore {
     pub(crate) prefix: String,
     pub(crate) caches: crate::cache::WatchCaches,
     pub(crate) service_addresses: crate::services::ServiceAddresses,
+    /// Issues and checks service account tokens (None: not served).
+    pub(crate) tokens: Option<crate::tokens::TokenAuthority>,
 }
 
 /// How long a consistent read waits for the watch cache to catch up before
@@ -423,7 +425,14 @@ impl ApiCore {
             ),
             storage,
             prefix,
+            tokens: None,
         }
+    }
+
+    /// Issues and accepts service account tokens with `authority`.
+    pub fn with_token_authority(mut self, authority: crate::tokens::TokenAuthority) -> Self {
+        self.tokens = Some(authority);
+        self
     }
 
     /// Uses these ranges for ClusterIPs and NodePorts (the
@@ -1130,7 +1139,7 @@ impl ApiCore {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "create", def, namespace, None, View::Main)
             .await?;
-        if def.is_self_review() {
+        if def.is_review() {
             let mut review = object;
             self.check_type(def, &mut review)?;
             return Ok(WriteResult {

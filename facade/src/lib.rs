@@ -421,7 +421,15 @@ async fn handle(state: &FacadeState, req: Request) -> Result<Response, ApiError>
         // Header names are lowercase here; most requests have none of these.
         .filter(|(name, _)| name.as_str().starts_with("impersonate-"))
         .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)));
-    let user = state.core.impersonate(user_of(&req), headers).await?;
+    let authorization = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let user = state
+        .core
+        .authenticate_request(user_of(&req), authorization)
+        .await?;
+    let user = state.core.impersonate(user, headers).await?;
     let path = req.uri().path().to_string();
     let method = req.method().clone();
     if let Some(resp) = non_resource(state, &user, &method, &path, req.headers()).await? {
@@ -611,6 +619,9 @@ async fn resource_request(
 ) -> Result<Response, ApiError> {
     let core = &state.core;
     let def = core.resolve(&target.group, &target.version, &target.resource)?;
+    if target.subresource.as_deref() == Some("token") && def.has_subresource("token") {
+        return token_request(core, user, method, headers, &target, &body).await;
+    }
     // Only the subresources a kind really serves answer; others are 404s.
     let view = View::parse(target.subresource.as_deref())
         .filter(|v| v.subresource().is_none_or(|sub| def.has_subresource(sub)))
@@ -879,6 +890,39 @@ async fn subresource_request(
         }
     };
     write_response(def, output, q, result)
+}
+
+/// `serviceaccounts/<name>/token`: a TokenRequest, answered with a signed
+/// token (`kubectl create token`); only POST.
+async fn token_request(
+    core: &ApiCore,
+    user: &UserInfo,
+    method: &Method,
+    headers: &HeaderMap,
+    target: &ResourcePath,
+    body: &[u8],
+) -> Result<Response, ApiError> {
+    if *method != Method::POST {
+        return Err(ApiError::method_not_supported(
+            "",
+            "serviceaccounts/token",
+            &method.as_str().to_ascii_lowercase(),
+        ));
+    }
+    let (Some(namespace), Some(name)) = (target.namespace.as_deref(), target.name.as_deref())
+    else {
+        return Err(not_found());
+    };
+    let output = negotiation::negotiate_output(accept(headers).as_deref(), false)?;
+    let format = negotiation::body_format(content_type_of(headers), false)?;
+    let request = negotiation::decode_body(format, body, "TokenRequest")?;
+    let answered = core.request_token(user, namespace, name, request).await?;
+    Ok(encode(
+        StatusCode::CREATED,
+        output.without_object_views(),
+        &answered,
+        &[],
+    ))
 }
 
 fn write_response(
