@@ -181,6 +181,34 @@ fn roles_grant_what_they_bind_and_nothing_more() {
         ])
     );
 
+    // Reviews about another user: cluster-wide, and local to a namespace
+    // (where they must ask about that namespace).
+    let sar = serde_json::json!({
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {"user": "alice", "resourceAttributes": {"verb": "list", "resource": "configmaps", "namespace": "default"}},
+    });
+    let resp = server.post_json("/apis/authorization.k8s.io/v1/subjectaccessreviews", &sar);
+    assert_eq!(resp.status, 201, "{resp:#?}");
+    assert_eq!(resp.json()["status"]["allowed"], true);
+    let local = serde_json::json!({
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "LocalSubjectAccessReview",
+        "spec": {"user": "alice", "resourceAttributes": {"verb": "list", "resource": "configmaps", "namespace": "other"}},
+    });
+    let resp = server.post_json(
+        "/apis/authorization.k8s.io/v1/namespaces/other/localsubjectaccessreviews",
+        &local,
+    );
+    assert_eq!(resp.status, 201, "{resp:#?}");
+    assert_eq!(resp.json()["status"]["allowed"], false);
+    assert_eq!(resp.json()["metadata"]["namespace"], "other");
+    let resp = server.post_json(
+        "/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews",
+        &local,
+    );
+    resp.assert_status(422, "Invalid");
+
     // Deleting the binding takes the access away.
     server.kubectl_ok(&["delete", "rolebinding", "alice-reads"]);
     err_as(&server, "alice", &[], &["get", "configmaps"]);

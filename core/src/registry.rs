@@ -605,6 +605,18 @@ fn builtin_resources() -> Vec<ResourceDef> {
             "SelfSubjectReview",
         ),
         self_review("authentication.k8s.io", "tokenreviews", "TokenReview"),
+        def(
+            ns(
+                "authorization.k8s.io",
+                "v1",
+                "localsubjectaccessreviews",
+                "LocalSubjectAccessReview",
+                NONE,
+                NONE,
+            ),
+            &["create"],
+            plain.clone(),
+        ),
         self_review(
             "authorization.k8s.io",
             "selfsubjectaccessreviews",
@@ -614,6 +626,11 @@ fn builtin_resources() -> Vec<ResourceDef> {
             "authorization.k8s.io",
             "selfsubjectrulesreviews",
             "SelfSubjectRulesReview",
+        ),
+        self_review(
+            "authorization.k8s.io",
+            "subjectaccessreviews",
+            "SubjectAccessReview",
         ),
         // autoscaling: v2 preferred; both versions share the v2 storage.
         def_stored(

@@ -25,7 +25,14 @@ pub(crate) const SELF_REVIEWS: &[(&str, &[&str])] = &[
 /// and TokenReview (tokens.rs).
 pub fn is_review(group: &str, resource: &str) -> bool {
     is_self_review(group, resource)
-        || (group, resource) == ("authentication.k8s.io", "tokenreviews")
+        || matches!(
+            (group, resource),
+            ("authentication.k8s.io", "tokenreviews")
+                | (
+                    "authorization.k8s.io",
+                    "subjectaccessreviews" | "localsubjectaccessreviews"
+                )
+        )
 }
 
 pub fn is_self_review(group: &str, resource: &str) -> bool {
@@ -59,6 +66,14 @@ pub async fn answer(
             let namespace = text(spec, "namespace");
             core.rules_review(user, (!namespace.is_empty()).then_some(namespace))
         }
+        "subjectaccessreviews" | "localsubjectaccessreviews" => {
+            let namespace = review
+                .get("metadata")
+                .and_then(|m| m.get("namespace"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            may_they(core, def, namespace, spec).await?
+        }
         _ => may_i(core, user, def, spec).await?,
     };
     // Never stored, so never given a creation time: upstream's typed
@@ -89,27 +104,81 @@ fn present<'a>(spec: &'a Value, key: &str) -> Option<&'a Value> {
     spec.get(key).filter(|v| !v.is_null())
 }
 
-/// ValidateSelfSubjectAccessReviewSpec, then the authorizer's decision on
-/// the attributes asked about.
-async fn may_i(
+/// A (Local)SubjectAccessReview: ValidateSubjectAccessReviewSpec (and
+/// ValidateLocalSubjectAccessReview), then the authorizer's decision for
+/// the user and groups the spec names, exactly those (no group is added).
+async fn may_they(
     core: &ApiCore,
-    user: &UserInfo,
     def: &ResourceDef,
+    namespace: &str,
     spec: &Value,
 ) -> Result<Value, ApiError> {
+    let mut errs = attribute_errors(spec);
+    let user = text(spec, "user");
+    let groups: Vec<String> = spec
+        .get("groups")
+        .and_then(Value::as_array)
+        .map(|g| {
+            g.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if user.is_empty() && groups.is_empty() {
+        errs.push(FieldError::invalid(
+            "spec.user",
+            "",
+            "at least one of user or group must be specified",
+        ));
+    }
+    if def.namespaced {
+        if let Some(attributes) = present(spec, "resourceAttributes") {
+            let asked = text(attributes, "namespace");
+            if asked != namespace {
+                errs.push(FieldError::invalid(
+                    "spec.resourceAttributes.namespace",
+                    asked,
+                    "must match metadata.namespace",
+                ));
+            }
+        }
+        if let Some(attributes) = present(spec, "nonResourceAttributes") {
+            errs.push(FieldError::invalid_rendered(
+                "spec.nonResourceAttributes",
+                &non_resource_rendered(attributes),
+                "disallowed on this kind of request",
+            ));
+        }
+    }
+    if !errs.is_empty() {
+        return Err(ApiError::invalid(def.group, def.kind, "", errs));
+    }
+    let subject = UserInfo {
+        name: user.to_string(),
+        groups,
+    };
+    Ok(decision_status(core, &subject, spec).await)
+}
+
+/// Go's %#v of the internal struct, as upstream's field errors print it.
+fn non_resource_rendered(attributes: &Value) -> String {
+    format!(
+        "authorization.NonResourceAttributes{{Path:{:?}, Verb:{:?}}}",
+        text(attributes, "path"),
+        text(attributes, "verb")
+    )
+}
+
+/// Exactly one of resourceAttributes and nonResourceAttributes.
+fn attribute_errors(spec: &Value) -> Vec<FieldError> {
     let resource = present(spec, "resourceAttributes");
     let non_resource = present(spec, "nonResourceAttributes");
     let mut errs = Vec::new();
     if let (Some(_), Some(attributes)) = (resource, non_resource) {
-        // Go's %#v of the internal struct, as upstream's field error prints it.
-        let rendered = format!(
-            "authorization.NonResourceAttributes{{Path:{:?}, Verb:{:?}}}",
-            text(attributes, "path"),
-            text(attributes, "verb")
-        );
         errs.push(FieldError::invalid_rendered(
             "spec.nonResourceAttributes",
-            &rendered,
+            &non_resource_rendered(attributes),
             "cannot be specified in combination with resourceAttributes",
         ));
     }
@@ -120,10 +189,28 @@ async fn may_i(
             "exactly one of nonResourceAttributes or resourceAttributes must be specified",
         ));
     }
+    errs
+}
+
+/// ValidateSelfSubjectAccessReviewSpec, then the authorizer's decision on
+/// the attributes asked about.
+async fn may_i(
+    core: &ApiCore,
+    user: &UserInfo,
+    def: &ResourceDef,
+    spec: &Value,
+) -> Result<Value, ApiError> {
+    let errs = attribute_errors(spec);
     if !errs.is_empty() {
         return Err(ApiError::invalid(def.group, def.kind, "", errs));
     }
-    let decision = match resource {
+    Ok(decision_status(core, user, spec).await)
+}
+
+/// The authorizer's decision on the attributes a validated spec asks
+/// about, as a review's status (with upstream's reason when allowed).
+async fn decision_status(core: &ApiCore, user: &UserInfo, spec: &Value) -> Value {
+    let decision = match present(spec, "resourceAttributes") {
         Some(attributes) => {
             let attrs = ResourceAttributes {
                 verb: text(attributes, "verb"),
@@ -137,7 +224,7 @@ async fn may_i(
                 .await
         }
         None => {
-            let attributes = non_resource.unwrap_or(&Value::Null);
+            let attributes = present(spec, "nonResourceAttributes").unwrap_or(&Value::Null);
             let request = AccessRequest::Path {
                 verb: text(attributes, "verb"),
                 path: text(attributes, "path"),
@@ -149,7 +236,7 @@ async fn may_i(
     if !decision.reason.is_empty() {
         status["reason"] = json!(decision.reason);
     }
-    Ok(status)
+    status
 }
 
 #[cfg(test)]
@@ -275,6 +362,52 @@ mod tests {
         assert_eq!(
             admin_rules["nonResourceRules"][0],
             json!({"verbs": ["*"], "nonResourceURLs": ["*"]})
+        );
+    }
+
+    #[tokio::test]
+    async fn subject_access_reviews_decide_for_the_user_they_name() {
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let sar = def("authorization.k8s.io", "subjectaccessreviews");
+        let ask = |spec: Value| {
+            let (core, sar) = (&core, sar.clone());
+            async move { answer(core, &admin(), &sar, json!({"spec": spec})).await }
+        };
+        // Exactly the groups named: system:authenticated is not assumed.
+        let discovery =
+            json!({"nonResourceAttributes": {"verb": "get", "path": "/api"}, "user": "alice"});
+        assert_eq!(
+            ask(discovery).await.expect("an answer")["status"]["allowed"],
+            false
+        );
+        let as_authenticated = json!({"nonResourceAttributes": {"verb": "get", "path": "/api"}, "user": "alice", "groups": ["system:authenticated"]});
+        assert_eq!(
+            ask(as_authenticated).await.expect("an answer")["status"],
+            json!({"allowed": true, "reason": "RBAC: allowed by ClusterRoleBinding \"system:discovery\" of ClusterRole \"system:discovery\" to Group \"system:authenticated\""})
+        );
+        let masters = json!({"resourceAttributes": {"verb": "delete", "resource": "nodes"}, "groups": ["system:masters"]});
+        assert_eq!(
+            ask(masters).await.expect("an answer")["status"],
+            json!({"allowed": true})
+        );
+        let nobody = ask(json!({"resourceAttributes": {"verb": "get", "resource": "pods"}}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            nobody.message,
+            "SubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.user: Invalid value: \"\": at least one of user or group must be specified"
+        );
+
+        // A local review asks about its own namespace only.
+        let local = def("authorization.k8s.io", "localsubjectaccessreviews");
+        let review = json!({"metadata": {"namespace": "team"}, "spec": {
+            "user": "alice",
+            "resourceAttributes": {"verb": "get", "resource": "pods", "namespace": "default"},
+        }});
+        let err = answer(&core, &admin(), &local, review).await.unwrap_err();
+        assert_eq!(
+            err.message,
+            "LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes.namespace: Invalid value: \"default\": must match metadata.namespace"
         );
     }
 

@@ -1142,6 +1142,7 @@ impl ApiCore {
         if def.is_review() {
             let mut review = object;
             self.check_type(def, &mut review)?;
+            self.check_namespace(def, namespace, &mut review)?;
             return Ok(WriteResult {
                 object: Arc::new(crate::review::answer(self, user, def, review).await?),
                 warnings: Vec::new(),
