@@ -75,7 +75,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "30000-32767", value_parser = parse_port_range)]
     pub service_node_port_range: (u16, u16),
     /// Built-in controllers to run: "*" for all, "-name" to disable one
-    /// (known: clusterrole-aggregation, garbage-collector, namespace).
+    /// (known: clusterrole-aggregation, garbage-collector, namespace,
+    /// serviceaccount).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
     /// Signs service account tokens (PKCS#8 ECDSA P-256); defaults to

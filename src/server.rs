@@ -224,6 +224,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             core.clone(),
         ));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "serviceaccount") {
+        tokio::spawn(capstan_core::controllers::serviceaccounts::run(
+            core.clone(),
+        ));
+    }
     if capstan_core::controllers::enabled(&args.controllers, "namespace") {
         tokio::spawn(capstan_core::controllers::namespace::run(core.clone()));
     }

@@ -127,6 +127,42 @@ fn kubectl_authenticates_with_a_service_account_token() {
 }
 
 #[test]
+fn every_namespace_has_a_default_service_account() {
+    let server = TestServer::start();
+    server.kubectl_ok(&["create", "namespace", "team"]);
+    let exists = |ns: &str| {
+        server
+            .kubectl(&["get", "serviceaccount", "default", "-n", ns])
+            .status
+            .success()
+            .then_some(())
+    };
+    for ns in ["default", "kube-system", "team"] {
+        common::wait_until(
+            Duration::from_secs(10),
+            &format!("default account in {ns}"),
+            || exists(ns),
+        );
+    }
+    let token = create_token(&server, "default");
+    assert!(token.starts_with("ey"), "{token}");
+    // Deleted, it comes back (with a new uid, so old tokens stop working).
+    server.kubectl_ok(&["delete", "serviceaccount", "default", "-n", "team"]);
+    common::wait_until(Duration::from_secs(10), "the account to come back", || {
+        exists("team")
+    });
+    // A namespace being deleted gets none back.
+    server.kubectl_ok(&[
+        "delete",
+        "namespace",
+        "team",
+        "--wait=true",
+        "--timeout=30s",
+    ]);
+    assert!(exists("team").is_none());
+}
+
+#[test]
 fn token_reviews_say_whose_a_token_is() {
     let server = TestServer::start();
     server.kubectl_ok(&["create", "serviceaccount", "robot"]);

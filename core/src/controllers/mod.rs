@@ -5,9 +5,15 @@
 pub mod clusterrole_aggregation;
 pub mod garbage_collector;
 pub mod namespace;
+pub mod serviceaccounts;
 
 /// Names accepted by `--controllers`.
-pub const ALL_CONTROLLERS: &[&str] = &["clusterrole-aggregation", "garbage-collector", "namespace"];
+pub const ALL_CONTROLLERS: &[&str] = &[
+    "clusterrole-aggregation",
+    "garbage-collector",
+    "namespace",
+    "serviceaccount",
+];
 
 /// Whether `name` is enabled by a kube-controller-manager style list
 /// ("*" for all, "-name" to disable, "name" to enable).
