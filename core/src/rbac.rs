@@ -10,7 +10,6 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -23,10 +22,6 @@ use crate::storage::StorageError;
 
 pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
-
-/// How long a denied request waits for the RBAC caches to reach the store's
-/// current revision before it is decided again (see `authorize`).
-const DENIAL_CATCH_UP: Duration = Duration::from_secs(1);
 
 /// One RBAC PolicyRule (`rbac/v1`), with absent lists empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -316,6 +311,76 @@ struct RbacDefs {
     cluster_role_bindings: Arc<ResourceDef>,
 }
 
+/// Where a decision reads Roles, ClusterRoles and bindings from.
+enum RbacObjects<'a> {
+    /// The watch caches as they are: every decision looks here first.
+    Cached { core: &'a ApiCore, defs: RbacDefs },
+    /// One consistent read of what a decision in one namespace needs: a
+    /// denial's second look, so that what was just written (through any
+    /// replica) counts.
+    Read {
+        cluster_bindings: Vec<Arc<Value>>,
+        bindings: Vec<Arc<Value>>,
+        roles: Vec<Arc<Value>>,
+        cluster_roles: Vec<Arc<Value>>,
+    },
+}
+
+impl RbacObjects<'_> {
+    fn cluster_bindings(&self) -> Vec<Arc<Value>> {
+        match self {
+            Self::Cached { core, defs } => core.cached_under(&defs.cluster_role_bindings, None),
+            Self::Read {
+                cluster_bindings, ..
+            } => cluster_bindings.clone(),
+        }
+    }
+
+    fn bindings(&self, namespace: &str) -> Vec<Arc<Value>> {
+        match self {
+            Self::Cached { core, defs } => core.cached_under(&defs.role_bindings, Some(namespace)),
+            Self::Read { bindings, .. } => bindings
+                .iter()
+                .filter(|b| object::namespace(b) == namespace)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// A Role in `namespace`, or a ClusterRole (namespace None).
+    fn role(&self, namespace: Option<&str>, name: &str) -> Option<Arc<Value>> {
+        match self {
+            Self::Cached { core, defs } => {
+                let def = if namespace.is_some() {
+                    &defs.roles
+                } else {
+                    &defs.cluster_roles
+                };
+                core.rbac_cache(def)
+                    .get(&def.key(&core.prefix, namespace, name))
+            }
+            Self::Read {
+                roles,
+                cluster_roles,
+                ..
+            } => {
+                let candidates = if namespace.is_some() {
+                    roles
+                } else {
+                    cluster_roles
+                };
+                candidates
+                    .iter()
+                    .find(|r| {
+                        object::name(r) == name
+                            && namespace.is_none_or(|ns| object::namespace(r) == ns)
+                    })
+                    .cloned()
+            }
+        }
+    }
+}
+
 impl ApiCore {
     fn rbac_defs(&self) -> Option<RbacDefs> {
         let def = |resource| self.registry.lookup(RBAC_GROUP, "v1", resource);
@@ -331,18 +396,75 @@ impl ApiCore {
         self.caches.for_prefix(&def.key_prefix(&self.prefix, None))
     }
 
+    /// The cached objects of `def` (in `namespace`, if given).
+    fn cached_under(&self, def: &ResourceDef, namespace: Option<&str>) -> Vec<Arc<Value>> {
+        let prefix = def.key_prefix(&self.prefix, namespace);
+        self.rbac_cache(def)
+            .list(&prefix)
+            .0
+            .into_iter()
+            .map(|(_, object)| object)
+            .collect()
+    }
+
+    fn rbac_cached(&self) -> Option<RbacObjects<'_>> {
+        Some(RbacObjects::Cached {
+            core: self,
+            defs: self.rbac_defs()?,
+        })
+    }
+
+    /// A consistent read of the bindings and roles a decision in
+    /// `namespace` reads (served from the caches once they are current,
+    /// else from storage, as any consistent list).
+    async fn rbac_read(&self, namespace: Option<&str>) -> ApiResult<RbacObjects<'static>> {
+        let defs = self
+            .rbac_defs()
+            .ok_or_else(|| ApiError::internal("RBAC resources are not registered"))?;
+        let everything = crate::service::ListOptions::default();
+        let list = |def: &Arc<ResourceDef>, ns: Option<&str>| {
+            let (def, ns, everything) = (def.clone(), ns.map(str::to_string), &everything);
+            async move {
+                self.list_stored(&def, ns.as_deref(), everything)
+                    .await
+                    .map(|list| list.items)
+            }
+        };
+        let namespace = namespace.filter(|ns| !ns.is_empty());
+        let (cluster_bindings, cluster_roles) = futures::future::try_join(
+            list(&defs.cluster_role_bindings, None),
+            list(&defs.cluster_roles, None),
+        )
+        .await?;
+        let (bindings, roles) = match namespace {
+            Some(ns) => {
+                futures::future::try_join(
+                    list(&defs.role_bindings, Some(ns)),
+                    list(&defs.roles, Some(ns)),
+                )
+                .await?
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        Ok(RbacObjects::Read {
+            cluster_bindings,
+            bindings,
+            roles,
+            cluster_roles,
+        })
+    }
+
     /// The rules a binding's roleRef grants, in the binding's namespace
     /// (upstream's GetRoleReferenceRules); Err names what is missing.
     fn role_reference_rules(
-        &self,
-        defs: &RbacDefs,
+        objects: &RbacObjects<'_>,
         role_ref: &Value,
         namespace: &str,
     ) -> Result<Vec<PolicyRule>, ApiError> {
         let name = role_ref.get("name").and_then(Value::as_str).unwrap_or("");
-        let (def, ns) = match role_ref.get("kind").and_then(Value::as_str) {
-            Some("Role") => (&defs.roles, Some(namespace)),
-            Some("ClusterRole") => (&defs.cluster_roles, None),
+        let (resource, ns) = match role_ref.get("kind").and_then(Value::as_str) {
+            Some("Role") => ("roles", Some(namespace)),
+            Some("ClusterRole") => ("clusterroles", None),
             other => {
                 return Err(ApiError::bad_request(format!(
                     "unsupported role reference kind: {:?}",
@@ -350,41 +472,31 @@ impl ApiCore {
                 )))
             }
         };
-        self.rbac_cache(def)
-            .get(&def.key(&self.prefix, ns, name))
+        objects
+            .role(ns, name)
             .map(|role| PolicyRule::of_role(&role))
-            .ok_or_else(|| ApiError::not_found(def.group, def.resource, name))
+            .ok_or_else(|| ApiError::not_found(RBAC_GROUP, resource, name))
     }
 
     /// Upstream's VisitRulesFor: the rules of every ClusterRoleBinding, then
     /// every RoleBinding in `namespace`, that applies to `user`; `visit`
     /// returns false to stop. Bindings whose role is missing are skipped.
     fn visit_rules_for(
-        &self,
+        objects: &RbacObjects<'_>,
         user: &UserInfo,
         namespace: Option<&str>,
         mut visit: impl FnMut(&dyn Fn() -> String, &PolicyRule) -> bool,
     ) {
-        let Some(defs) = self.rbac_defs() else {
-            return;
-        };
-        let cluster_prefix = defs.cluster_role_bindings.key_prefix(&self.prefix, None);
-        let (cluster_bindings, _) = self
-            .rbac_cache(&defs.cluster_role_bindings)
-            .list(&cluster_prefix);
         let namespaced = match namespace.filter(|ns| !ns.is_empty()) {
-            Some(ns) => {
-                let prefix = defs.role_bindings.key_prefix(&self.prefix, Some(ns));
-                self.rbac_cache(&defs.role_bindings).list(&prefix).0
-            }
+            Some(ns) => objects.bindings(ns),
             None => Vec::new(),
         };
         let scopes = [
-            ("ClusterRoleBinding", cluster_bindings),
+            ("ClusterRoleBinding", objects.cluster_bindings()),
             ("RoleBinding", namespaced),
         ];
         for (kind, bindings) in &scopes {
-            for (_, binding) in bindings {
+            for binding in bindings {
                 let ns = object::namespace(binding);
                 let subjects = binding.get("subjects").and_then(Value::as_array);
                 let Some(subject) = subjects
@@ -395,7 +507,7 @@ impl ApiCore {
                     continue;
                 };
                 let role_ref = binding.get("roleRef").unwrap_or(&Value::Null);
-                let Ok(rules) = self.role_reference_rules(&defs, role_ref, ns) else {
+                let Ok(rules) = Self::role_reference_rules(objects, role_ref, ns) else {
                     continue;
                 };
                 let describe = || {
@@ -421,32 +533,40 @@ impl ApiCore {
         }
     }
 
-    /// The rules that apply to `user` in `namespace` (upstream's RulesFor).
-    pub(crate) fn rules_for(&self, user: &UserInfo, namespace: Option<&str>) -> Vec<PolicyRule> {
+    fn rules_in(
+        objects: &RbacObjects<'_>,
+        user: &UserInfo,
+        namespace: Option<&str>,
+    ) -> Vec<PolicyRule> {
         let mut rules = Vec::new();
-        self.visit_rules_for(user, namespace, |_, rule| {
+        Self::visit_rules_for(objects, user, namespace, |_, rule| {
             rules.push(rule.clone());
             true
         });
         rules
     }
 
-    /// The decision of kube-apiserver's authorizer chain: system:masters
-    /// may do anything (upstream's privileged-group authorizer, which
-    /// gives no reason), then RBAC.
-    pub fn decide(&self, user: &UserInfo, request: &AccessRequest<'_>) -> Decision {
-        if user.in_group(MASTERS_GROUP) {
-            return Decision {
-                allowed: true,
-                reason: String::new(),
-            };
+    /// The rules that apply to `user` in `namespace` (upstream's RulesFor),
+    /// as the caches have them.
+    pub(crate) fn rules_for(&self, user: &UserInfo, namespace: Option<&str>) -> Vec<PolicyRule> {
+        match self.rbac_cached() {
+            Some(objects) => Self::rules_in(&objects, user, namespace),
+            None => Vec::new(),
         }
+    }
+
+    /// RBAC's decision from `objects` (masters aside).
+    fn decide_from(
+        objects: &RbacObjects<'_>,
+        user: &UserInfo,
+        request: &AccessRequest<'_>,
+    ) -> Decision {
         let namespace = match request {
             AccessRequest::Resource(attrs) => attrs.namespace,
             AccessRequest::Path { .. } => None,
         };
         let mut reason = None;
-        self.visit_rules_for(user, namespace, |describe, rule| {
+        Self::visit_rules_for(objects, user, namespace, |describe, rule| {
             if rule.allows(request) {
                 reason = Some(format!("RBAC: allowed by {}", describe()));
                 return false;
@@ -459,9 +579,26 @@ impl ApiCore {
         }
     }
 
-    /// Allows the request or answers upstream's 403. A denial is decided
-    /// again once the RBAC caches have reached the store's current revision,
-    /// so a binding just written (through any replica) is honoured at once.
+    /// The decision of kube-apiserver's authorizer chain, from the caches:
+    /// system:masters may do anything (upstream's privileged-group
+    /// authorizer, which gives no reason), then RBAC.
+    pub fn decide(&self, user: &UserInfo, request: &AccessRequest<'_>) -> Decision {
+        if user.in_group(MASTERS_GROUP) {
+            return Decision {
+                allowed: true,
+                reason: String::new(),
+            };
+        }
+        match self.rbac_cached() {
+            Some(objects) => Self::decide_from(&objects, user, request),
+            None => Decision {
+                allowed: false,
+                reason: String::new(),
+            },
+        }
+    }
+
+    /// Allows the request or answers upstream's 403 (see `decide_current`).
     pub async fn authorize_request(
         &self,
         user: &UserInfo,
@@ -479,36 +616,29 @@ impl ApiCore {
             .await
     }
 
-    /// As `decide`, deciding a denial again once the RBAC caches have
-    /// caught up with the store.
+    /// As `decide`; an authenticated user's denial is decided again from a
+    /// consistent read, so a binding just written (through any replica)
+    /// counts at once. Anonymous denials are final: they cost no reads.
     pub(crate) async fn decide_current(
         &self,
         user: &UserInfo,
         request: &AccessRequest<'_>,
     ) -> Decision {
         let decision = self.decide(user, request);
-        if decision.allowed || !self.rbac_caught_up().await {
+        if decision.allowed || user.is_anonymous() {
             return decision;
         }
-        self.decide(user, request)
-    }
-
-    /// Brings the RBAC caches to the store's current revision (bounded).
-    async fn rbac_caught_up(&self) -> bool {
-        let Some(defs) = self.rbac_defs() else {
-            return false;
+        let namespace = match request {
+            AccessRequest::Resource(attrs) => attrs.namespace,
+            AccessRequest::Path { .. } => None,
         };
-        let mut caught_up = true;
-        for def in [
-            &defs.cluster_role_bindings,
-            &defs.role_bindings,
-            &defs.cluster_roles,
-            &defs.roles,
-        ] {
-            let cache = self.rbac_cache(def);
-            caught_up &= matches!(self.catch_up(&cache, DENIAL_CATCH_UP).await, Ok((_, true)));
+        match self.rbac_read(namespace).await {
+            Ok(objects) => Self::decide_from(&objects, user, request),
+            Err(e) => {
+                tracing::warn!(error = %e, "reading RBAC objects failed");
+                decision
+            }
         }
-        caught_up
     }
 
     /// Upstream's escalation checks on a write of an RBAC object by `user`
@@ -530,6 +660,8 @@ impl ApiCore {
         }
         let name = object::name(object);
         let scope = namespace.filter(|_| def.namespaced);
+        // Writes of RBAC objects are rare: decide from a consistent read.
+        let objects = self.rbac_read(scope).await?;
         let rules = match def.resource {
             "roles" | "clusterroles" => {
                 if old.is_some_and(|old| old.get("rules") == object.get("rules")) {
@@ -543,10 +675,7 @@ impl ApiCore {
                     namespace: scope,
                     name: Some(name),
                 };
-                if self
-                    .decide(user, &AccessRequest::Resource(&escalate))
-                    .allowed
-                {
+                if Self::decide_from(&objects, user, &AccessRequest::Resource(&escalate)).allowed {
                     return Ok(());
                 }
                 PolicyRule::of_role(object)
@@ -569,20 +698,16 @@ impl ApiCore {
                     namespace: scope,
                     name: Some(role_name),
                 };
-                if self.decide(user, &AccessRequest::Resource(&bind)).allowed {
+                if Self::decide_from(&objects, user, &AccessRequest::Resource(&bind)).allowed {
                     return Ok(());
                 }
-                let defs = self
-                    .rbac_defs()
-                    .ok_or_else(|| ApiError::internal("RBAC resources are not registered"))?;
-                self.role_reference_rules(&defs, role_ref, scope.unwrap_or(""))
-                    .map_err(|err| {
-                        ApiError::forbidden_resource(def.group, def.resource, name, &err.message)
-                    })?
+                Self::role_reference_rules(&objects, role_ref, scope.unwrap_or("")).map_err(
+                    |err| ApiError::forbidden_resource(def.group, def.resource, name, &err.message),
+                )?
             }
             _ => return Ok(()),
         };
-        let owned = self.rules_for(user, scope);
+        let owned = Self::rules_in(&objects, user, scope);
         let missing: Vec<PolicyRule> = rules
             .iter()
             .flat_map(PolicyRule::breakdown)
@@ -901,13 +1026,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_denial_is_decided_again_once_the_caches_reach_the_store() {
-        let lag = Duration::from_millis(300);
-        let (_dir, core) =
-            crate::storage::shaped::core_lagging_behind("/registry/rolebindings/", lag).await;
-        let create = |resource: &'static str, object: Value| {
-            let core = &core;
-            async move {
+    async fn a_denial_is_decided_again_from_a_consistent_read() {
+        let lag = std::time::Duration::from_millis(300);
+        let prefix = "/registry/rolebindings/";
+        // Stores whose watches report progress (the cache catches up) and
+        // old etcd, whose do not (the read goes to storage).
+        let (_one, with_progress) = crate::storage::shaped::core_lagging_behind(prefix, lag).await;
+        let (_two, without_progress) =
+            crate::storage::shaped::core_lagging_without_progress(prefix, lag).await;
+        for core in [&with_progress, &without_progress] {
+            let create = |resource: &'static str, object: Value| async move {
                 let def = core
                     .resolve(RBAC_GROUP, "v1", resource)
                     .expect("an RBAC resource");
@@ -920,30 +1048,30 @@ mod tests {
                 )
                 .await
                 .expect("created");
-            }
-        };
-        create(
-            "roles",
-            json!({"metadata": {"name": "reader"}, "rules": [{"verbs": ["list"], "apiGroups": [""], "resources": ["configmaps"]}]}),
-        )
-        .await;
-        create(
-            "rolebindings",
-            json!({"metadata": {"name": "alice-reads"}, "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": "reader"}, "subjects": [{"kind": "User", "name": "alice"}]}),
-        )
-        .await;
-        let alice = UserInfo::authenticated("alice", vec![]);
-        let list = attrs("list", "", "configmaps", None, None);
-        let request = AccessRequest::Resource(&list);
-        // The binding's cache has not seen it yet...
-        assert!(!core.decide(&alice, &request).allowed);
-        // ...but the request waits for it rather than failing.
-        core.authorize_request(&alice, &request)
-            .await
-            .expect("allowed once the cache has the binding");
-        let bob = UserInfo::authenticated("bob", vec![]);
-        let denied = core.authorize_request(&bob, &request).await.unwrap_err();
-        assert_eq!(denied.code(), 403);
+            };
+            create(
+                "roles",
+                json!({"metadata": {"name": "reader"}, "rules": [{"verbs": ["list"], "apiGroups": [""], "resources": ["configmaps"]}]}),
+            )
+            .await;
+            create(
+                "rolebindings",
+                json!({"metadata": {"name": "alice-reads"}, "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": "reader"}, "subjects": [{"kind": "User", "name": "alice"}]}),
+            )
+            .await;
+            let alice = UserInfo::authenticated("alice", vec![]);
+            let list = attrs("list", "", "configmaps", None, None);
+            let request = AccessRequest::Resource(&list);
+            // The binding's cache has not seen it yet...
+            assert!(!core.decide(&alice, &request).allowed);
+            // ...but the denial is decided again from what is stored.
+            core.authorize_request(&alice, &request)
+                .await
+                .expect("allowed by the stored binding");
+            let bob = UserInfo::authenticated("bob", vec![]);
+            let denied = core.authorize_request(&bob, &request).await.unwrap_err();
+            assert_eq!(denied.code(), 403);
+        }
     }
 
     #[test]

@@ -822,7 +822,7 @@ impl ApiCore {
 
     /// A list in the stored form; selectors match that form, so a field
     /// selector means the same at every version a kind is served at.
-    async fn list_stored(
+    pub(crate) async fn list_stored(
         &self,
         def: &ResourceDef,
         namespace: Option<&str>,
