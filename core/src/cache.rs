@@ -380,6 +380,15 @@ impl WatchCache {
         self.read().revision
     }
 
+    /// How many objects the cache holds.
+    pub fn len(&self) -> usize {
+        self.read().objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// One object by key, as the cache last saw it.
     pub fn get(&self, key: &str) -> Option<Arc<Value>> {
         self.read().objects.get(key).cloned()

@@ -394,9 +394,100 @@ fn object_output<'a>(
 }
 
 async fn dispatch(State(state): State<Arc<FacadeState>>, req: Request) -> Response {
-    match handle(&state, req).await {
+    let started = std::time::Instant::now();
+    let measured = MeasuredRequest::of(&req);
+    let _inflight = (!measured.long_running())
+        .then(|| capstan_core::metrics::InflightGuard::enter(measured.mutating()));
+    let resp = match handle(&state, req, measured.api_path.as_ref()).await {
         Ok(resp) => resp,
         Err(err) => error_response(&err),
+    };
+    measured.observe(resp.status().as_u16(), started.elapsed());
+    resp
+}
+
+/// What apiserver_request_total counts a request under, taken before the
+/// request is consumed.
+struct MeasuredRequest {
+    method: Method,
+    /// The path as RequestInfo reads it, parsed once for the handler too.
+    api_path: Option<ApiPath>,
+    watch: bool,
+    apply: bool,
+    dry_run: bool,
+}
+
+impl MeasuredRequest {
+    fn of(req: &Request) -> Self {
+        let query = req.uri().query().unwrap_or("");
+        let flag = |name: &str| {
+            query.split('&').any(|pair| {
+                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                key == name && (name == "dryRun" || matches!(value, "true" | "1"))
+            })
+        };
+        Self {
+            method: req.method().clone(),
+            api_path: request_info::parse(req.uri().path()),
+            watch: flag("watch"),
+            apply: content_type_of(req.headers())
+                .is_some_and(|t| t.starts_with("application/apply-patch")),
+            dry_run: flag("dryRun"),
+        }
+    }
+
+    fn target(&self) -> Option<&ResourcePath> {
+        match &self.api_path {
+            Some(ApiPath::Resource(target)) => Some(target),
+            _ => None,
+        }
+    }
+
+    /// Upstream's reported verb (CleanVerb).
+    fn verb(&self) -> &'static str {
+        let collection = self.target().is_some_and(|t| t.name.is_none());
+        match self.method {
+            Method::GET if self.watch => "WATCH",
+            Method::GET if collection => "LIST",
+            Method::GET => "GET",
+            Method::HEAD => "HEAD",
+            Method::POST => "POST",
+            Method::PUT => "PUT",
+            Method::PATCH if self.apply => "APPLY",
+            Method::PATCH => "PATCH",
+            Method::DELETE => "DELETE",
+            _ => "OTHER",
+        }
+    }
+
+    fn long_running(&self) -> bool {
+        self.watch
+    }
+
+    fn mutating(&self) -> bool {
+        !matches!(self.method, Method::GET | Method::HEAD | Method::OPTIONS)
+    }
+
+    fn observe(&self, code: u16, elapsed: std::time::Duration) {
+        let empty = String::new();
+        let target = self.target();
+        let text = |f: fn(&ResourcePath) -> &String| target.map(f).unwrap_or(&empty).as_str();
+        let scope = match target {
+            None => "",
+            Some(t) if t.name.is_some() => "resource",
+            Some(t) if t.namespace.is_some() => "namespace",
+            Some(_) => "cluster",
+        };
+        let labels = capstan_core::metrics::RequestLabels {
+            verb: self.verb(),
+            dry_run: self.dry_run,
+            group: text(|t| &t.group),
+            version: text(|t| &t.version),
+            resource: text(|t| &t.resource),
+            subresource: target.and_then(|t| t.subresource.as_deref()).unwrap_or(""),
+            scope,
+        };
+        capstan_core::metrics::observe_request(&labels, code, elapsed);
     }
 }
 
@@ -414,7 +505,11 @@ fn accept(headers: &HeaderMap) -> Option<String> {
         .map(str::to_string)
 }
 
-async fn handle(state: &FacadeState, req: Request) -> Result<Response, ApiError> {
+async fn handle(
+    state: &FacadeState,
+    req: Request,
+    api_path: Option<&ApiPath>,
+) -> Result<Response, ApiError> {
     let headers = req
         .headers()
         .iter()
@@ -435,7 +530,7 @@ async fn handle(state: &FacadeState, req: Request) -> Result<Response, ApiError>
     if let Some(resp) = non_resource(state, &user, &method, &path, req.headers()).await? {
         return Ok(resp);
     }
-    let Some(api_path) = request_info::parse(&path) else {
+    let Some(api_path) = api_path else {
         state
             .core
             .authorize_path(&user, &verb_of_method(&method), &path)
@@ -446,7 +541,7 @@ async fn handle(state: &FacadeState, req: Request) -> Result<Response, ApiError>
         ApiPath::Resource(r) => r,
         discovery_path => {
             state.core.authorize_path(&user, "get", &path).await?;
-            return discovery(state, &method, &path, req.headers(), discovery_path);
+            return discovery(state, &method, &path, req.headers(), discovery_path.clone());
         }
     };
     let query = Query::parse(req.uri().query())?;
@@ -496,6 +591,20 @@ async fn non_resource(
                 code,
                 [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
                 text,
+            )
+                .into_response(),
+        ));
+    }
+    if path == "/metrics" {
+        state.core.authorize_path(user, "get", path).await?;
+        return Ok(Some(
+            (
+                StatusCode::OK,
+                [(
+                    header::CONTENT_TYPE,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                )],
+                state.core.metrics_text(),
             )
                 .into_response(),
         ));
@@ -614,13 +723,13 @@ async fn resource_request(
     method: &Method,
     headers: &HeaderMap,
     q: &Query,
-    target: ResourcePath,
+    target: &ResourcePath,
     body: Bytes,
 ) -> Result<Response, ApiError> {
     let core = &state.core;
     let def = core.resolve(&target.group, &target.version, &target.resource)?;
     if target.subresource.as_deref() == Some("token") && def.has_subresource("token") {
-        return token_request(core, user, method, headers, &target, &body).await;
+        return token_request(core, user, method, headers, target, &body).await;
     }
     // Only the subresources a kind really serves answer; others are 404s.
     let view = View::parse(target.subresource.as_deref())
@@ -638,7 +747,7 @@ async fn resource_request(
             method,
             (q, agent),
             &def,
-            &target,
+            target,
             view,
             content_type_of(headers),
             &body,
