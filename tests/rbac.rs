@@ -7,85 +7,73 @@ mod common;
 use capstan_core::storage::etcd::testing::EtcdServer;
 use common::TestServer;
 
-/// `kubectl` acting as `user` (and `groups`), through impersonation.
-fn as_user(user: &str, groups: &[&str], args: &[&str]) -> Vec<String> {
-    let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+/// `kubectl` arguments acting as `user` (and `groups`), through
+/// impersonation; `line` is split at whitespace.
+fn as_user(user: &str, groups: &[&str], line: &str) -> Vec<String> {
+    let mut all: Vec<String> = line.split_whitespace().map(str::to_string).collect();
     all.push(format!("--as={user}"));
     all.extend(groups.iter().map(|g| format!("--as-group={g}")));
     all
 }
 
-fn run_as(server: &TestServer, user: &str, groups: &[&str], args: &[&str]) -> std::process::Output {
-    let all = as_user(user, groups, args);
+fn run_as(server: &TestServer, user: &str, groups: &[&str], line: &str) -> std::process::Output {
+    let all = as_user(user, groups, line);
     let refs: Vec<&str> = all.iter().map(String::as_str).collect();
     server.kubectl(&refs)
 }
 
-fn ok_as(server: &TestServer, user: &str, groups: &[&str], args: &[&str]) -> String {
-    let all = as_user(user, groups, args);
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    server.kubectl_ok(&refs)
+fn ok_as(server: &TestServer, user: &str, groups: &[&str], line: &str) -> String {
+    let out = run_as(server, user, groups, line);
+    assert!(
+        out.status.success(),
+        "kubectl {line} as {user}: {}",
+        common::text(&out.stderr)
+    );
+    common::text(&out.stdout)
 }
 
-fn err_as(server: &TestServer, user: &str, groups: &[&str], args: &[&str]) -> String {
-    let all = as_user(user, groups, args);
-    let refs: Vec<&str> = all.iter().map(String::as_str).collect();
-    server.kubectl_err(&refs)
+fn err_as(server: &TestServer, user: &str, groups: &[&str], line: &str) -> String {
+    let out = run_as(server, user, groups, line);
+    assert!(!out.status.success(), "kubectl {line} as {user} succeeded");
+    common::text(&out.stderr)
 }
 
 #[test]
 fn roles_grant_what_they_bind_and_nothing_more() {
     let server = TestServer::start();
-    server.kubectl_ok(&["create", "configmap", "settings", "--from-literal=a=b"]);
-    server.kubectl_ok(&["create", "namespace", "other"]);
+    server.kubectl_line("create configmap settings --from-literal=a=b");
+    server.kubectl_line("create namespace other");
 
     // Nothing bound: upstream's 403, word for word.
-    let denied = err_as(&server, "alice", &[], &["get", "configmaps"]);
+    let denied = err_as(&server, "alice", &[], "get configmaps");
     assert!(
         denied.contains(r#"Error from server (Forbidden): configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" in the namespace "default""#),
         "{denied}"
     );
     assert_eq!(
-        run_as(
-            &server,
-            "alice",
-            &[],
-            &["auth", "can-i", "list", "configmaps"]
-        )
-        .stdout
-        .trim_ascii(),
+        run_as(&server, "alice", &[], "auth can-i list configmaps")
+            .stdout
+            .trim_ascii(),
         b"no"
     );
 
     // A Role bound in one namespace: readable there at once, nowhere else,
     // and only for the verbs it lists.
-    server.kubectl_ok(&[
-        "create",
-        "role",
-        "cm-reader",
-        "--verb=get,list,watch",
-        "--resource=configmaps",
-    ]);
-    server.kubectl_ok(&[
-        "create",
-        "rolebinding",
-        "alice-reads",
-        "--role=cm-reader",
-        "--user=alice",
-    ]);
-    let listed = ok_as(&server, "alice", &[], &["get", "configmaps", "-o", "name"]);
+    server.kubectl_line("create role cm-reader --verb=get,list,watch --resource=configmaps");
+    server.kubectl_line("create rolebinding alice-reads --role=cm-reader --user=alice");
+    let listed = ok_as(&server, "alice", &[], "get configmaps -o name");
     assert!(listed.contains("configmap/settings"), "{listed}");
-    let elsewhere = err_as(&server, "alice", &[], &["get", "configmaps", "-n", "other"]);
+    let elsewhere = err_as(&server, "alice", &[], "get configmaps -n other");
     assert!(
         elsewhere.contains(r#"in the namespace "other""#),
         "{elsewhere}"
     );
-    let write = err_as(&server, "alice", &[], &["create", "configmap", "mine"]);
+    let write = err_as(&server, "alice", &[], "create configmap mine");
     assert!(
         write.contains(r#"User "alice" cannot create resource "configmaps""#),
         "{write}"
     );
-    let can = ok_as(&server, "alice", &[], &["auth", "can-i", "--list"]);
+    let can = ok_as(&server, "alice", &[], "auth can-i --list");
     assert!(
         can.lines()
             .any(|l| l.starts_with("configmaps ") && l.contains("[get list watch]")),
@@ -115,55 +103,34 @@ fn roles_grant_what_they_bind_and_nothing_more() {
 
     // A ClusterRole bound to a group, everywhere; a subresource needs its
     // own grant.
-    server.kubectl_ok(&[
-        "create",
-        "clusterrole",
-        "deploy-reader",
-        "--verb=get,list",
-        "--resource=deployments",
-    ]);
-    server.kubectl_ok(&[
-        "create",
-        "clusterrolebinding",
-        "devs-read-deployments",
-        "--clusterrole=deploy-reader",
-        "--group=devs",
-    ]);
-    server.kubectl_ok(&[
-        "create",
-        "deployment",
-        "web",
-        "--image=nginx",
-        "-n",
-        "other",
-    ]);
-    ok_as(&server, "bob", &["devs"], &["get", "deployments", "-A"]);
+    server.kubectl_line("create clusterrole deploy-reader --verb=get,list --resource=deployments");
+    server.kubectl_line(
+        "create clusterrolebinding devs-read-deployments --clusterrole=deploy-reader --group=devs",
+    );
+    server.kubectl_line("create deployment web --image=nginx -n other");
+    ok_as(&server, "bob", &["devs"], "get deployments -A");
     let scale = err_as(
         &server,
         "bob",
         &["devs"],
-        &["scale", "deployment", "web", "-n", "other", "--replicas=2"],
+        "scale deployment web -n other --replicas=2",
     );
     assert!(
         scale.contains(r#"cannot patch resource "deployments/scale" in API group "apps""#),
         "{scale}"
     );
-    err_as(&server, "bob", &[], &["get", "deployments", "-A"]);
+    err_as(&server, "bob", &[], "get deployments -A");
 
     // A service account's binding, with the namespace left to the binding.
-    server.kubectl_ok(&["create", "serviceaccount", "robot"]);
-    server.kubectl_ok(&[
-        "create",
-        "rolebinding",
-        "robot-reads",
-        "--role=cm-reader",
-        "--serviceaccount=default:robot",
-    ]);
+    server.kubectl_line("create serviceaccount robot");
+    server.kubectl_line(
+        "create rolebinding robot-reads --role=cm-reader --serviceaccount=default:robot",
+    );
     ok_as(
         &server,
         "system:serviceaccount:default:robot",
         &[],
-        &["get", "configmap", "settings"],
+        "get configmap settings",
     );
     let me = server.kubectl_json(&[
         "auth",
@@ -210,77 +177,38 @@ fn roles_grant_what_they_bind_and_nothing_more() {
     resp.assert_status(422, "Invalid");
 
     // Deleting the binding takes the access away.
-    server.kubectl_ok(&["delete", "rolebinding", "alice-reads"]);
-    err_as(&server, "alice", &[], &["get", "configmaps"]);
+    server.kubectl_line("delete rolebinding alice-reads");
+    err_as(&server, "alice", &[], "get configmaps");
 }
 
 #[test]
 fn the_default_roles_view_edit_and_admin_aggregate_as_upstreams() {
     let server = TestServer::start();
-    server.kubectl_ok(&["create", "namespace", "team"]);
-    server.kubectl_ok(&["create", "secret", "generic", "token", "-n", "team"]);
-    server.kubectl_ok(&[
-        "create",
-        "rolebinding",
-        "erin-views",
-        "--clusterrole=view",
-        "--user=erin",
-        "-n",
-        "team",
-    ]);
-    server.kubectl_ok(&[
-        "create",
-        "rolebinding",
-        "frank-edits",
-        "--clusterrole=edit",
-        "--user=frank",
-        "-n",
-        "team",
-    ]);
+    server.kubectl_line("create namespace team");
+    server.kubectl_line("create secret generic token -n team");
+    server.kubectl_line("create rolebinding erin-views --clusterrole=view --user=erin -n team");
+    server.kubectl_line("create rolebinding frank-edits --clusterrole=edit --user=frank -n team");
     // view reads workloads but not secrets, and writes nothing.
     ok_as(
         &server,
         "erin",
         &[],
-        &["get", "pods,deployments,configmaps", "-n", "team"],
+        "get pods,deployments,configmaps -n team",
     );
-    let secret = err_as(&server, "erin", &[], &["get", "secrets", "-n", "team"]);
+    let secret = err_as(&server, "erin", &[], "get secrets -n team");
     assert!(
         secret.contains(r#"cannot list resource "secrets""#),
         "{secret}"
     );
-    err_as(
-        &server,
-        "erin",
-        &[],
-        &["create", "configmap", "c", "-n", "team"],
-    );
+    err_as(&server, "erin", &[], "create configmap c -n team");
     // edit writes and reads secrets, but cannot grant anything.
-    ok_as(
-        &server,
-        "frank",
-        &[],
-        &["create", "configmap", "c", "-n", "team"],
-    );
-    ok_as(
-        &server,
-        "frank",
-        &[],
-        &["get", "secret", "token", "-n", "team"],
-    );
+    ok_as(&server, "frank", &[], "create configmap c -n team");
+    ok_as(&server, "frank", &[], "get secret token -n team");
     let grant = err_as(
         &server,
         "frank",
         &[],
-        &[
-            "create",
-            "rolebinding",
-            "g",
-            "--clusterrole=view",
-            "--user=x",
-            "-n",
-            "team",
-        ],
+        "create rolebinding g --clusterrole=view --user=x -n team",
     );
     assert!(
         grant.contains(r#"cannot create resource "rolebindings""#),
@@ -289,19 +217,9 @@ fn the_default_roles_view_edit_and_admin_aggregate_as_upstreams() {
 
     // A role labelled for aggregation joins view, and through edit's label
     // edit and admin as well.
-    server.kubectl_ok(&[
-        "create",
-        "clusterrole",
-        "widgets",
-        "--verb=get",
-        "--resource=nodes",
-    ]);
-    server.kubectl_ok(&[
-        "label",
-        "clusterrole",
-        "widgets",
-        "rbac.authorization.k8s.io/aggregate-to-view=true",
-    ]);
+    server.kubectl_line("create clusterrole widgets --verb=get --resource=nodes");
+    server
+        .kubectl_line("label clusterrole widgets rbac.authorization.k8s.io/aggregate-to-view=true");
     for role in ["view", "edit", "admin"] {
         common::wait_until(
             std::time::Duration::from_secs(10),
@@ -351,25 +269,13 @@ subjects:
         &server,
         "alice",
         &[],
-        &[
-            "create",
-            "role",
-            "readers",
-            "--verb=get",
-            "--resource=configmaps",
-        ],
+        "create role readers --verb=get --resource=configmaps",
     );
     ok_as(
         &server,
         "alice",
         &[],
-        &[
-            "create",
-            "rolebinding",
-            "carol-reads",
-            "--role=readers",
-            "--user=carol",
-        ],
+        "create rolebinding carol-reads --role=readers --user=carol",
     );
     // What she does not hold she may not: upstream's message, listing the
     // missing rules compacted.
@@ -377,13 +283,7 @@ subjects:
         &server,
         "alice",
         &[],
-        &[
-            "create",
-            "role",
-            "deleters",
-            "--verb=get,delete",
-            "--resource=secrets,configmaps",
-        ],
+        "create role deleters --verb=get,delete --resource=secrets,configmaps",
     );
     let expected = "roles.rbac.authorization.k8s.io \"deleters\" is forbidden: user \"alice\" (groups=[\"system:authenticated\"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[\"\"], Resources:[\"configmaps\"], Verbs:[\"delete\"]}\n{APIGroups:[\"\"], Resources:[\"secrets\"], Verbs:[\"get\" \"delete\"]}";
     assert!(role.contains(expected), "{role}");
@@ -391,13 +291,7 @@ subjects:
         &server,
         "alice",
         &[],
-        &[
-            "create",
-            "rolebinding",
-            "alice-is-admin",
-            "--clusterrole=cluster-admin",
-            "--user=alice",
-        ],
+        "create rolebinding alice-is-admin --clusterrole=cluster-admin --user=alice",
     );
     assert!(
         bind.contains("rolebindings.rbac.authorization.k8s.io \"alice-is-admin\" is forbidden: user \"alice\""),
@@ -408,13 +302,7 @@ subjects:
         &server,
         "alice",
         &[],
-        &[
-            "patch",
-            "role",
-            "readers",
-            "--type=json",
-            r#"-p=[{"op":"add","path":"/rules/0/verbs/-","value":"delete"}]"#,
-        ],
+        r#"patch role readers --type=json -p=[{"op":"add","path":"/rules/0/verbs/-","value":"delete"}]"#,
     );
     assert!(
         widened.contains("is attempting to grant RBAC permissions not currently held"),
@@ -423,12 +311,7 @@ subjects:
     let readers = server.kubectl_json(&["get", "role", "readers", "-o", "json"]);
     assert_eq!(readers["rules"][0]["verbs"], serde_json::json!(["get"]));
     // A label changes no rules and needs no check.
-    ok_as(
-        &server,
-        "alice",
-        &[],
-        &["label", "role", "readers", "team=a"],
-    );
+    ok_as(&server, "alice", &[], "label role readers team=a");
     // nothing of the refused writes was stored
     assert!(!server
         .kubectl_ok(&["get", "roles,rolebindings", "-o", "name"])
@@ -438,65 +321,26 @@ subjects:
         .contains("alice-is-admin"));
 
     // `escalate` on roles and `bind` on one ClusterRole lift the checks.
-    server.kubectl_ok(&[
-        "create",
-        "role",
-        "escalator",
-        "--verb=escalate",
-        "--resource=roles.rbac.authorization.k8s.io",
-    ]);
-    server.kubectl_ok(&[
-        "create",
-        "rolebinding",
-        "alice-escalates",
-        "--role=escalator",
-        "--user=alice",
-    ]);
-    ok_as(
-        &server,
-        "alice",
-        &[],
-        &[
-            "create",
-            "role",
-            "deleters",
-            "--verb=delete",
-            "--resource=secrets",
-        ],
+    server.kubectl_line(
+        "create role escalator --verb=escalate --resource=roles.rbac.authorization.k8s.io",
     );
-    server.kubectl_ok(&[
-        "create",
-        "clusterrole",
-        "view-binder",
-        "--verb=bind",
-        "--resource=clusterroles.rbac.authorization.k8s.io",
-        "--resource-name=deploy-viewer",
-    ]);
-    server.kubectl_ok(&[
-        "create",
-        "clusterrole",
-        "deploy-viewer",
-        "--verb=get",
-        "--resource=deployments.apps",
-    ]);
-    server.kubectl_ok(&[
-        "create",
-        "rolebinding",
-        "alice-binds-viewer",
-        "--clusterrole=view-binder",
-        "--user=alice",
-    ]);
+    server.kubectl_line("create rolebinding alice-escalates --role=escalator --user=alice");
     ok_as(
         &server,
         "alice",
         &[],
-        &[
-            "create",
-            "rolebinding",
-            "dave-views",
-            "--clusterrole=deploy-viewer",
-            "--user=dave",
-        ],
+        "create role deleters --verb=delete --resource=secrets",
+    );
+    server.kubectl_line("create clusterrole view-binder --verb=bind --resource=clusterroles.rbac.authorization.k8s.io --resource-name=deploy-viewer");
+    server.kubectl_line("create clusterrole deploy-viewer --verb=get --resource=deployments.apps");
+    server.kubectl_line(
+        "create rolebinding alice-binds-viewer --clusterrole=view-binder --user=alice",
+    );
+    ok_as(
+        &server,
+        "alice",
+        &[],
+        "create rolebinding dave-views --clusterrole=deploy-viewer --user=dave",
     );
 }
 
@@ -524,21 +368,10 @@ fn impersonation_needs_the_impersonate_verb() {
         "requested [{Group  devs    }] without impersonating a user"
     );
     // With the verb granted, a user may act as the one it names, and only as that.
-    server.kubectl_ok(&[
-        "create",
-        "clusterrole",
-        "impersonate-alice",
-        "--verb=impersonate",
-        "--resource=users",
-        "--resource-name=alice",
-    ]);
-    server.kubectl_ok(&[
-        "create",
-        "clusterrolebinding",
-        "bob-is-alice",
-        "--clusterrole=impersonate-alice",
-        "--user=bob",
-    ]);
+    server.kubectl_line("create clusterrole impersonate-alice --verb=impersonate --resource=users --resource-name=alice");
+    server.kubectl_line(
+        "create clusterrolebinding bob-is-alice --clusterrole=impersonate-alice --user=bob",
+    );
     let can = |target: &str| {
         let out = server.kubectl(&["auth", "can-i", "impersonate", target, "--as=bob"]);
         String::from_utf8_lossy(&out.stdout).trim().to_string()
@@ -571,33 +404,16 @@ async fn a_binding_written_through_one_replica_authorizes_on_another() {
     let args = ["--etcd-servers", etcd.endpoint.as_str()];
     let a = TestServer::start_with(&args);
     let b = TestServer::start_with(&args);
-    err_as(&b, "alice", &[], &["get", "secrets"]);
-    a.kubectl_ok(&[
-        "create",
-        "role",
-        "secret-reader",
-        "--verb=list",
-        "--resource=secrets",
-    ]);
-    a.kubectl_ok(&[
-        "create",
-        "rolebinding",
-        "alice-reads-secrets",
-        "--role=secret-reader",
-        "--user=alice",
-    ]);
+    err_as(&b, "alice", &[], "get secrets");
+    a.kubectl_line("create role secret-reader --verb=list --resource=secrets");
+    a.kubectl_line("create rolebinding alice-reads-secrets --role=secret-reader --user=alice");
     // At once: a denial is decided again once b's caches reach the store.
-    ok_as(&b, "alice", &[], &["get", "secrets"]);
-    a.kubectl_ok(&["delete", "rolebinding", "alice-reads-secrets"]);
+    ok_as(&b, "alice", &[], "get secrets");
+    a.kubectl_line("delete rolebinding alice-reads-secrets");
     // A removal shows once b's cache has it; upstream's informers lag too.
     common::wait_until(
         std::time::Duration::from_secs(10),
         "b to see the binding gone",
-        || {
-            (!run_as(&b, "alice", &[], &["get", "secrets"])
-                .status
-                .success())
-            .then_some(())
-        },
+        || (!run_as(&b, "alice", &[], "get secrets").status.success()).then_some(()),
     );
 }

@@ -32,7 +32,7 @@ fn create_token(server: &TestServer, account: &str) -> String {
 #[test]
 fn kubectl_authenticates_with_a_service_account_token() {
     let server = TestServer::start();
-    server.kubectl_ok(&["create", "serviceaccount", "robot"]);
+    server.kubectl_line("create serviceaccount robot");
     let token = create_token(&server, "robot");
 
     let me = kubectl_with_token(&server, &token, &["auth", "whoami", "-o", "json"]);
@@ -54,13 +54,9 @@ fn kubectl_authenticates_with_a_service_account_token() {
         "{}",
         text(&denied.stderr)
     );
-    server.kubectl_ok(&[
-        "create",
-        "rolebinding",
-        "robot-views",
-        "--clusterrole=view",
-        "--serviceaccount=default:robot",
-    ]);
+    server.kubectl_line(
+        "create rolebinding robot-views --clusterrole=view --serviceaccount=default:robot",
+    );
     let listed = kubectl_with_token(&server, &token, &["get", "configmaps"]);
     assert!(listed.status.success(), "{}", text(&listed.stderr));
     // gRPC reads the same token from its metadata.
@@ -102,8 +98,8 @@ fn kubectl_authenticates_with_a_service_account_token() {
     );
     let status = resp.assert_status(401, "Unauthorized");
     assert_eq!(status["message"], "Unauthorized");
-    server.kubectl_ok(&["delete", "serviceaccount", "robot"]);
-    server.kubectl_ok(&["create", "serviceaccount", "robot"]);
+    server.kubectl_line("delete serviceaccount robot");
+    server.kubectl_line("create serviceaccount robot");
     let stale = kubectl_with_token(&server, &token, &["get", "configmaps"]);
     assert!(
         text(&stale.stderr).contains("Unauthorized"),
@@ -129,7 +125,7 @@ fn kubectl_authenticates_with_a_service_account_token() {
 #[test]
 fn every_namespace_has_a_default_service_account() {
     let server = TestServer::start();
-    server.kubectl_ok(&["create", "namespace", "team"]);
+    server.kubectl_line("create namespace team");
     let exists = |ns: &str| {
         server
             .kubectl(&["get", "serviceaccount", "default", "-n", ns])
@@ -147,25 +143,19 @@ fn every_namespace_has_a_default_service_account() {
     let token = create_token(&server, "default");
     assert!(token.starts_with("ey"), "{token}");
     // Deleted, it comes back (with a new uid, so old tokens stop working).
-    server.kubectl_ok(&["delete", "serviceaccount", "default", "-n", "team"]);
+    server.kubectl_line("delete serviceaccount default -n team");
     common::wait_until(Duration::from_secs(10), "the account to come back", || {
         exists("team")
     });
     // A namespace being deleted gets none back.
-    server.kubectl_ok(&[
-        "delete",
-        "namespace",
-        "team",
-        "--wait=true",
-        "--timeout=30s",
-    ]);
+    server.kubectl_line("delete namespace team --wait=true --timeout=30s");
     assert!(exists("team").is_none());
 }
 
 #[test]
 fn token_reviews_say_whose_a_token_is() {
     let server = TestServer::start();
-    server.kubectl_ok(&["create", "serviceaccount", "robot"]);
+    server.kubectl_line("create serviceaccount robot");
     let token = create_token(&server, "robot");
     let review = |token: &str| {
         let body = serde_json::json!({
@@ -191,13 +181,9 @@ fn token_reviews_say_whose_a_token_is() {
     assert_eq!(invalid["authenticated"], serde_json::Value::Null);
     assert!(invalid["error"].is_string(), "{invalid}");
     // Reviews are for those granted them (system:auth-delegator upstream).
-    server.kubectl_ok(&[
-        "create",
-        "rolebinding",
-        "robot-views",
-        "--clusterrole=view",
-        "--serviceaccount=default:robot",
-    ]);
+    server.kubectl_line(
+        "create rolebinding robot-views --clusterrole=view --serviceaccount=default:robot",
+    );
     let denied = server.curl_anonymous(
         "POST",
         "/apis/authentication.k8s.io/v1/tokenreviews",
@@ -229,7 +215,7 @@ async fn replicas_sharing_a_signing_key_accept_each_others_tokens() {
         key,
     ]);
     let c = TestServer::start_with(&["--etcd-servers", etcd.endpoint.as_str()]);
-    a.kubectl_ok(&["create", "serviceaccount", "robot"]);
+    a.kubectl_line("create serviceaccount robot");
     let token = create_token(&a, "robot");
     let on_b = kubectl_with_token(&b, &token, &["auth", "whoami"]);
     assert!(on_b.status.success(), "{}", text(&on_b.stderr));

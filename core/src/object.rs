@@ -79,14 +79,27 @@ pub fn random_suffix() -> String {
 pub fn finalizers(object: &Value) -> Vec<String> {
     meta(object)
         .and_then(|m| m.get("finalizers"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
+        .map(strings)
+        .unwrap_or_default()
+}
+
+/// The strings of a JSON array (what is not a string is skipped; not an
+/// array: none).
+pub fn strings(list: &Value) -> Vec<String> {
+    list.as_array()
+        .map(|items| {
+            items
+                .iter()
                 .filter_map(Value::as_str)
                 .map(str::to_string)
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The strings of the array at `value[key]`.
+pub fn strings_at(value: &Value, key: &str) -> Vec<String> {
+    value.get(key).map(strings).unwrap_or_default()
 }
 
 /// Decodes a stored value and stamps it with the revision it is current at.

@@ -18,7 +18,6 @@ use crate::error::{ApiError, ApiResult, StatusReason};
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::service::ApiCore;
-use crate::storage::StorageError;
 
 pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
@@ -33,20 +32,6 @@ pub struct PolicyRule {
     pub non_resource_urls: Vec<String>,
 }
 
-fn strings(value: &Value, key: &str) -> Vec<String> {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 fn has(set: &[String], item: &str) -> bool {
     set.iter().any(|s| s == item)
 }
@@ -58,11 +43,11 @@ fn has_all(set: &[String], items: &[String]) -> bool {
 impl PolicyRule {
     pub fn from_json(rule: &Value) -> Self {
         Self {
-            verbs: strings(rule, "verbs"),
-            api_groups: strings(rule, "apiGroups"),
-            resources: strings(rule, "resources"),
-            resource_names: strings(rule, "resourceNames"),
-            non_resource_urls: strings(rule, "nonResourceURLs"),
+            verbs: object::strings_at(rule, "verbs"),
+            api_groups: object::strings_at(rule, "apiGroups"),
+            resources: object::strings_at(rule, "resources"),
+            resource_names: object::strings_at(rule, "resourceNames"),
+            non_resource_urls: object::strings_at(rule, "nonResourceURLs"),
         }
     }
 
@@ -767,26 +752,7 @@ impl ApiCore {
             } else {
                 &defs.cluster_role_bindings
             };
-            let key = def.key(&self.prefix, None, object::name(&object));
-            if self
-                .storage
-                .get(&key)
-                .await
-                .map_err(ApiError::internal)?
-                .is_some()
-            {
-                continue;
-            }
-            let mut object = object;
-            self.fill_new_metadata(def, &mut object);
-            match self
-                .storage
-                .create(&key, crate::service::encode(&object)?)
-                .await
-            {
-                Ok(_) | Err(StorageError::AlreadyExists(_)) => {}
-                Err(e) => return Err(ApiError::internal(e)),
-            }
+            self.create_if_missing(def, object).await?;
         }
         for def in [
             &defs.cluster_role_bindings,

@@ -115,16 +115,7 @@ async fn may_they(
 ) -> Result<Value, ApiError> {
     let mut errs = attribute_errors(spec);
     let user = text(spec, "user");
-    let groups: Vec<String> = spec
-        .get("groups")
-        .and_then(Value::as_array)
-        .map(|g| {
-            g.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let groups = crate::object::strings_at(spec, "groups");
     if user.is_empty() && groups.is_empty() {
         errs.push(FieldError::invalid(
             "spec.user",

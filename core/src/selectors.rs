@@ -203,16 +203,7 @@ impl LabelSelector {
         let expressions = selector.get("matchExpressions").and_then(Value::as_array);
         for expression in expressions.into_iter().flatten() {
             let key = expression.get("key")?.as_str()?.to_string();
-            let values: Vec<String> = expression
-                .get("values")
-                .and_then(Value::as_array)
-                .map(|v| {
-                    v.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let values = crate::object::strings_at(expression, "values");
             let requirement = match expression.get("operator")?.as_str()? {
                 "In" if !values.is_empty() => Requirement::In(key, values),
                 "NotIn" if !values.is_empty() => Requirement::NotIn(key, values),

@@ -619,26 +619,37 @@ impl ApiCore {
     pub async fn bootstrap(&self) -> ApiResult<()> {
         let def = self.resolve("", "v1", "namespaces")?;
         for ns in SYSTEM_NAMESPACES {
-            let key = def.key(&self.prefix, None, ns);
-            if self
-                .storage
-                .get(&key)
-                .await
-                .map_err(ApiError::internal)?
-                .is_some()
-            {
-                continue;
-            }
-            let mut obj =
+            let namespace =
                 json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-            self.fill_new_metadata(&def, &mut obj);
-            def.strategy.prepare_for_create(&mut obj);
-            match self.storage.create(&key, encode(&obj)?).await {
-                Ok(_) | Err(StorageError::AlreadyExists(_)) => {}
-                Err(e) => return Err(ApiError::internal(e)),
-            }
+            self.create_if_missing(&def, namespace).await?;
         }
         self.bootstrap_rbac().await
+    }
+
+    /// Stores a cluster-scoped object the server itself defines (bootstrap)
+    /// unless one of its name exists; another replica creating it first is
+    /// fine.
+    pub(crate) async fn create_if_missing(
+        &self,
+        def: &ResourceDef,
+        mut object: Value,
+    ) -> ApiResult<()> {
+        let key = def.key(&self.prefix, None, object::name(&object));
+        if self
+            .storage
+            .get(&key)
+            .await
+            .map_err(ApiError::internal)?
+            .is_some()
+        {
+            return Ok(());
+        }
+        self.fill_new_metadata(def, &mut object);
+        def.strategy.prepare_for_create(&mut object);
+        match self.storage.create(&key, encode(&object)?).await {
+            Ok(_) | Err(StorageError::AlreadyExists(_)) => Ok(()),
+            Err(e) => Err(ApiError::internal(e)),
+        }
     }
 
     fn key(&self, def: &ResourceDef, namespace: Option<&str>, name: &str) -> String {

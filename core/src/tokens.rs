@@ -207,14 +207,10 @@ impl ApiCore {
                 errs,
             ));
         }
-        let audiences: Vec<String> = match spec.get("audiences").and_then(Value::as_array) {
-            Some(list) if !list.is_empty() => list
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-            _ => authority.audiences.clone(),
-        };
+        let mut audiences = object::strings_at(&spec, "audiences");
+        if audiences.is_empty() {
+            audiences = authority.audiences.clone();
+        }
         let def = self.resolve("", "v1", "serviceaccounts")?;
         let account = self
             .get(&UserInfo::system(), &def, Some(namespace), name, "")
@@ -370,16 +366,7 @@ impl ApiCore {
     /// A TokenReview's status (authentication.k8s.io/v1 tokenreviews).
     pub(crate) async fn review_token(&self, spec: &Value) -> Value {
         let token = spec.get("token").and_then(Value::as_str).unwrap_or("");
-        let audiences: Vec<String> = spec
-            .get("audiences")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let audiences = object::strings_at(spec, "audiences");
         match self.authenticate_token(token, &audiences).await {
             Ok((user, matched)) => json!({
                 "authenticated": true,

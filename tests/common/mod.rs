@@ -597,6 +597,14 @@ impl TestServer {
         text(&out.stdout)
     }
 
+    /// [`Self::kubectl_ok`] with its arguments written as one line, split at
+    /// whitespace (for arguments that hold none).
+    #[track_caller]
+    pub fn kubectl_line(&self, line: &str) -> String {
+        let args: Vec<&str> = line.split_whitespace().collect();
+        self.kubectl_ok(&args)
+    }
+
     /// Runs kubectl, asserts failure, returns stderr.
     #[track_caller]
     pub fn kubectl_err(&self, args: &[&str]) -> String {

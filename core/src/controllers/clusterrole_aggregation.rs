@@ -5,7 +5,6 @@
 //! `rbac.authorization.k8s.io/aggregate-to-*`.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::Value;
@@ -15,9 +14,7 @@ use crate::object;
 use crate::rbac::RBAC_GROUP;
 use crate::selectors::LabelSelector;
 use crate::service::{ApiCore, ListOptions, View, WriteOptions};
-use crate::watch::WatchOptions;
 
-const RETRY: Duration = Duration::from_secs(2);
 const FIELD_MANAGER: &str = "clusterrole-aggregation-controller";
 
 pub async fn run(core: Arc<ApiCore>) {
@@ -26,24 +23,12 @@ pub async fn run(core: Arc<ApiCore>) {
         return;
     };
     loop {
-        let rv = match reconcile_all(&core).await {
-            Ok(rv) => rv,
-            Err(e) => {
-                tracing::warn!(error = %e, "clusterrole aggregation failed");
-                tokio::time::sleep(RETRY).await;
-                continue;
-            }
-        };
-        let opts = WatchOptions {
-            resource_version: rv,
-            timeout: Some(Duration::from_secs(300)),
-            ..Default::default()
-        };
+        let rv = super::resynced(FIELD_MANAGER, || reconcile_all(&core)).await;
+        let opts = super::watch_from(rv);
         let mut events = match core.watch(&system, &cluster_roles, None, None, &opts).await {
             Ok(events) => events,
             Err(e) => {
-                tracing::warn!(error = %e, "clusterrole aggregation watch failed");
-                tokio::time::sleep(RETRY).await;
+                super::watch_failed(FIELD_MANAGER, &e).await;
                 continue;
             }
         };

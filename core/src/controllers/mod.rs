@@ -15,6 +15,57 @@ pub const ALL_CONTROLLERS: &[&str] = &[
     "serviceaccount",
 ];
 
+/// How long a controller waits before trying a failed list or watch again.
+const RETRY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs `resync` until it succeeds, waiting between attempts; the
+/// resourceVersion it worked from, for a watch of what changes after it.
+pub(crate) async fn resynced<F, Fut>(controller: &str, mut resync: F) -> String
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = crate::ApiResult<String>>,
+{
+    loop {
+        match resync().await {
+            Ok(rv) => return rv,
+            Err(e) => {
+                tracing::warn!(controller, error = %e, "controller resync failed");
+                tokio::time::sleep(RETRY).await;
+            }
+        }
+    }
+}
+
+/// A controller's watch from `resource_version`; it ends after a while, and
+/// the controller lists again before it watches anew.
+pub(crate) fn watch_from(resource_version: String) -> crate::watch::WatchOptions {
+    crate::watch::WatchOptions {
+        resource_version,
+        timeout: Some(std::time::Duration::from_secs(300)),
+        ..Default::default()
+    }
+}
+
+/// Every namespace, as the system sees it.
+pub(crate) async fn all_namespaces(
+    core: &crate::service::ApiCore,
+) -> crate::ApiResult<crate::service::ObjectList> {
+    let namespaces = core.resolve("", "v1", "namespaces")?;
+    core.list(
+        &crate::auth::UserInfo::system(),
+        &namespaces,
+        None,
+        &crate::service::ListOptions::default(),
+    )
+    .await
+}
+
+/// Waits before a failed watch is tried again.
+pub(crate) async fn watch_failed(controller: &str, error: &crate::error::ApiError) {
+    tracing::warn!(controller, error = %error, "controller watch failed");
+    tokio::time::sleep(RETRY).await;
+}
+
 /// Whether `name` is enabled by a kube-controller-manager style list
 /// ("*" for all, "-name" to disable, "name" to enable).
 pub fn enabled(list: &[String], name: &str) -> bool {

@@ -74,15 +74,7 @@ fn terminating(ns: &Value) -> bool {
 }
 
 async fn reconcile_all(core: &ApiCore) -> crate::ApiResult<()> {
-    let namespaces = core.resolve("", "v1", "namespaces")?;
-    let list = core
-        .list(
-            &UserInfo::system(),
-            &namespaces,
-            None,
-            &ListOptions::default(),
-        )
-        .await?;
+    let list = super::all_namespaces(core).await?;
     for ns in list.items.iter().filter(|ns| terminating(ns)) {
         finalize(core, object::name(ns)).await?;
     }

@@ -3,7 +3,6 @@
 //! with each active namespace, and again when someone deletes it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -11,10 +10,10 @@ use serde_json::{json, Value};
 use crate::auth::UserInfo;
 use crate::error::StatusReason;
 use crate::object;
-use crate::service::{ApiCore, ListOptions, WriteOptions};
+use crate::service::{ApiCore, WriteOptions};
 use crate::watch::{EventType, WatchOptions};
 
-const RETRY: Duration = Duration::from_secs(2);
+const CONTROLLER: &str = "serviceaccount";
 const DEFAULT_ACCOUNT: &str = "default";
 
 pub async fn run(core: Arc<ApiCore>) {
@@ -26,19 +25,8 @@ pub async fn run(core: Arc<ApiCore>) {
         return;
     };
     loop {
-        let rv = match ensure_all(&core).await {
-            Ok(rv) => rv,
-            Err(e) => {
-                tracing::warn!(error = %e, "serviceaccount controller resync failed");
-                tokio::time::sleep(RETRY).await;
-                continue;
-            }
-        };
-        let opts = WatchOptions {
-            resource_version: rv,
-            timeout: Some(Duration::from_secs(300)),
-            ..Default::default()
-        };
+        let rv = super::resynced(CONTROLLER, || ensure_all(&core)).await;
+        let opts = super::watch_from(rv);
         let default_accounts = WatchOptions {
             field_selector: format!("metadata.name={DEFAULT_ACCOUNT}"),
             ..opts.clone()
@@ -51,8 +39,7 @@ pub async fn run(core: Arc<ApiCore>) {
         let (namespace_events, account_events) = match watches {
             Ok(watches) => watches,
             Err(e) => {
-                tracing::warn!(error = %e, "serviceaccount controller watch failed");
-                tokio::time::sleep(RETRY).await;
+                super::watch_failed(CONTROLLER, &e).await;
                 continue;
             }
         };
@@ -80,15 +67,7 @@ fn kind(object: &Value) -> &str {
 /// Ensures every namespace has its account; the resourceVersion of the
 /// namespace list it worked from.
 async fn ensure_all(core: &ApiCore) -> crate::ApiResult<String> {
-    let namespaces = core.resolve("", "v1", "namespaces")?;
-    let list = core
-        .list(
-            &UserInfo::system(),
-            &namespaces,
-            None,
-            &ListOptions::default(),
-        )
-        .await?;
+    let list = super::all_namespaces(core).await?;
     for namespace in &list.items {
         ensure(core, object::name(namespace), true).await?;
     }
