@@ -94,6 +94,13 @@ pub struct ServeArgs {
     /// Audiences a token must name to be accepted; defaults to the issuer.
     #[arg(long, value_delimiter = ',')]
     pub api_audiences: Vec<String>,
+    /// Read-only requests in flight at once, per replica, before more are
+    /// told to retry (429); 0 for no limit. system:masters is exempt.
+    #[arg(long, default_value_t = capstan_core::inflight::DEFAULT_MAX_READONLY)]
+    pub max_requests_inflight: usize,
+    /// The same for mutating requests.
+    #[arg(long, default_value_t = capstan_core::inflight::DEFAULT_MAX_MUTATING)]
+    pub max_mutating_requests_inflight: usize,
     /// Write the chosen port here once listening (for tests and scripts).
     #[arg(long)]
     pub port_file: Option<PathBuf>,

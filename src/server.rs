@@ -128,7 +128,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let core = Arc::new(
         ApiCore::new(registry.clone(), storage.clone(), args.etcd_prefix.clone())
             .with_service_ranges(args.service_cluster_ip_range, args.service_node_port_range)
-            .with_token_authority(tokens),
+            .with_token_authority(tokens)
+            .with_inflight_limits(capstan_core::inflight::InflightLimits::new(
+                args.max_requests_inflight,
+                args.max_mutating_requests_inflight,
+            )),
     );
     let opened = started.elapsed();
     core.bootstrap().await?;

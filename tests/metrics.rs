@@ -1,5 +1,6 @@
-//! End-to-end `/metrics`: upstream's request metrics, counted as requests
-//! are served, readable by system:monitoring and refused to others.
+//! End-to-end `/metrics` (upstream's request metrics, counted as requests
+//! are served, readable by system:monitoring and refused to others) and
+//! the in-flight limits that protect the server (429, Retry-After).
 
 mod common;
 
@@ -72,4 +73,51 @@ fn metrics_count_requests_under_upstreams_names() {
     server
         .curl_anonymous("GET", "/metrics", &[], None)
         .assert_status(403, "Forbidden");
+}
+
+#[test]
+fn requests_past_the_in_flight_limit_are_told_to_retry() {
+    let server = TestServer::start_with(&["--max-mutating-requests-inflight=1"]);
+    // A mutating request that holds its place: a 200 KB body sent slowly.
+    let body = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "big"},
+        "data": {"a": "x".repeat(200_000)},
+    });
+    let file = server.scratch("big.json");
+    std::fs::write(&file, body.to_string()).expect("write the body");
+    let mut slow = server.curl_command(true);
+    slow.args(["-X", "POST", "-H", "Content-Type: application/json"])
+        .args(["-H", "Impersonate-User: alice", "--limit-rate", "20k"])
+        .arg("--data-binary")
+        .arg(format!("@{}", file.display()))
+        .arg(format!(
+            "{}/api/v1/namespaces/default/configmaps",
+            server.base_url()
+        ));
+    let _slow = common::Streaming::spawn(slow);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+
+    let create = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"small"}}"#;
+    let json = ("Content-Type", "application/json");
+    let path = "/api/v1/namespaces/default/configmaps";
+    let resp = server.curl(
+        "POST",
+        path,
+        &[json, ("Impersonate-User", "bob")],
+        Some(create),
+    );
+    let status = resp.assert_status(429, "TooManyRequests");
+    assert_eq!(
+        status["message"],
+        "Too many requests, please try again later."
+    );
+    assert_eq!(status["details"]["retryAfterSeconds"], 1);
+    assert_eq!(resp.header("retry-after").as_deref(), Some("1"));
+    // Reads have their own limit, and system:masters is never limited.
+    let read = server.curl("GET", path, &[("Impersonate-User", "bob")], None);
+    assert_eq!(read.status, 403, "{read:#?}");
+    let admin = server.curl("POST", path, &[json], Some(create));
+    assert_eq!(admin.status, 201, "{admin:#?}");
 }

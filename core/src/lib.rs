@@ -18,6 +18,7 @@ pub mod grpc;
 pub mod grpc_encode;
 pub mod grpc_served;
 pub mod impersonation;
+pub mod inflight;
 pub mod metrics;
 pub mod object;
 pub mod openapi;

@@ -201,6 +201,8 @@ pub struct ApiCore {
     pub(crate) service_addresses: crate::services::ServiceAddresses,
     /// Issues and checks service account tokens (None: not served).
     pub(crate) tokens: Option<crate::tokens::TokenAuthority>,
+    /// How many requests of each kind may be in flight (inflight.rs).
+    pub(crate) inflight: crate::inflight::InflightLimits,
 }
 
 /// How long a consistent read waits for the watch cache to catch up before
@@ -426,7 +428,14 @@ impl ApiCore {
             storage,
             prefix,
             tokens: None,
+            inflight: crate::inflight::InflightLimits::default(),
         }
+    }
+
+    /// Uses these in-flight limits (the --max-*-inflight flags).
+    pub fn with_inflight_limits(mut self, limits: crate::inflight::InflightLimits) -> Self {
+        self.inflight = limits;
+        self
     }
 
     /// Issues and accepts service account tokens with `authority`.

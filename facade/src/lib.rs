@@ -86,7 +86,13 @@ pub fn router(state: Arc<FacadeState>) -> Router {
 /// A `metav1.Status` failure response.
 pub fn error_response(err: &ApiError) -> Response {
     let code = StatusCode::from_u16(err.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    json_response(code, &err.to_status(), "application/json")
+    let mut resp = json_response(code, &err.to_status(), "application/json");
+    // As upstream: a Status that says when to retry says it in the header too.
+    if let Some(seconds) = err.details.as_ref().and_then(|d| d.retry_after_seconds) {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    resp
 }
 
 fn json_response<T: Serialize + ?Sized>(
@@ -406,6 +412,14 @@ async fn dispatch(State(state): State<Arc<FacadeState>>, req: Request) -> Respon
     resp
 }
 
+/// Whether the raw query sets `name` (`true` or `1`; for dryRun, any value).
+fn query_flag(query: &str, name: &str) -> bool {
+    query.split('&').any(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        key == name && (name == "dryRun" || matches!(value, "true" | "1"))
+    })
+}
+
 /// What apiserver_request_total counts a request under, taken before the
 /// request is consumed.
 struct MeasuredRequest {
@@ -420,12 +434,7 @@ struct MeasuredRequest {
 impl MeasuredRequest {
     fn of(req: &Request) -> Self {
         let query = req.uri().query().unwrap_or("");
-        let flag = |name: &str| {
-            query.split('&').any(|pair| {
-                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-                key == name && (name == "dryRun" || matches!(value, "true" | "1"))
-            })
-        };
+        let flag = |name: &str| query_flag(query, name);
         Self {
             method: req.method().clone(),
             api_path: request_info::parse(req.uri().path()),
@@ -525,6 +534,13 @@ async fn handle(
         .authenticate_request(user_of(&req), authorization)
         .await?;
     let user = state.core.impersonate(user, headers).await?;
+    let watch = query_flag(req.uri().query().unwrap_or(""), "watch");
+    let mutating = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    let _in_flight = if watch {
+        None
+    } else {
+        state.core.admit(&user, mutating)?
+    };
     let path = req.uri().path().to_string();
     let method = req.method().clone();
     if let Some(resp) = non_resource(state, &user, &method, &path, req.headers()).await? {

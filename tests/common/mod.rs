@@ -751,7 +751,7 @@ impl TestServer {
 
     // ------------------------------------------------------------------- curl
 
-    fn curl_command(&self, with_cert: bool) -> Command {
+    pub fn curl_command(&self, with_cert: bool) -> Command {
         let mut cmd = Command::new(curl_bin());
         cmd.args(["-sS", "--max-time", "20", "-H", "Expect:", "--cacert"])
             .arg(self.ca_cert());
