@@ -345,6 +345,30 @@ subjects:
 }
 
 #[test]
+fn binding_a_pod_is_authorized_as_the_pods_binding_subresource() {
+    let server = TestServer::start();
+    server.kubectl_line("run web --image=nginx");
+    let path = "/api/v1/namespaces/default/pods/web/binding";
+    let binding = br#"{"apiVersion":"v1","kind":"Binding","metadata":{"name":"web"},"target":{"kind":"Node","name":"node-1"}}"#;
+    let as_scheduler = [
+        ("Content-Type", "application/json"),
+        ("Impersonate-User", "scheduler"),
+    ];
+    let denied = server.curl("POST", path, &as_scheduler, Some(binding));
+    let status = denied.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        r#"pods "web" is forbidden: User "scheduler" cannot create resource "pods/binding" in API group "" in the namespace "default""#
+    );
+    server.kubectl_line("create role binder --verb=create --resource=pods/binding");
+    server.kubectl_line("create rolebinding scheduler-binds --role=binder --user=scheduler");
+    let bound = server.curl("POST", path, &as_scheduler, Some(binding));
+    assert_eq!(bound.status, 201, "{bound:#?}");
+    let pod = server.kubectl_json(&["get", "pod", "web", "-o", "json"]);
+    assert_eq!(pod["spec"]["nodeName"], "node-1");
+}
+
+#[test]
 fn impersonation_needs_the_impersonate_verb() {
     let server = TestServer::start();
     let json = [("Impersonate-User", "admin")];

@@ -1148,6 +1148,34 @@ impl ApiCore {
         Ok(())
     }
 
+    /// `POST pods/<name>/binding`: a Binding for that pod, authorized as
+    /// upstream authorizes the subresource (`create pods/binding`).
+    pub async fn bind_pod_subresource(
+        &self,
+        user: &UserInfo,
+        namespace: &str,
+        binding: Value,
+        opts: &WriteOptions,
+    ) -> ApiResult<WriteResult> {
+        let pods = self.resolve("", "v1", "pods")?;
+        let name = object::name(&binding).to_string();
+        self.authorize(
+            user,
+            "create",
+            &pods,
+            Some(namespace),
+            Some(&name),
+            View::Binding,
+        )
+        .await?;
+        let status = self.bind_pod(user, namespace, &binding, opts).await?;
+        Ok(WriteResult {
+            object: Arc::new(status),
+            warnings: Vec::new(),
+            created: true,
+        })
+    }
+
     pub async fn create(
         &self,
         user: &UserInfo,

@@ -960,9 +960,13 @@ async fn subresource_request(
         if capstan_core::object::name(&binding).is_empty() {
             capstan_core::object::set_meta(&mut binding, "name", json!(name));
         }
-        let bindings = core.resolve("", "v1", "bindings")?;
         let result = core
-            .create(user, &bindings, ns, binding, &write_options(q, agent)?)
+            .bind_pod_subresource(
+                user,
+                ns.unwrap_or_default(),
+                binding,
+                &write_options(q, agent)?,
+            )
             .await?;
         return Ok(encode(
             StatusCode::CREATED,
