@@ -69,10 +69,51 @@ pub(crate) fn object_meta(obj: &Value) -> pb::ObjectMeta {
     }
 }
 
+/// How a call counts against the in-flight limits (inflight.rs).
+#[derive(Clone, Copy)]
+enum Admission {
+    ReadOnly,
+    Mutating,
+    /// Watches: not counted.
+    LongRunning,
+}
+
+/// The user a call acts as, holding its place among the calls in flight
+/// for as long as it lives.
+struct Caller {
+    user: UserInfo,
+    _in_flight: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl std::ops::Deref for Caller {
+    type Target = UserInfo;
+
+    fn deref(&self) -> &UserInfo {
+        &self.user
+    }
+}
+
 /// Who a call acts as: its client certificate's user (else its bearer
 /// token's service account), or the one its `impersonate-*` metadata names
-/// when that user may impersonate it.
-async fn user_of<T>(core: &ApiCore, req: &Request<T>) -> Result<UserInfo, Status> {
+/// when that user may impersonate it; admitted as `admission` says.
+async fn user_of<T>(
+    core: &ApiCore,
+    req: &Request<T>,
+    admission: Admission,
+) -> Result<Caller, Status> {
+    let user = acting_user(core, req).await?;
+    let in_flight = match admission {
+        Admission::LongRunning => None,
+        Admission::ReadOnly => core.admit(&user, false)?,
+        Admission::Mutating => core.admit(&user, true)?,
+    };
+    Ok(Caller {
+        user,
+        _in_flight: in_flight,
+    })
+}
+
+async fn acting_user<T>(core: &ApiCore, req: &Request<T>) -> Result<UserInfo, Status> {
     let user = req
         .extensions()
         .get::<UserInfo>()
@@ -115,7 +156,7 @@ impl ResourcesService {
     /// The object a Get names, before it is encoded (see grpc_served.rs
     /// for the encoding the server sends).
     pub(crate) async fn get_object(&self, req: Request<pb::GetRequest>) -> Result<Value, Status> {
-        let user = user_of(&self.core, &req).await?;
+        let user = user_of(&self.core, &req, Admission::ReadOnly).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         Ok(self
@@ -203,7 +244,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::DeleteRequest>,
     ) -> Result<service::WriteResult, Status> {
-        let user = user_of(&self.core, &req).await?;
+        let user = user_of(&self.core, &req, Admission::Mutating).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let opts = delete_options(r.options.as_ref())?;
@@ -218,7 +259,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::ListRequest>,
     ) -> Result<(Arc<ResourceDef>, service::ObjectList), Status> {
-        let user = user_of(&self.core, &req).await?;
+        let user = user_of(&self.core, &req, Admission::ReadOnly).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let opts = service::ListOptions {
@@ -239,7 +280,7 @@ impl ResourcesService {
         &self,
         req: Request<pb::WatchRequest>,
     ) -> Result<crate::watch::WatchStream, Status> {
-        let user = user_of(&self.core, &req).await?;
+        let user = user_of(&self.core, &req, Admission::LongRunning).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let opts = WatchOptions {
@@ -324,11 +365,8 @@ fn required_object(object: Option<JsonStruct>) -> Result<Value, Status> {
 
 /// Who writes, with which User-Agent (the default field manager), and
 /// what the request carries.
-async fn write_request<T>(
-    core: &ApiCore,
-    req: Request<T>,
-) -> Result<(UserInfo, String, T), Status> {
-    let user = user_of(core, &req).await?;
+async fn write_request<T>(core: &ApiCore, req: Request<T>) -> Result<(Caller, String, T), Status> {
+    let user = user_of(core, &req, Admission::Mutating).await?;
     Ok((user, user_agent(&req), req.into_inner()))
 }
 
@@ -423,7 +461,7 @@ impl pb::resources_server::Resources for ResourcesService {
         &self,
         req: Request<pb::DeleteCollectionRequest>,
     ) -> Result<Response<pb::ListResponse>, Status> {
-        let user = user_of(&self.core, &req).await?;
+        let user = user_of(&self.core, &req, Admission::Mutating).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let opts = delete_options(r.options.as_ref())?;
@@ -486,9 +524,8 @@ impl pb::discovery_server::Discovery for DiscoveryService {
         &self,
         req: Request<pb::ServerGroupsRequest>,
     ) -> Result<Response<pb::ServerGroupsResponse>, Status> {
-        self.core
-            .authorize_path(&user_of(&self.core, &req).await?, "get", "/apis")
-            .await?;
+        let caller = user_of(&self.core, &req, Admission::ReadOnly).await?;
+        self.core.authorize_path(&caller, "get", "/apis").await?;
         let groups = self
             .core
             .registry
@@ -521,9 +558,8 @@ impl pb::discovery_server::Discovery for DiscoveryService {
         &self,
         req: Request<pb::ServerResourcesRequest>,
     ) -> Result<Response<pb::ServerResourcesResponse>, Status> {
-        self.core
-            .authorize_path(&user_of(&self.core, &req).await?, "get", "/apis")
-            .await?;
+        let caller = user_of(&self.core, &req, Admission::ReadOnly).await?;
+        self.core.authorize_path(&caller, "get", "/apis").await?;
         let r = req.into_inner();
         let doc = self
             .discovery
@@ -560,5 +596,43 @@ impl pb::discovery_server::Discovery for DiscoveryService {
             group_version: doc["groupVersion"].as_str().unwrap_or_default().to_string(),
             resources,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn calls_take_a_place_among_those_in_flight() {
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let core = Arc::new(core.with_inflight_limits(crate::inflight::InflightLimits::new(1, 1)));
+        let service = ResourcesService::new(core.clone());
+        let alice = UserInfo::authenticated("alice", vec![]);
+        let get = || {
+            let mut req = Request::new(pb::GetRequest {
+                resource: Some(pb::GroupVersionResource {
+                    group: String::new(),
+                    version: "v1".into(),
+                    resource: "configmaps".into(),
+                }),
+                namespace: "default".into(),
+                name: "x".into(),
+                ..Default::default()
+            });
+            req.extensions_mut().insert(alice.clone());
+            req
+        };
+        let held = core.admit(&alice, false).expect("the only place");
+        let refused = service.get_object(get()).await.unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+        assert_eq!(
+            refused.message(),
+            "Too many requests, please try again later."
+        );
+        drop(held);
+        // Admitted now, and then refused by RBAC: alice may not read.
+        let denied = service.get_object(get()).await.unwrap_err();
+        assert_eq!(denied.code(), tonic::Code::PermissionDenied);
     }
 }
