@@ -153,6 +153,46 @@ fn every_namespace_has_a_default_service_account() {
 }
 
 #[test]
+fn service_accounts_discover_the_issuer_and_its_keys() {
+    let server = TestServer::start();
+    server.kubectl_line("create serviceaccount robot");
+    let token = create_token(&server, "robot");
+    let raw = |path: &str| {
+        let out = kubectl_with_token(&server, &token, &["get", "--raw", path]);
+        assert!(out.status.success(), "{path}: {}", text(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+    };
+    let discovery = raw("/.well-known/openid-configuration");
+    assert_eq!(
+        discovery,
+        serde_json::json!({
+            "issuer": "https://kubernetes.default.svc.cluster.local",
+            "jwks_uri": "https://kubernetes.default.svc.cluster.local/openid/v1/jwks",
+            "response_types_supported": ["id_token"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["ES256"],
+        })
+    );
+    // The token names the key it was signed with, and the JWKS lists it.
+    use base64::Engine as _;
+    let header = token.split('.').next().unwrap_or("");
+    let header: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(header)
+            .expect("base64url header"),
+    )
+    .expect("a JSON header");
+    let keys = raw("/openid/v1/jwks");
+    let key = &keys["keys"][0];
+    assert_eq!(key["kid"], header["kid"], "{keys}");
+    assert_eq!(key["alg"], "ES256");
+    // Upstream grants discovery to service accounts, not to everyone.
+    server
+        .curl_anonymous("GET", "/openid/v1/jwks", &[], None)
+        .assert_status(403, "Forbidden");
+}
+
+#[test]
 fn token_reviews_say_whose_a_token_is() {
     let server = TestServer::start();
     server.kubectl_line("create serviceaccount robot");

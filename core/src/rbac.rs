@@ -857,6 +857,14 @@ fn bootstrap_policy() -> Vec<(&'static str, Value)> {
     let defaults: Vec<Value> = serde_json::from_str(DEFAULT_ROLES).unwrap_or_default();
     policy.extend(defaults.into_iter().map(|role| ("clusterroles", role)));
     policy.push(binding("system:monitoring", &["system:monitoring"]));
+    policy.push(role(
+        "system:service-account-issuer-discovery",
+        json!([{"verbs": ["get"], "nonResourceURLs": crate::tokens::ISSUER_DISCOVERY_URLS}]),
+    ));
+    policy.push(binding(
+        "system:service-account-issuer-discovery",
+        &["system:serviceaccounts"],
+    ));
     policy
 }
 
@@ -1057,7 +1065,7 @@ mod tests {
                 "system:monitoring"
             ]
         );
-        assert_eq!(bootstrap_policy().len(), 4 + 4 + roles.len() + 1);
+        assert_eq!(bootstrap_policy().len(), 4 + 4 + roles.len() + 3);
     }
 
     #[test]

@@ -22,6 +22,14 @@ use crate::service::ApiCore;
 /// Upstream's default `--service-account-issuer` for kubeadm clusters.
 pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";
 const AUTHENTICATION_GROUP: &str = "authentication.k8s.io";
+/// The service account issuer discovery paths, as upstream's
+/// system:service-account-issuer-discovery role lists them.
+pub const ISSUER_DISCOVERY_URLS: &[&str] = &[
+    "/.well-known/openid-configuration",
+    "/.well-known/openid-configuration/",
+    "/openid/v1/jwks",
+    "/openid/v1/jwks/",
+];
 /// A TokenRequest that names no expiry gets an hour, as upstream's default.
 const DEFAULT_EXPIRATION: i64 = 3600;
 const MIN_EXPIRATION: i64 = 600;
@@ -32,6 +40,9 @@ pub struct TokenAuthority {
     signing: EncodingKey,
     key_id: String,
     verifying: Vec<DecodingKey>,
+    /// The accepted public keys as JWKs, for /openid/v1/jwks.
+    jwks: Vec<Value>,
+    jwks_uri: String,
     issuer: String,
     /// `--api-audiences`: a token is for this server when it names one.
     audiences: Vec<String>,
@@ -57,10 +68,16 @@ impl TokenAuthority {
                     .map_err(|e| format!("service account public key: {e}"))?,
             );
         }
+        let jwks = std::iter::once(public_key)
+            .chain(also_accepted.iter().map(String::as_str))
+            .filter_map(jwk)
+            .collect();
         Ok(Self {
             signing,
             key_id: key_id(public_key),
             verifying,
+            jwks,
+            jwks_uri: format!("{}/openid/v1/jwks", issuer.trim_end_matches('/')),
             issuer: issuer.to_string(),
             audiences: if audiences.is_empty() {
                 vec![issuer.to_string()]
@@ -71,17 +88,39 @@ impl TokenAuthority {
     }
 }
 
+fn pem_der(pem: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .unwrap_or_default()
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
 /// Upstream's key id: the unpadded base64url SHA-256 of the public key's DER.
 fn key_id(public_key_pem: &str) -> String {
-    use base64::Engine as _;
-    let der: String = public_key_pem
-        .lines()
-        .filter(|l| !l.starts_with("-----"))
-        .collect();
-    let der = base64::engine::general_purpose::STANDARD
-        .decode(der)
-        .unwrap_or_default();
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(der))
+    base64url(&sha2::Sha256::digest(pem_der(public_key_pem)))
+}
+
+/// An ECDSA P-256 public key (SPKI PEM) as upstream's JWKS lists it; None
+/// for another kind of key. A P-256 SPKI is 91 bytes and ends with the
+/// uncompressed point: 0x04, then X and Y, 32 bytes each.
+fn jwk(public_key_pem: &str) -> Option<Value> {
+    let der = pem_der(public_key_pem);
+    let point = der.get(26..).filter(|p| der.len() == 91 && p[0] == 4)?;
+    Some(json!({
+        "use": "sig",
+        "kty": "EC",
+        "kid": key_id(public_key_pem),
+        "crv": "P-256",
+        "alg": "ES256",
+        "x": base64url(&point[1..33]),
+        "y": base64url(&point[33..65]),
+    }))
 }
 
 /// The claims of a service account token (upstream's private claims under
@@ -338,6 +377,25 @@ impl ApiCore {
         Ok((service_account_user(namespace, &account.name), matched))
     }
 
+    /// `/.well-known/openid-configuration`: upstream's service account
+    /// issuer discovery document (None: tokens are not served).
+    pub fn openid_configuration(&self) -> Option<Value> {
+        let authority = self.tokens.as_ref()?;
+        Some(json!({
+            "issuer": authority.issuer,
+            "jwks_uri": authority.jwks_uri,
+            "response_types_supported": ["id_token"],
+            "subject_types_supported": ["public"],
+            "id_token_signing_alg_values_supported": ["ES256"],
+        }))
+    }
+
+    /// `/openid/v1/jwks`: the public keys tokens are checked with.
+    pub fn jwks(&self) -> Option<Value> {
+        let authority = self.tokens.as_ref()?;
+        Some(json!({ "keys": authority.jwks }))
+    }
+
     /// Who a request is: the user of its client certificate, or else the
     /// service account its `Authorization: Bearer` token names (401 when the
     /// token is not valid), or else anonymous. Certificates are tried first,
@@ -435,6 +493,42 @@ q+a1pb0jTHOtOMGcGdYor/XeFGMSB0jBugVCMJvG8z9Z0ZQB2/StLhpEHg==
             .as_str()
             .unwrap_or("")
             .to_string())
+    }
+
+    #[test]
+    fn the_jwks_lists_the_keys_tokens_are_checked_with() {
+        let authority = authority(KEY, PUBLIC, &[OTHER_PUBLIC.to_string()]);
+        assert_eq!(authority.jwks.len(), 2);
+        let first = &authority.jwks[0];
+        assert_eq!(first["kid"], key_id(PUBLIC));
+        assert_eq!(
+            (first["kty"].as_str(), first["crv"].as_str()),
+            (Some("EC"), Some("P-256"))
+        );
+        // X and Y are the key's own: a token it signed verifies with them.
+        use base64::Engine as _;
+        let coordinate = |c: &str| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(first[c].as_str().unwrap_or(""))
+                .expect("base64url")
+        };
+        let key = DecodingKey::from_ec_components(
+            first["x"].as_str().unwrap_or(""),
+            first["y"].as_str().unwrap_or(""),
+        )
+        .expect("a key from the JWK");
+        assert_eq!((coordinate("x").len(), coordinate("y").len()), (32, 32));
+        let claims = json!({"sub": "s", "exp": now_seconds() + 60});
+        let signed =
+            jsonwebtoken::encode(&Header::new(Algorithm::ES256), &claims, &authority.signing)
+                .expect("signed");
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.required_spec_claims.clear();
+        assert!(jsonwebtoken::decode::<Value>(&signed, &key, &validation).is_ok());
+        assert_eq!(
+            authority.jwks_uri,
+            format!("{DEFAULT_ISSUER}/openid/v1/jwks")
+        );
     }
 
     #[test]

@@ -611,6 +611,16 @@ async fn non_resource(
                 .into_response(),
         ));
     }
+    if capstan_core::tokens::ISSUER_DISCOVERY_URLS.contains(&path) {
+        state.core.authorize_path(user, "get", path).await?;
+        let (document, content_type) = if path.starts_with("/openid/v1/jwks") {
+            (state.core.jwks(), "application/jwk-set+json")
+        } else {
+            (state.core.openid_configuration(), "application/json")
+        };
+        let document = document.ok_or_else(not_found)?;
+        return Ok(Some(json_response(StatusCode::OK, &document, content_type)));
+    }
     if path == "/metrics" {
         state.core.authorize_path(user, "get", path).await?;
         return Ok(Some(
