@@ -752,7 +752,29 @@ impl ApiCore {
             } else {
                 &defs.cluster_role_bindings
             };
-            self.create_if_missing(def, object).await?;
+            self.create_if_missing(def, object.clone()).await?;
+            // Upstream's reconciliation of its bootstrap policy: what this
+            // version grants is added to what is stored (nothing is taken
+            // away) unless the object opts out (autoupdate "false"). Read
+            // from storage: the caches start after these writes.
+            let (_, stored) = self.get_stored(def, None, object::name(&object)).await?;
+            if reconciled(&stored, &object) == stored {
+                continue;
+            }
+            let opts = crate::service::WriteOptions {
+                field_manager: "capstan-bootstrap".to_string(),
+                ..Default::default()
+            };
+            self.update_internal(
+                &UserInfo::system(),
+                def,
+                None,
+                object::name(&object),
+                &opts,
+                crate::service::View::Main,
+                |current| Ok(reconciled(current, &object)),
+            )
+            .await?;
         }
         for def in [
             &defs.cluster_role_bindings,
@@ -767,10 +789,110 @@ impl ApiCore {
                     def.resource
                 )));
             }
-            self.catch_up(&cache, crate::service::CACHE_READY_TIMEOUT)
-                .await?;
+            // A store whose watches report no progress (old etcd) cannot
+            // confirm a quiet cache is current; its events still arrive.
+            if self.storage.progress_is_ordered() {
+                self.catch_up(&cache, crate::service::CACHE_READY_TIMEOUT)
+                    .await?;
+            }
         }
         Ok(())
+    }
+}
+
+/// `current`, a stored bootstrap ClusterRole or ClusterRoleBinding, with
+/// what `expected` (this version's) adds, as upstream reconciles them:
+/// missing labels and annotations, rules the stored ones do not cover (or,
+/// for an aggregated role, missing selectors), missing subjects. Extra
+/// permissions and subjects stay; `autoupdate: "false"` leaves it alone.
+fn reconciled(current: &Value, expected: &Value) -> Value {
+    let mut merged = current.clone();
+    let autoupdate = current
+        .pointer("/metadata/annotations/rbac.authorization.kubernetes.io~1autoupdate")
+        .and_then(Value::as_str);
+    if autoupdate == Some("false") {
+        return merged;
+    }
+    for field in ["labels", "annotations"] {
+        let wanted = expected
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_object);
+        for (key, value) in wanted.into_iter().flatten() {
+            let map = merged
+                .pointer_mut("/metadata")
+                .and_then(Value::as_object_mut)
+                .map(|meta| meta.entry(field).or_insert_with(|| json!({})));
+            if let Some(Value::Object(map)) = map {
+                map.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+        }
+    }
+    if expected.get("aggregationRule").is_some() {
+        if merged.get("aggregationRule").is_none() {
+            if let Some(object) = merged.as_object_mut() {
+                object.insert(
+                    "aggregationRule".into(),
+                    json!({"clusterRoleSelectors": []}),
+                );
+            }
+        }
+        append_missing(
+            &mut merged,
+            expected,
+            "/aggregationRule/clusterRoleSelectors",
+            &|have: &[Value], selector: &Value| !have.contains(selector),
+        );
+    } else if expected.get("rules").is_some() {
+        append_missing(&mut merged, expected, "/rules", &|have, rule| {
+            let owned: Vec<PolicyRule> = have.iter().map(PolicyRule::from_json).collect();
+            !PolicyRule::from_json(rule)
+                .breakdown()
+                .iter()
+                .all(|wanted| owned.iter().any(|o| o.covers(wanted)))
+        });
+    }
+    if expected.get("subjects").is_some() {
+        append_missing(&mut merged, expected, "/subjects", &|have, subject| {
+            let same = |a: &Value, b: &Value| {
+                ["kind", "name", "namespace"]
+                    .iter()
+                    .all(|k| a.get(k).and_then(Value::as_str) == b.get(k).and_then(Value::as_str))
+            };
+            !have.iter().any(|h| same(h, subject))
+        });
+    }
+    merged
+}
+
+/// Appends to the list at `path` (a JSON pointer whose parent exists, or
+/// a top-level key) each item of `expected`'s list there that `missing`
+/// says the current list lacks.
+fn append_missing(
+    merged: &mut Value,
+    expected: &Value,
+    path: &str,
+    missing: &dyn Fn(&[Value], &Value) -> bool,
+) {
+    let wanted = expected.pointer(path).and_then(Value::as_array).cloned();
+    for item in wanted.into_iter().flatten() {
+        let mut list: Vec<Value> = merged
+            .pointer(path)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if !missing(&list, &item) {
+            continue;
+        }
+        list.push(item);
+        let (parent, key) = path.rsplit_once('/').unwrap_or(("", path));
+        let target = if parent.is_empty() {
+            Some(&mut *merged)
+        } else {
+            merged.pointer_mut(parent)
+        };
+        if let Some(Value::Object(object)) = target {
+            object.insert(key.to_string(), Value::Array(list));
+        }
     }
 }
 
@@ -1046,6 +1168,116 @@ mod tests {
             let denied = core.authorize_request(&bob, &request).await.unwrap_err();
             assert_eq!(denied.code(), 403);
         }
+    }
+
+    #[test]
+    fn bootstrap_objects_are_reconciled_as_upstream_does() {
+        let expected = json!({
+            "metadata": {"name": "r", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+                         "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}},
+            "rules": [
+                {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]},
+                {"verbs": ["get"], "apiGroups": [""], "resources": ["nodes"]},
+            ],
+        });
+        // A stored role missing one rule and holding an extra one: the rule
+        // is added, the extra kept, the label restored.
+        let stored = json!({
+            "metadata": {"name": "r", "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}},
+            "rules": [
+                {"verbs": ["*"], "apiGroups": [""], "resources": ["pods"]},
+                {"verbs": ["get"], "apiGroups": ["apps"], "resources": ["deployments"]},
+            ],
+        });
+        let merged = reconciled(&stored, &expected);
+        assert_eq!(
+            merged["rules"],
+            json!([
+                {"verbs": ["*"], "apiGroups": [""], "resources": ["pods"]},
+                {"verbs": ["get"], "apiGroups": ["apps"], "resources": ["deployments"]},
+                {"verbs": ["get"], "apiGroups": [""], "resources": ["nodes"]},
+            ])
+        );
+        assert_eq!(
+            merged["metadata"]["labels"]["kubernetes.io/bootstrapping"],
+            "rbac-defaults"
+        );
+        assert_eq!(
+            reconciled(&merged, &expected),
+            merged,
+            "reconciled twice is once"
+        );
+        // An operator's "false" is respected.
+        let pinned = json!({"metadata": {"name": "r", "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "false"}}, "rules": []});
+        assert_eq!(reconciled(&pinned, &expected), pinned);
+        // Bindings gain missing subjects; aggregated roles missing selectors.
+        let binding =
+            json!({"metadata": {"name": "b"}, "subjects": [{"kind": "Group", "name": "a"}]});
+        let wanted = json!({"metadata": {"name": "b"}, "subjects": [{"kind": "Group", "name": "a"}, {"kind": "Group", "name": "b"}]});
+        assert_eq!(
+            reconciled(&binding, &wanted)["subjects"],
+            wanted["subjects"]
+        );
+        let view = json!({"metadata": {"name": "view"}, "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"x": "true"}}]}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]});
+        let wanted = json!({"metadata": {"name": "view"}, "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"y": "true"}}]}, "rules": []});
+        let merged = reconciled(&view, &wanted);
+        assert_eq!(
+            merged["aggregationRule"]["clusterRoleSelectors"]
+                .as_array()
+                .map(Vec::len),
+            Some(2)
+        );
+        assert_eq!(
+            merged["rules"], view["rules"],
+            "aggregated rules are the controller's"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_start_restores_what_the_bootstrap_policy_grants() {
+        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let def = core
+            .resolve(RBAC_GROUP, "v1", "clusterroles")
+            .expect("clusterroles");
+        let system = UserInfo::system();
+        let strip = |annotation: &'static str| {
+            let (core, def, system) = (&core, def.clone(), system.clone());
+            async move {
+                core.update_internal(
+                    &system,
+                    &def,
+                    None,
+                    "system:basic-user",
+                    &crate::service::WriteOptions::default(),
+                    crate::service::View::Main,
+                    |current| {
+                        let mut edited = current.clone();
+                        edited["rules"] = json!([]);
+                        edited["metadata"]["annotations"]
+                            ["rbac.authorization.kubernetes.io/autoupdate"] = json!(annotation);
+                        Ok(edited)
+                    },
+                )
+                .await
+                .expect("edited");
+            }
+        };
+        let rules = || {
+            let (core, def, system) = (&core, def.clone(), system.clone());
+            async move {
+                core.get(&system, &def, None, "system:basic-user", "")
+                    .await
+                    .expect("the role")["rules"]
+                    .as_array()
+                    .map(Vec::len)
+            }
+        };
+        strip("true").await;
+        core.bootstrap().await.expect("a second start");
+        assert_eq!(rules().await, Some(2), "the self-review rules are back");
+        strip("false").await;
+        core.bootstrap().await.expect("a third start");
+        assert_eq!(rules().await, Some(0), "an operator's opt-out holds");
     }
 
     #[test]

@@ -745,7 +745,7 @@ impl ApiCore {
         }
     }
 
-    async fn get_stored(
+    pub(crate) async fn get_stored(
         &self,
         def: &ResourceDef,
         namespace: Option<&str>,
