@@ -369,6 +369,47 @@ fn binding_a_pod_is_authorized_as_the_pods_binding_subresource() {
 }
 
 #[test]
+fn system_components_get_upstreams_roles() {
+    let server = TestServer::start();
+    let can = |user: &str, line: &str| {
+        let out = run_as(&server, user, &[], &format!("auth can-i {line}"));
+        common::text(&out.stdout).trim().to_string()
+    };
+    // kube-scheduler binds pods; kube-proxy watches services and nodes;
+    // kube-controller-manager lists everything and mints account tokens.
+    assert_eq!(
+        can("system:kube-scheduler", "create pods --subresource=binding"),
+        "yes"
+    );
+    assert_eq!(can("system:kube-scheduler", "delete secrets"), "no");
+    assert_eq!(
+        can("system:kube-proxy", "watch endpointslices.discovery.k8s.io"),
+        "yes"
+    );
+    assert_eq!(can("system:kube-proxy", "list services"), "yes");
+    assert_eq!(can("system:kube-proxy", "create services"), "no");
+    assert_eq!(
+        can("system:kube-controller-manager", "list deployments.apps -A"),
+        "yes"
+    );
+    assert_eq!(
+        can(
+            "system:kube-controller-manager",
+            "create serviceaccounts/token -n kube-system"
+        ),
+        "yes"
+    );
+    assert_eq!(can("system:kube-controller-manager", "delete pods"), "no");
+    let roles = server.kubectl_line("get clusterroles -o name");
+    for role in ["system:node", "system:auth-delegator", "system:kube-dns"] {
+        assert!(
+            roles.contains(&format!("clusterrole.rbac.authorization.k8s.io/{role}")),
+            "{roles}"
+        );
+    }
+}
+
+#[test]
 fn impersonation_needs_the_impersonate_verb() {
     let server = TestServer::start();
     let json = [("Impersonate-User", "admin")];

@@ -902,6 +902,13 @@ fn append_missing(
 /// they gather, and system:monitoring.
 const DEFAULT_ROLES: &str = include_str!("rbac_bootstrap_roles.json");
 
+/// Upstream's ClusterRoles and ClusterRoleBindings for the system's own
+/// components (kube-scheduler, kube-controller-manager, kube-proxy, nodes,
+/// the certificate approvers, system:auth-delegator and others), as 1.32
+/// renders them with default feature gates (the DRA rules, off by default
+/// until 1.34, left out): `{"clusterRoles": [...], "clusterRoleBindings": [...]}`.
+const SYSTEM_ROLES: &str = include_str!("rbac_system_roles.json");
+
 /// The bootstrap policy: cluster-admin for system:masters; self-reviews for
 /// every authenticated user (system:basic-user); discovery for
 /// authenticated users and health and version for everyone (written from the
@@ -979,6 +986,14 @@ fn bootstrap_policy() -> Vec<(&'static str, Value)> {
     let defaults: Vec<Value> = serde_json::from_str(DEFAULT_ROLES).unwrap_or_default();
     policy.extend(defaults.into_iter().map(|role| ("clusterroles", role)));
     policy.push(binding("system:monitoring", &["system:monitoring"]));
+    let system: Value = serde_json::from_str(SYSTEM_ROLES).unwrap_or_default();
+    for (list, resource) in [
+        ("clusterRoles", "clusterroles"),
+        ("clusterRoleBindings", "clusterrolebindings"),
+    ] {
+        let objects = system.get(list).and_then(Value::as_array).cloned();
+        policy.extend(objects.into_iter().flatten().map(|o| (resource, o)));
+    }
     policy.push(role(
         "system:service-account-issuer-discovery",
         json!([{"verbs": ["get"], "nonResourceURLs": crate::tokens::ISSUER_DISCOVERY_URLS}]),
@@ -1297,7 +1312,27 @@ mod tests {
                 "system:monitoring"
             ]
         );
-        assert_eq!(bootstrap_policy().len(), 4 + 4 + roles.len() + 3);
+        let system: Value = serde_json::from_str(SYSTEM_ROLES).expect("the system roles as JSON");
+        let count = |key: &str| system[key].as_array().map(Vec::len).unwrap_or(0);
+        assert_eq!(
+            (count("clusterRoles"), count("clusterRoleBindings")),
+            (19, 6)
+        );
+        assert_eq!(
+            bootstrap_policy().len(),
+            4 + 4 + roles.len() + 1 + 19 + 6 + 2
+        );
+        // Every binding names a role the policy creates.
+        let policy = bootstrap_policy();
+        let roles: Vec<&str> = policy
+            .iter()
+            .filter(|(resource, _)| *resource == "clusterroles")
+            .map(|(_, role)| object::name(role))
+            .collect();
+        for (_, binding) in policy.iter().filter(|(r, _)| *r == "clusterrolebindings") {
+            let wanted = binding["roleRef"]["name"].as_str().unwrap_or("");
+            assert!(roles.contains(&wanted), "{wanted}");
+        }
     }
 
     #[test]
