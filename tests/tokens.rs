@@ -38,13 +38,23 @@ fn kubectl_authenticates_with_a_service_account_token() {
     let me = kubectl_with_token(&server, &token, &["auth", "whoami", "-o", "json"]);
     assert!(me.status.success(), "{}", text(&me.stderr));
     let me: serde_json::Value = serde_json::from_slice(&me.stdout).expect("JSON");
+    let user = &me["status"]["userInfo"];
+    assert_eq!(user["username"], "system:serviceaccount:default:robot");
     assert_eq!(
-        me["status"]["userInfo"],
-        serde_json::json!({
-            "username": "system:serviceaccount:default:robot",
-            "groups": ["system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"]
-        })
+        user["groups"],
+        serde_json::json!([
+            "system:serviceaccounts",
+            "system:serviceaccounts:default",
+            "system:authenticated"
+        ])
     );
+    // As upstream: the account's uid, and the token's id as its credential.
+    let account = server.kubectl_json(&["get", "serviceaccount", "robot", "-o", "json"]);
+    assert_eq!(user["uid"], account["metadata"]["uid"]);
+    let credential = user["extra"]["authentication.kubernetes.io/credential-id"][0]
+        .as_str()
+        .unwrap_or("");
+    assert!(credential.starts_with("JTI="), "{user}");
     // Authenticated is not authorized: the account gets what RBAC binds.
     let denied = kubectl_with_token(&server, &token, &["get", "configmaps"]);
     assert!(

@@ -10,10 +10,14 @@ pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
 pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
 
 /// The authenticated identity of a request (upstream's user.Info).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UserInfo {
     pub name: String,
+    /// Set for service accounts (the account's uid) and by impersonation.
+    pub uid: String,
     pub groups: Vec<String>,
+    /// Upstream's extra attributes (e.g. a token's credential id).
+    pub extra: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl UserInfo {
@@ -21,6 +25,7 @@ impl UserInfo {
         Self {
             name: ANONYMOUS_USER.to_string(),
             groups: vec![UNAUTHENTICATED_GROUP.to_string()],
+            ..Self::default()
         }
     }
 
@@ -32,6 +37,7 @@ impl UserInfo {
         Self {
             name: name.into(),
             groups,
+            ..Self::default()
         }
     }
 
@@ -46,6 +52,19 @@ impl UserInfo {
 
     pub(crate) fn in_group(&self, group: &str) -> bool {
         self.groups.iter().any(|g| g == group)
+    }
+
+    /// The user as upstream's UserInfo JSON writes it (reviews): uid and
+    /// extra only when set.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        let mut user = serde_json::json!({"username": self.name, "groups": self.groups});
+        if !self.uid.is_empty() {
+            user["uid"] = serde_json::json!(self.uid);
+        }
+        if !self.extra.is_empty() {
+            user["extra"] = serde_json::json!(self.extra);
+        }
+        user
     }
 }
 

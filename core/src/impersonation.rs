@@ -130,19 +130,26 @@ impl ApiCore {
                 format!("system:serviceaccounts:{namespace}"),
             ];
         }
-        if target == ANONYMOUS_USER {
+        let mut acting = if target == ANONYMOUS_USER {
             if !groups
                 .iter()
                 .any(|g| g == crate::auth::UNAUTHENTICATED_GROUP)
             {
                 groups.push(crate::auth::UNAUTHENTICATED_GROUP.to_string());
             }
-            return Ok(UserInfo {
+            UserInfo {
                 name: target.to_string(),
                 groups,
-            });
+                ..UserInfo::default()
+            }
+        } else {
+            UserInfo::authenticated(target, groups)
+        };
+        acting.uid = wanted.uid.unwrap_or("").to_string();
+        for (key, value) in wanted.extras {
+            acting.extra.entry(key).or_default().push(value.to_string());
         }
-        Ok(UserInfo::authenticated(target, groups))
+        Ok(acting)
     }
 }
 
@@ -201,6 +208,22 @@ mod tests {
             .await
             .expect("anonymous");
         assert_eq!(anonymous, UserInfo::anonymous());
+        let with_extras = core
+            .impersonate(
+                admin(),
+                [
+                    ("impersonate-user", "alice"),
+                    ("impersonate-uid", "u-1"),
+                    ("impersonate-extra-scopes", "view"),
+                    ("impersonate-extra-scopes", "edit"),
+                    ("impersonate-extra-acme.com%2Fteam", "a"),
+                ],
+            )
+            .await
+            .expect("extras");
+        assert_eq!(with_extras.uid, "u-1");
+        assert_eq!(with_extras.extra["scopes"], ["view", "edit"]);
+        assert_eq!(with_extras.extra["acme.com/team"], ["a"]);
         let unchanged = core.impersonate(admin(), []).await.expect("no headers");
         assert_eq!(unchanged, admin());
     }

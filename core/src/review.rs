@@ -89,7 +89,7 @@ pub async fn answer(
 }
 
 fn who_am_i(user: &UserInfo) -> Value {
-    json!({"userInfo": {"username": user.name, "groups": user.groups}})
+    json!({ "userInfo": user.to_json() })
 }
 
 fn text<'a>(attributes: &'a Value, key: &str) -> &'a str {
@@ -145,9 +145,21 @@ async fn may_they(
     if !errs.is_empty() {
         return Err(ApiError::invalid(def.group, def.kind, "", errs));
     }
+    let extra = spec
+        .get("extra")
+        .and_then(Value::as_object)
+        .map(|extra| {
+            extra
+                .iter()
+                .map(|(key, values)| (key.clone(), crate::object::strings(values)))
+                .collect()
+        })
+        .unwrap_or_default();
     let subject = UserInfo {
         name: user.to_string(),
+        uid: text(spec, "uid").to_string(),
         groups,
+        extra,
     };
     Ok(decision_status(core, &subject, spec).await)
 }

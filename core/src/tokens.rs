@@ -165,14 +165,28 @@ fn now_seconds() -> i64 {
         .as_secs() as i64
 }
 
-fn service_account_user(namespace: &str, name: &str) -> UserInfo {
-    UserInfo::authenticated(
-        format!("system:serviceaccount:{namespace}:{name}"),
+fn service_account_name(namespace: &str, name: &str) -> String {
+    format!("system:serviceaccount:{namespace}:{name}")
+}
+
+/// The user a valid token is: its account, with the account's uid and
+/// upstream's credential id (the token's jti) in extra.
+fn service_account_user(claims: &Claims) -> UserInfo {
+    let namespace = &claims.kubernetes.namespace;
+    let account = &claims.kubernetes.serviceaccount;
+    let mut user = UserInfo::authenticated(
+        service_account_name(namespace, &account.name),
         vec![
             "system:serviceaccounts".to_string(),
             format!("system:serviceaccounts:{namespace}"),
         ],
-    )
+    );
+    user.uid = account.uid.clone();
+    user.extra.insert(
+        "authentication.kubernetes.io/credential-id".to_string(),
+        vec![format!("JTI={}", claims.jti)],
+    );
+    user
 }
 
 impl ApiCore {
@@ -262,7 +276,7 @@ impl ApiCore {
             nbf: issued,
             iss: authority.issuer.clone(),
             jti: object::new_uid(),
-            sub: service_account_user(namespace, name).name,
+            sub: service_account_name(namespace, name),
             kubernetes: KubernetesClaims {
                 namespace: namespace.to_string(),
                 serviceaccount: Reference {
@@ -374,7 +388,7 @@ impl ApiCore {
             .filter(|a| wanted.contains(a))
             .cloned()
             .collect();
-        Ok((service_account_user(namespace, &account.name), matched))
+        Ok((service_account_user(&claims), matched))
     }
 
     /// `/.well-known/openid-configuration`: upstream's service account
@@ -428,7 +442,7 @@ impl ApiCore {
         match self.authenticate_token(token, &audiences).await {
             Ok((user, matched)) => json!({
                 "authenticated": true,
-                "user": {"username": user.name, "groups": user.groups},
+                "user": user.to_json(),
                 "audiences": matched,
             }),
             Err(why) => json!({"user": {}, "error": why}),
@@ -545,6 +559,8 @@ q+a1pb0jTHOtOMGcGdYor/XeFGMSB0jBugVCMJvG8z9Z0ZQB2/StLhpEHg==
         let issued = token(&core, json!({})).await.expect("a token");
         let (user, audiences) = core.authenticate_token(&issued, &[]).await.expect("valid");
         assert_eq!(user.name, "system:serviceaccount:default:robot");
+        assert!(!user.uid.is_empty());
+        assert!(user.extra["authentication.kubernetes.io/credential-id"][0].starts_with("JTI="));
         assert_eq!(audiences, [DEFAULT_ISSUER]);
         // A token for another audience is not one for this server.
         let elsewhere = token(&core, json!({"audiences": ["vault"]}))
