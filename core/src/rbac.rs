@@ -739,6 +739,40 @@ impl ApiCore {
         })
     }
 
+    /// Creates one bootstrap object, or reconciles the stored one as
+    /// upstream reconciles its bootstrap policy: what this version grants is
+    /// added to what is stored (nothing is taken away) unless the object
+    /// opts out (autoupdate "false"). Read from storage: the caches start
+    /// after these writes.
+    async fn ensure_bootstrap_object(&self, def: &ResourceDef, object: Value) -> ApiResult<()> {
+        let name = object::name(&object).to_string();
+        let stored = match self.get_stored(def, None, &name).await {
+            Ok((_, stored)) => stored,
+            Err(e) if e.reason == StatusReason::NotFound => {
+                return self.create_if_missing(def, object).await;
+            }
+            Err(e) => return Err(e),
+        };
+        if reconciled(&stored, &object) == stored {
+            return Ok(());
+        }
+        let opts = crate::service::WriteOptions {
+            field_manager: "capstan-bootstrap".to_string(),
+            ..Default::default()
+        };
+        self.update_internal(
+            &UserInfo::system(),
+            def,
+            None,
+            &name,
+            &opts,
+            crate::service::View::Main,
+            |current| Ok(reconciled(current, &object)),
+        )
+        .await
+        .map(|_| ())
+    }
+
     /// Creates upstream's bootstrap ClusterRoles and ClusterRoleBindings
     /// that are missing (those the authorizer's defaults rest on), then
     /// waits for the RBAC caches to hold them. Safe on every replica.
@@ -746,36 +780,17 @@ impl ApiCore {
         let defs = self
             .rbac_defs()
             .ok_or_else(|| ApiError::internal("RBAC resources are not registered"))?;
-        for (def, object) in bootstrap_policy() {
-            let def = if def == "clusterroles" {
+        // Concurrently: on a fresh store the creates share fsyncs (the
+        // embedded store's group commit; etcd's batching).
+        let ensured = bootstrap_policy().into_iter().map(|(resource, object)| {
+            let def = if resource == "clusterroles" {
                 &defs.cluster_roles
             } else {
                 &defs.cluster_role_bindings
             };
-            self.create_if_missing(def, object.clone()).await?;
-            // Upstream's reconciliation of its bootstrap policy: what this
-            // version grants is added to what is stored (nothing is taken
-            // away) unless the object opts out (autoupdate "false"). Read
-            // from storage: the caches start after these writes.
-            let (_, stored) = self.get_stored(def, None, object::name(&object)).await?;
-            if reconciled(&stored, &object) == stored {
-                continue;
-            }
-            let opts = crate::service::WriteOptions {
-                field_manager: "capstan-bootstrap".to_string(),
-                ..Default::default()
-            };
-            self.update_internal(
-                &UserInfo::system(),
-                def,
-                None,
-                object::name(&object),
-                &opts,
-                crate::service::View::Main,
-                |current| Ok(reconciled(current, &object)),
-            )
-            .await?;
-        }
+            self.ensure_bootstrap_object(def, object)
+        });
+        futures::future::try_join_all(ensured).await?;
         for def in [
             &defs.cluster_role_bindings,
             &defs.role_bindings,

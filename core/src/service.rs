@@ -627,11 +627,12 @@ impl ApiCore {
     /// run on every replica.
     pub async fn bootstrap(&self) -> ApiResult<()> {
         let def = self.resolve("", "v1", "namespaces")?;
-        for ns in SYSTEM_NAMESPACES {
+        let created = SYSTEM_NAMESPACES.iter().map(|ns| {
             let namespace =
                 json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
-            self.create_if_missing(&def, namespace).await?;
-        }
+            self.create_if_missing(&def, namespace)
+        });
+        futures::future::try_join_all(created).await?;
         self.bootstrap_rbac().await
     }
 
