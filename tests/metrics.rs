@@ -66,8 +66,9 @@ fn metrics_count_requests_under_upstreams_names() {
     );
     let denied = server.kubectl_err(&["get", "--raw", "/metrics", "--as=alice"]);
     assert!(
-        denied.contains(r#"forbidden: User \"alice\" cannot get path \"/metrics\""#)
-            || denied.contains(r#"forbidden: User "alice" cannot get path "/metrics""#),
+        denied.contains(
+            r#"Error from server (Forbidden): forbidden: User "alice" cannot get path "/metrics""#
+        ),
         "{denied}"
     );
     server

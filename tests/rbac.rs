@@ -453,9 +453,10 @@ fn impersonation_needs_the_impersonate_verb() {
     let stderr = common::text(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        stderr.contains("PermissionDenied")
-            && stderr.contains(r#"User \"alice\" cannot list resource \"secrets\""#)
-            || stderr.contains(r#"User "alice" cannot list resource "secrets""#),
+        stderr.contains("Code: PermissionDenied")
+            && stderr.contains(
+                r#"Message: secrets is forbidden: User "alice" cannot list resource "secrets" in API group "" in the namespace "default""#
+            ),
         "{stderr}"
     );
     server.grpcurl_ok(&["-d", list], &["capstan.v1.Resources/List"]);

@@ -123,7 +123,8 @@ impl AccessRequest<'_> {
 
 /// Paths every caller may get, as upstream's system:public-info-viewer
 /// role, written as RBAC's non-resource URLs: exact, or a prefix ending in
-/// `*`. The self-rules review lists these same rules.
+/// `*`. The bootstrap policy's role of that name is written from this list
+/// (rbac.rs bootstrap_policy).
 pub(crate) const PUBLIC_URLS: &[&str] = &[
     "/healthz",
     "/healthz/*",

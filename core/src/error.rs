@@ -281,7 +281,7 @@ impl ApiError {
         }
     }
 
-    pub(crate) fn with_details(mut self, name: &str, group: &str, kind: &str) -> Self {
+    fn with_details(mut self, name: &str, group: &str, kind: &str) -> Self {
         self.details = Some(Box::new(StatusDetails {
             name: name.to_string(),
             group: group.to_string(),
@@ -367,6 +367,33 @@ impl ApiError {
 
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(StatusReason::Forbidden, message)
+    }
+
+    /// Upstream's NewForbidden for a resource: `<resource> "<name>" is
+    /// forbidden: <why>`, with the resource in the details.
+    pub fn forbidden_resource(group: &str, resource: &str, name: &str, why: &str) -> Self {
+        let subject = match name {
+            "" => qualified(resource, group),
+            name => format!("{} {name:?}", qualified(resource, group)),
+        };
+        Self::new(
+            StatusReason::Forbidden,
+            format!("{subject} is forbidden: {why}"),
+        )
+        .with_details(name, group, resource)
+    }
+
+    /// Upstream's 429 for a server at its in-flight limit.
+    pub fn too_many_requests() -> Self {
+        let mut err = Self::new(
+            StatusReason::TooManyRequests,
+            "Too many requests, please try again later.",
+        );
+        err.details = Some(Box::new(StatusDetails {
+            retry_after_seconds: Some(1),
+            ..StatusDetails::default()
+        }));
+        err
     }
 
     pub fn unauthorized() -> Self {

@@ -14,6 +14,7 @@ use serde_json::Value;
 use tonic::{Request, Response, Status};
 
 use crate::auth::UserInfo;
+use crate::caller::{Admission, Caller, IMPERSONATION_PREFIX};
 use crate::discovery::Discovery;
 use crate::error::ApiError;
 use crate::object;
@@ -69,52 +70,14 @@ pub(crate) fn object_meta(obj: &Value) -> pb::ObjectMeta {
     }
 }
 
-/// How a call counts against the in-flight limits (inflight.rs).
-#[derive(Clone, Copy)]
-enum Admission {
-    ReadOnly,
-    Mutating,
-    /// Watches: not counted.
-    LongRunning,
-}
-
-/// The user a call acts as, holding its place among the calls in flight
-/// for as long as it lives.
-struct Caller {
-    user: UserInfo,
-    _in_flight: Option<tokio::sync::OwnedSemaphorePermit>,
-}
-
-impl std::ops::Deref for Caller {
-    type Target = UserInfo;
-
-    fn deref(&self) -> &UserInfo {
-        &self.user
-    }
-}
-
-/// Who a call acts as: its client certificate's user (else its bearer
-/// token's service account), or the one its `impersonate-*` metadata names
-/// when that user may impersonate it; admitted as `admission` says.
+/// Who a call acts as (caller.rs), read from its certificate's user and
+/// its metadata; admitted as `admission` says.
 async fn user_of<T>(
     core: &ApiCore,
     req: &Request<T>,
     admission: Admission,
 ) -> Result<Caller, Status> {
-    let user = acting_user(core, req).await?;
-    let in_flight = match admission {
-        Admission::LongRunning => None,
-        Admission::ReadOnly => core.admit(&user, false)?,
-        Admission::Mutating => core.admit(&user, true)?,
-    };
-    Ok(Caller {
-        user,
-        _in_flight: in_flight,
-    })
-}
-
-async fn acting_user<T>(core: &ApiCore, req: &Request<T>) -> Result<UserInfo, Status> {
-    let user = req
+    let certificate = req
         .extensions()
         .get::<UserInfo>()
         .cloned()
@@ -123,16 +86,17 @@ async fn acting_user<T>(core: &ApiCore, req: &Request<T>) -> Result<UserInfo, St
         .metadata()
         .get("authorization")
         .and_then(|v| v.to_str().ok());
-    let user = core.authenticate_request(user, authorization).await?;
-    let headers = req.metadata().iter().filter_map(|entry| match entry {
+    let impersonation = req.metadata().iter().filter_map(|entry| match entry {
         tonic::metadata::KeyAndValueRef::Ascii(key, value)
-            if key.as_str().starts_with("impersonate-") =>
+            if key.as_str().starts_with(IMPERSONATION_PREFIX) =>
         {
             Some((key.as_str(), value.to_str().ok()?))
         }
         _ => None,
     });
-    Ok(core.impersonate(user, headers).await?)
+    Ok(core
+        .caller(certificate, authorization, impersonation, admission)
+        .await?)
 }
 
 fn view(subresource: &str) -> Result<View, Status> {

@@ -4,10 +4,10 @@
 //! on, for authorization and everything after it.
 
 use crate::auth::{AccessRequest, ResourceAttributes, UserInfo, ANONYMOUS_USER};
+use crate::caller::IMPERSONATION_PREFIX;
 use crate::error::{ApiError, ApiResult};
 use crate::service::ApiCore;
 
-const HEADER_PREFIX: &str = "impersonate-";
 const USER_HEADER: &str = "impersonate-user";
 const GROUP_HEADER: &str = "impersonate-group";
 const UID_HEADER: &str = "impersonate-uid";
@@ -29,8 +29,10 @@ impl<'h> Wanted<'h> {
     fn from_headers(headers: impl IntoIterator<Item = (&'h str, &'h str)>) -> Self {
         let mut wanted = Self::default();
         for (name, value) in headers {
-            let start = name.as_bytes().get(..HEADER_PREFIX.len());
-            if !start.is_some_and(|start| start.eq_ignore_ascii_case(HEADER_PREFIX.as_bytes())) {
+            let start = name.as_bytes().get(..IMPERSONATION_PREFIX.len());
+            if !start
+                .is_some_and(|start| start.eq_ignore_ascii_case(IMPERSONATION_PREFIX.as_bytes()))
+            {
                 continue;
             }
             let name = name.to_ascii_lowercase();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::auth::{UserInfo, MASTERS_GROUP};
-use crate::error::{ApiError, ApiResult, StatusDetails, StatusReason};
+use crate::error::{ApiError, ApiResult};
 use crate::service::ApiCore;
 
 /// Upstream's defaults.
@@ -35,21 +35,6 @@ impl InflightLimits {
 impl Default for InflightLimits {
     fn default() -> Self {
         Self::new(DEFAULT_MAX_READONLY, DEFAULT_MAX_MUTATING)
-    }
-}
-
-impl ApiError {
-    /// Upstream's 429 for a server at its in-flight limit.
-    pub fn too_many_requests() -> Self {
-        let mut err = Self::new(
-            StatusReason::TooManyRequests,
-            "Too many requests, please try again later.",
-        );
-        err.details = Some(Box::new(StatusDetails {
-            retry_after_seconds: Some(1),
-            ..StatusDetails::default()
-        }));
-        err
     }
 }
 

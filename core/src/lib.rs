@@ -7,6 +7,7 @@ pub mod apply;
 pub mod auth;
 mod binding;
 pub mod cache;
+pub mod caller;
 mod component_status;
 pub mod controllers;
 pub mod conversion;

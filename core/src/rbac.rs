@@ -1020,22 +1020,6 @@ fn bootstrap_policy() -> Vec<(&'static str, Value)> {
     policy
 }
 
-impl ApiError {
-    /// Upstream's NewForbidden for a resource: `<resource> "<name>" is
-    /// forbidden: <why>`, with the resource in the details.
-    pub fn forbidden_resource(group: &str, resource: &str, name: &str, why: &str) -> Self {
-        let subject = match name {
-            "" => crate::error::qualified(resource, group),
-            name => format!("{} {name:?}", crate::error::qualified(resource, group)),
-        };
-        Self::new(
-            StatusReason::Forbidden,
-            format!("{subject} is forbidden: {why}"),
-        )
-        .with_details(name, group, resource)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -182,6 +182,18 @@ pub struct WriteResult {
     pub created: bool,
 }
 
+impl WriteResult {
+    /// What a create answers that computes its object instead of storing
+    /// one (reviews, bindings): 201, no warnings.
+    pub(crate) fn computed(object: Value) -> Self {
+        Self {
+            object: Arc::new(object),
+            warnings: Vec::new(),
+            created: true,
+        }
+    }
+}
+
 /// One page of a list.
 #[derive(Debug, Clone)]
 pub struct ObjectList {
@@ -1170,11 +1182,7 @@ impl ApiCore {
         )
         .await?;
         let status = self.bind_pod(user, namespace, &binding, opts).await?;
-        Ok(WriteResult {
-            object: Arc::new(status),
-            warnings: Vec::new(),
-            created: true,
-        })
+        Ok(WriteResult::computed(status))
     }
 
     pub async fn create(
@@ -1192,21 +1200,14 @@ impl ApiCore {
             let mut review = object;
             self.check_type(def, &mut review)?;
             self.check_namespace(def, namespace, &mut review)?;
-            return Ok(WriteResult {
-                object: Arc::new(crate::review::answer(self, user, def, review).await?),
-                warnings: Vec::new(),
-                created: true,
-            });
+            let answered = crate::review::answer(self, user, def, review).await?;
+            return Ok(WriteResult::computed(answered));
         }
         if def.is_binding() {
             let status = self
                 .bind_pod(user, namespace.unwrap_or_default(), &object, opts)
                 .await?;
-            return Ok(WriteResult {
-                object: Arc::new(status),
-                warnings: Vec::new(),
-                created: true,
-            });
+            return Ok(WriteResult::computed(status));
         }
         self.create_authorized(
             user,

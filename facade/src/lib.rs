@@ -17,6 +17,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use capstan_core::auth::UserInfo;
+use capstan_core::caller::{Admission, IMPERSONATION_PREFIX};
 use capstan_core::discovery::{Discovery, AGGREGATED_CONTENT_TYPE};
 use capstan_core::error::{ApiError, StatusReason};
 use capstan_core::registry::ResourceDef;
@@ -404,7 +405,7 @@ async fn dispatch(State(state): State<Arc<FacadeState>>, req: Request) -> Respon
     let measured = MeasuredRequest::of(&req);
     let _inflight = (!measured.long_running())
         .then(|| capstan_core::metrics::InflightGuard::enter(measured.mutating()));
-    let resp = match handle(&state, req, measured.api_path.as_ref()).await {
+    let resp = match handle(&state, req, &measured).await {
         Ok(resp) => resp,
         Err(err) => error_response(&err),
     };
@@ -420,8 +421,9 @@ fn query_flag(query: &str, name: &str) -> bool {
     })
 }
 
-/// What apiserver_request_total counts a request under, taken before the
-/// request is consumed.
+/// What dispatch reads from a request before the handler consumes it: the
+/// parsed path (which the handler shares), and what apiserver_request_total
+/// and the in-flight limits count the request as.
 struct MeasuredRequest {
     method: Method,
     /// The path as RequestInfo reads it, parsed once for the handler too.
@@ -477,6 +479,17 @@ impl MeasuredRequest {
         !matches!(self.method, Method::GET | Method::HEAD | Method::OPTIONS)
     }
 
+    /// How the request counts against the in-flight limits.
+    fn admission(&self) -> Admission {
+        if self.long_running() {
+            Admission::LongRunning
+        } else if self.mutating() {
+            Admission::Mutating
+        } else {
+            Admission::ReadOnly
+        }
+    }
+
     fn observe(&self, code: u16, elapsed: std::time::Duration) {
         let empty = String::new();
         let target = self.target();
@@ -517,47 +530,45 @@ fn accept(headers: &HeaderMap) -> Option<String> {
 async fn handle(
     state: &FacadeState,
     req: Request,
-    api_path: Option<&ApiPath>,
+    measured: &MeasuredRequest,
 ) -> Result<Response, ApiError> {
-    let headers = req
+    let impersonation = req
         .headers()
         .iter()
-        // Header names are lowercase here; most requests have none of these.
-        .filter(|(name, _)| name.as_str().starts_with("impersonate-"))
+        // Most requests have none of these.
+        .filter(|(name, _)| name.as_str().starts_with(IMPERSONATION_PREFIX))
         .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?)));
     let authorization = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let user = state
+    let caller = state
         .core
-        .authenticate_request(user_of(&req), authorization)
+        .caller(
+            user_of(&req),
+            authorization,
+            impersonation,
+            measured.admission(),
+        )
         .await?;
-    let user = state.core.impersonate(user, headers).await?;
-    let watch = query_flag(req.uri().query().unwrap_or(""), "watch");
-    let mutating = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    let _in_flight = if watch {
-        None
-    } else {
-        state.core.admit(&user, mutating)?
-    };
+    let user = &caller.user;
     let path = req.uri().path().to_string();
     let method = req.method().clone();
-    if let Some(resp) = non_resource(state, &user, &method, &path, req.headers()).await? {
+    if let Some(resp) = non_resource(state, user, &method, &path, req.headers()).await? {
         return Ok(resp);
     }
-    let Some(api_path) = api_path else {
+    let Some(api_path) = &measured.api_path else {
         state
             .core
-            .authorize_path(&user, &verb_of_method(&method), &path)
+            .authorize_path(user, &verb_of_method(&method), &path)
             .await?;
         return Err(not_found());
     };
     let resource = match api_path {
         ApiPath::Resource(r) => r,
         discovery_path => {
-            state.core.authorize_path(&user, "get", &path).await?;
-            return discovery(state, &method, &path, req.headers(), discovery_path.clone());
+            state.core.authorize_path(user, "get", &path).await?;
+            return discovery(state, &method, &path, req.headers(), discovery_path);
         }
     };
     let query = Query::parse(req.uri().query())?;
@@ -565,7 +576,7 @@ async fn handle(
     let body = axum::body::to_bytes(req.into_body(), MAX_REQUEST_BODY_BYTES)
         .await
         .map_err(|_| ApiError::too_large(MAX_REQUEST_BODY_BYTES))?;
-    resource_request(state, &user, &method, &headers, &query, resource, body).await
+    resource_request(state, user, &method, &headers, &query, resource, body).await
 }
 
 fn verb_of_method(method: &Method) -> String {
@@ -701,7 +712,7 @@ fn discovery(
     method: &Method,
     path: &str,
     headers: &HeaderMap,
-    api_path: ApiPath,
+    api_path: &ApiPath,
 ) -> Result<Response, ApiError> {
     if *method != Method::GET {
         return Err(ApiError::new(
@@ -714,7 +725,7 @@ fn discovery(
     let aggregated_allowed = matches!(api_path, ApiPath::CoreVersions | ApiPath::Groups);
     let output = negotiation::negotiate_output(accept(headers).as_deref(), aggregated_allowed)?;
     let d = &state.discovery;
-    let doc = match (&api_path, output) {
+    let doc = match (api_path, output) {
         (ApiPath::CoreVersions, Output::AggregatedDiscovery) => {
             return Ok(json_response(
                 StatusCode::OK,
