@@ -288,18 +288,36 @@ pub struct Decision {
     pub reason: String,
 }
 
-/// The four RBAC resources' definitions.
-struct RbacDefs {
+/// The four RBAC resources' definitions and watch caches, resolved once
+/// (`ApiCore::rbac_defs`), not per decision.
+pub(crate) struct RbacDefs {
     roles: Arc<ResourceDef>,
     cluster_roles: Arc<ResourceDef>,
     role_bindings: Arc<ResourceDef>,
     cluster_role_bindings: Arc<ResourceDef>,
+    /// The caches, in the order of the fields above.
+    caches: [Arc<crate::cache::WatchCache>; 4],
+}
+
+impl RbacDefs {
+    fn cache(&self, def: &ResourceDef) -> &Arc<crate::cache::WatchCache> {
+        let at = match def.resource {
+            "roles" => 0,
+            "clusterroles" => 1,
+            "rolebindings" => 2,
+            _ => 3,
+        };
+        &self.caches[at]
+    }
 }
 
 /// Where a decision reads Roles, ClusterRoles and bindings from.
 enum RbacObjects<'a> {
     /// The watch caches as they are: every decision looks here first.
-    Cached { core: &'a ApiCore, defs: RbacDefs },
+    Cached {
+        core: &'a ApiCore,
+        defs: &'a RbacDefs,
+    },
     /// One consistent read of what a decision in one namespace needs: a
     /// denial's second look, so that what was just written (through any
     /// replica) counts.
@@ -314,7 +332,9 @@ enum RbacObjects<'a> {
 impl RbacObjects<'_> {
     fn cluster_bindings(&self) -> Vec<Arc<Value>> {
         match self {
-            Self::Cached { core, defs } => core.cached_under(&defs.cluster_role_bindings, None),
+            Self::Cached { core, defs } => {
+                core.cached_under(defs, &defs.cluster_role_bindings, None)
+            }
             Self::Read {
                 cluster_bindings, ..
             } => cluster_bindings.clone(),
@@ -323,7 +343,9 @@ impl RbacObjects<'_> {
 
     fn bindings(&self, namespace: &str) -> Vec<Arc<Value>> {
         match self {
-            Self::Cached { core, defs } => core.cached_under(&defs.role_bindings, Some(namespace)),
+            Self::Cached { core, defs } => {
+                core.cached_under(defs, &defs.role_bindings, Some(namespace))
+            }
             Self::Read { bindings, .. } => bindings
                 .iter()
                 .filter(|b| object::namespace(b) == namespace)
@@ -341,8 +363,7 @@ impl RbacObjects<'_> {
                 } else {
                     &defs.cluster_roles
                 };
-                core.rbac_cache(def)
-                    .get(&def.key(&core.prefix, namespace, name))
+                defs.cache(def).get(&def.key(&core.prefix, namespace, name))
             }
             Self::Read {
                 roles,
@@ -367,24 +388,45 @@ impl RbacObjects<'_> {
 }
 
 impl ApiCore {
-    fn rbac_defs(&self) -> Option<RbacDefs> {
-        let def = |resource| self.registry.lookup(RBAC_GROUP, "v1", resource);
-        Some(RbacDefs {
-            roles: def("roles")?,
-            cluster_roles: def("clusterroles")?,
-            role_bindings: def("rolebindings")?,
-            cluster_role_bindings: def("clusterrolebindings")?,
-        })
-    }
-
-    fn rbac_cache(&self, def: &ResourceDef) -> Arc<crate::cache::WatchCache> {
-        self.caches.for_prefix(&def.key_prefix(&self.prefix, None))
+    /// The RBAC resources and their caches (started on first use).
+    fn rbac_defs(&self) -> Option<&RbacDefs> {
+        self.rbac
+            .get_or_init(|| {
+                let def = |resource| self.registry.lookup(RBAC_GROUP, "v1", resource);
+                let (roles, cluster_roles, role_bindings, cluster_role_bindings) = (
+                    def("roles")?,
+                    def("clusterroles")?,
+                    def("rolebindings")?,
+                    def("clusterrolebindings")?,
+                );
+                let cache =
+                    |def: &ResourceDef| self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
+                let caches = [
+                    cache(&roles),
+                    cache(&cluster_roles),
+                    cache(&role_bindings),
+                    cache(&cluster_role_bindings),
+                ];
+                Some(RbacDefs {
+                    roles,
+                    cluster_roles,
+                    role_bindings,
+                    cluster_role_bindings,
+                    caches,
+                })
+            })
+            .as_ref()
     }
 
     /// The cached objects of `def` (in `namespace`, if given).
-    fn cached_under(&self, def: &ResourceDef, namespace: Option<&str>) -> Vec<Arc<Value>> {
+    fn cached_under(
+        &self,
+        defs: &RbacDefs,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+    ) -> Vec<Arc<Value>> {
         let prefix = def.key_prefix(&self.prefix, namespace);
-        self.rbac_cache(def)
+        defs.cache(def)
             .list(&prefix)
             .0
             .into_iter()
@@ -797,7 +839,7 @@ impl ApiCore {
             &defs.cluster_roles,
             &defs.roles,
         ] {
-            let cache = self.rbac_cache(def);
+            let cache = defs.cache(def);
             if !cache.wait_ready(crate::service::CACHE_READY_TIMEOUT).await {
                 return Err(ApiError::internal(format!(
                     "the {} cache did not load",
@@ -807,7 +849,7 @@ impl ApiCore {
             // A store whose watches report no progress (old etcd) cannot
             // confirm a quiet cache is current; its events still arrive.
             if self.storage.progress_is_ordered() {
-                self.catch_up(&cache, crate::service::CACHE_READY_TIMEOUT)
+                self.catch_up(cache, crate::service::CACHE_READY_TIMEOUT)
                     .await?;
             }
         }

@@ -215,6 +215,8 @@ pub struct ApiCore {
     pub(crate) tokens: Option<crate::tokens::TokenAuthority>,
     /// How many requests of each kind may be in flight (inflight.rs).
     pub(crate) inflight: crate::inflight::InflightLimits,
+    /// The RBAC resources and their caches, resolved once (rbac.rs).
+    pub(crate) rbac: std::sync::OnceLock<Option<crate::rbac::RbacDefs>>,
 }
 
 /// How long a consistent read waits for the watch cache to catch up before
@@ -441,6 +443,7 @@ impl ApiCore {
             prefix,
             tokens: None,
             inflight: crate::inflight::InflightLimits::default(),
+            rbac: std::sync::OnceLock::new(),
         }
     }
 
