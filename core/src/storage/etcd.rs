@@ -10,11 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use etcd_client::{
-    Certificate, Client, Compare, CompareOp, ConnectOptions, EventType, GetOptions, Identity,
-    KvClient, TlsOptions, Txn, TxnOp, TxnOpResponse, WatchClient, WatchOptions,
+    Client, Compare, CompareOp, EventType, GetOptions, KvClient, Txn, TxnOp, TxnOpResponse,
+    WatchClient, WatchOptions,
 };
 use futures::StreamExt;
+use tokio_rustls::rustls;
 
+use super::etcd_transport::{MemberChannel, NotSent};
 use super::{
     prefix_end, EventKind, EventStream, KeyValue, ListParams, ListResult, Revision, Storage,
     StorageError, StorageEvent, StorageResult,
@@ -113,13 +115,13 @@ fn unreachable(err: &etcd_client::Error) -> bool {
 /// The request never left: the connection to the member could not be made.
 /// Only then is it safe to send it again elsewhere; a write that was sent
 /// may have been applied even though its answer was lost.
-fn never_sent(err: &etcd_client::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+pub(super) fn never_sent(err: &etcd_client::Error) -> bool {
+    let etcd_client::Error::GRpcStatus(status) = err else {
+        return false;
+    };
+    let mut source = std::error::Error::source(status);
     while let Some(e) = source {
-        let refused = e
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
-        if refused || e.to_string().contains("tcp connect error") {
+        if e.is::<NotSent>() {
             return true;
         }
         source = e.source();
@@ -159,30 +161,60 @@ fn read_pem(path: &PathBuf) -> StorageResult<Vec<u8>> {
         .map_err(|e| StorageError::Backend(format!("reading {}: {e}", path.display())))
 }
 
+/// TLS to etcd from the --etcd-cafile/--etcd-certfile/--etcd-keyfile PEM
+/// files: the members' certificates are verified against the CA, and the
+/// client certificate, when given, is offered.
+fn tls_config(config: &EtcdConfig) -> StorageResult<Arc<rustls::ClientConfig>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let invalid = |path: &PathBuf, e: &dyn std::fmt::Display| {
+        StorageError::Backend(format!("reading {}: {e}", path.display()))
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    if let Some(ca) = &config.ca_file {
+        for cert in CertificateDer::pem_slice_iter(&read_pem(ca)?) {
+            let cert = cert.map_err(|e| invalid(ca, &e))?;
+            roots.add(cert).map_err(|e| invalid(ca, &e))?;
+        }
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| StorageError::Backend(format!("etcd TLS: {e}")))?
+    .with_root_certificates(roots);
+    let mut tls = match (&config.cert_file, &config.key_file) {
+        (Some(cert), Some(key)) => {
+            let chain = CertificateDer::pem_slice_iter(&read_pem(cert)?)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| invalid(cert, &e))?;
+            let private =
+                PrivateKeyDer::from_pem_slice(&read_pem(key)?).map_err(|e| invalid(key, &e))?;
+            builder
+                .with_client_auth_cert(chain, private)
+                .map_err(|e| StorageError::Backend(format!("etcd client certificate: {e}")))?
+        }
+        _ => builder.with_no_client_auth(),
+    };
+    tls.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(Arc::new(tls))
+}
+
 impl EtcdStore {
     pub async fn connect(config: &EtcdConfig) -> StorageResult<Self> {
-        let mut options = ConnectOptions::new()
-            .with_connect_timeout(Duration::from_secs(5))
-            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(10));
-        let tls = config.ca_file.is_some() || config.cert_file.is_some();
-        if tls {
-            let mut tls_options = TlsOptions::new();
-            if let Some(ca) = &config.ca_file {
-                tls_options = tls_options.ca_certificate(Certificate::from_pem(read_pem(ca)?));
-            }
-            if let (Some(cert), Some(key)) = (&config.cert_file, &config.key_file) {
-                tls_options =
-                    tls_options.identity(Identity::from_pem(read_pem(cert)?, read_pem(key)?));
-            }
-            options = options.with_tls(tls_options);
-        }
+        let tls = match (&config.ca_file, &config.cert_file) {
+            (None, None) => None,
+            _ => Some(tls_config(config)?),
+        };
         if config.endpoints.is_empty() {
             return Err(StorageError::Backend("no etcd endpoints given".into()));
         }
         let mut clients = Vec::with_capacity(config.endpoints.len());
         for endpoint in &config.endpoints {
+            let channel =
+                MemberChannel::new(endpoint, tls.clone()).map_err(StorageError::Backend)?;
             clients.push(
-                Client::connect([endpoint], Some(options.clone()))
+                Client::from_channel(channel.into_etcd_channel(), None)
                     .await
                     .map_err(backend)?,
             );

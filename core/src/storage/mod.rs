@@ -6,6 +6,7 @@
 
 pub mod embedded;
 pub mod etcd;
+mod etcd_transport;
 #[cfg(test)]
 pub(crate) mod shaped;
 
