@@ -41,8 +41,10 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// before the member counts as gone (kube-apiserver pings its etcd
 /// connections too, so a member that hangs fails its requests instead of
 /// holding them).
-const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(10);
-const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+const KEEP_ALIVE: KeepAlive = KeepAlive {
+    interval: Duration::from_secs(10),
+    timeout: Duration::from_secs(10),
+};
 /// hyper's client defaults, which tonic's channel used: a list of
 /// 10,000 objects arrives without waiting on window updates.
 const STREAM_WINDOW: u32 = 2 * 1024 * 1024;
@@ -55,6 +57,12 @@ const CONNECTION_WINDOW: u32 = 5 * 1024 * 1024;
 #[error("{0}")]
 pub(crate) struct NotSent(String);
 
+#[derive(Debug, Clone, Copy)]
+struct KeepAlive {
+    interval: Duration,
+    timeout: Duration,
+}
+
 /// Where one member is and how to reach it.
 struct Member {
     scheme: Scheme,
@@ -62,6 +70,7 @@ struct Member {
     host: String,
     port: u16,
     tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    keep_alive: KeepAlive,
 }
 
 /// A gRPC channel to one etcd member: clones share one connection, made
@@ -143,6 +152,7 @@ impl MemberChannel {
                 host,
                 port,
                 tls,
+                keep_alive: KEEP_ALIVE,
             }),
             live: Arc::new(Mutex::new(None)),
             connecting: Arc::new(tokio::sync::Mutex::new(())),
@@ -276,13 +286,13 @@ async fn connect(member: &Member) -> Result<Connection, String> {
                 .connect(name.clone(), tcp)
                 .await
                 .map_err(|e| format!("TLS: {e}"))?;
-            handshake(tls).await
+            handshake(tls, member.keep_alive).await
         }
-        None => handshake(tcp).await,
+        None => handshake(tcp, member.keep_alive).await,
     }
 }
 
-async fn handshake<T>(io: T) -> Result<Connection, String>
+async fn handshake<T>(io: T, keep_alive: KeepAlive) -> Result<Connection, String>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -303,10 +313,10 @@ where
                     tracing::debug!(error = %e, "etcd connection ended");
                 }
             }
-            () = keep_alive(pings) => {
+            () = ping_until_unanswered(pings, keep_alive) => {
                 tracing::warn!(
-                    "etcd member did not answer a ping within {KEEP_ALIVE_TIMEOUT:?}; \
-                     closing its connection"
+                    timeout = ?keep_alive.timeout,
+                    "etcd member did not answer a ping; closing its connection"
                 );
             }
         }
@@ -317,13 +327,13 @@ where
 }
 
 /// Returns when a ping goes unanswered.
-async fn keep_alive(pings: Option<h2::PingPong>) {
+async fn ping_until_unanswered(pings: Option<h2::PingPong>, keep_alive: KeepAlive) {
     let Some(mut pings) = pings else {
         return std::future::pending().await;
     };
     loop {
-        tokio::time::sleep(KEEP_ALIVE_INTERVAL).await;
-        match tokio::time::timeout(KEEP_ALIVE_TIMEOUT, pings.ping(h2::Ping::opaque())).await {
+        tokio::time::sleep(keep_alive.interval).await;
+        match tokio::time::timeout(keep_alive.timeout, pings.ping(h2::Ping::opaque())).await {
             Ok(Ok(_)) => {}
             // The connection itself ended; its own branch reports that.
             Ok(Err(_)) => return std::future::pending().await,
@@ -542,5 +552,61 @@ mod tests {
         assert_eq!(frames[1].0, DATA, "{frames:?}");
         assert!(frames[1].1, "the message ends the stream: {frames:?}");
         assert!(frames[1].2 > 5, "{frames:?}");
+    }
+
+    /// A member that stops answering (a hung process, a dropped network)
+    /// fails the calls waiting on it once a ping goes unanswered, instead of
+    /// holding them, and the next call connects again.
+    #[tokio::test]
+    async fn a_member_that_stops_answering_fails_its_calls_and_is_reconnected() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let (accepted, mut connections) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            // Completes the HTTP/2 handshake, then reads and never answers.
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let _ = accepted.send(());
+                tokio::spawn(async move {
+                    let _ = socket.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await;
+                    let mut sink = [0u8; 4096];
+                    while socket.read(&mut sink).await.is_ok_and(|n| n > 0) {}
+                });
+            }
+        });
+        let mut channel =
+            MemberChannel::new(&format!("http://127.0.0.1:{port}"), None).expect("channel");
+        Arc::get_mut(&mut channel.member)
+            .expect("one owner")
+            .keep_alive = KeepAlive {
+            interval: Duration::from_millis(100),
+            timeout: Duration::from_millis(200),
+        };
+        let client = etcd_client::Client::from_channel(channel.into_etcd_channel(), None)
+            .await
+            .expect("client");
+        let started = std::time::Instant::now();
+        let err = tokio::time::timeout(Duration::from_secs(10), client.kv_client().get("k", None))
+            .await
+            .expect("the call fails instead of waiting")
+            .expect_err("nothing answers");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let etcd_client::Error::GRpcStatus(status) = &err else {
+            panic!("not a gRPC status: {err}");
+        };
+        assert_eq!(status.code(), tonic::Code::Unavailable, "{status}");
+        assert!(!super::super::etcd::never_sent(&err), "it was sent: {err}");
+        connections.recv().await.expect("first connection");
+        let _ =
+            tokio::time::timeout(Duration::from_secs(10), client.kv_client().get("k", None)).await;
+        tokio::time::timeout(Duration::from_secs(1), connections.recv())
+            .await
+            .expect("the next call connects again")
+            .expect("second connection");
     }
 }
