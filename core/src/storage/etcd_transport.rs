@@ -448,6 +448,16 @@ mod tests {
         )
     }
 
+    fn local_member(port: u16) -> MemberChannel {
+        MemberChannel::new(&format!("http://127.0.0.1:{port}"), None).expect("channel")
+    }
+
+    async fn client_of(channel: MemberChannel) -> etcd_client::Client {
+        etcd_client::Client::from_channel(channel.into_etcd_channel(), None)
+            .await
+            .expect("client")
+    }
+
     #[test]
     fn endpoints_are_read_as_etcd_client_reads_them() {
         let plain = MemberChannel::new("http://127.0.0.1:2379", None).expect("http");
@@ -475,11 +485,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("address").port();
         drop(listener);
-        let channel =
-            MemberChannel::new(&format!("http://127.0.0.1:{port}"), None).expect("channel");
-        let client = etcd_client::Client::from_channel(channel.into_etcd_channel(), None)
-            .await
-            .expect("client");
+        let client = client_of(local_member(port)).await;
         let err = client
             .kv_client()
             .get("k", None)
@@ -536,11 +542,7 @@ mod tests {
                 }
             }
         });
-        let channel =
-            MemberChannel::new(&format!("http://127.0.0.1:{port}"), None).expect("channel");
-        let client = etcd_client::Client::from_channel(channel.into_etcd_channel(), None)
-            .await
-            .expect("client");
+        let client = client_of(local_member(port)).await;
         let call = tokio::spawn(async move { client.kv_client().put("key", "value", None).await });
         let frames = member.await.expect("member");
         call.abort();
@@ -575,17 +577,14 @@ mod tests {
                 });
             }
         });
-        let mut channel =
-            MemberChannel::new(&format!("http://127.0.0.1:{port}"), None).expect("channel");
+        let mut channel = local_member(port);
         Arc::get_mut(&mut channel.member)
             .expect("one owner")
             .keep_alive = KeepAlive {
             interval: Duration::from_millis(100),
             timeout: Duration::from_millis(200),
         };
-        let client = etcd_client::Client::from_channel(channel.into_etcd_channel(), None)
-            .await
-            .expect("client");
+        let client = client_of(channel).await;
         let started = std::time::Instant::now();
         let err = tokio::time::timeout(Duration::from_secs(10), client.kv_client().get("k", None))
             .await
