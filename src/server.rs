@@ -68,6 +68,16 @@ fn version_info() -> serde_json::Value {
     })
 }
 
+/// Counts a gRPC call in /metrics (grpc_server_*), from its start to the
+/// status its response ends with.
+async fn count_grpc_call(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let call = capstan_core::metrics::GrpcCall::start(request.uri().path());
+    call.measure(next.run(request).await).map(Body::new)
+}
+
 /// Routes a request to the gRPC services or the REST facade.
 #[derive(Clone)]
 struct Dispatch {
@@ -201,7 +211,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .into_axum_router();
+        .into_axum_router()
+        .layer(axum::middleware::from_fn(count_grpc_call));
     let layers = tower::ServiceBuilder::new()
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             panic_response,

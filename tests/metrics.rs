@@ -76,6 +76,33 @@ fn metrics_count_requests_under_upstreams_names() {
         .assert_status(403, "Forbidden");
 }
 
+/// The gRPC API is counted under the names gRPC servers export
+/// (go-grpc-prometheus), with the status each call ended with.
+#[test]
+fn grpc_calls_are_counted_with_their_status() {
+    let server = TestServer::start();
+    let list = r#"{"resource":{"version":"v1","resource":"configmaps"},"namespace":"default"}"#;
+    server.grpcurl_ok(&["-d", list], &["capstan.v1.Resources/List"]);
+    let missing = r#"{"resource":{"version":"v1","resource":"configmaps"},"namespace":"default","name":"missing"}"#;
+    let out = server.grpcurl(&["-d", missing], &["capstan.v1.Resources/Get"]);
+    assert!(
+        common::text(&out.stderr).contains("Code: NotFound"),
+        "{}",
+        common::text(&out.stderr)
+    );
+    let text = server.kubectl_ok(&["get", "--raw", "/metrics"]);
+    for series in [
+        r#"grpc_server_handled_total{grpc_code="OK",grpc_method="List",grpc_service="capstan.v1.Resources",grpc_type="unary"} 1"#,
+        r#"grpc_server_handled_total{grpc_code="NotFound",grpc_method="Get",grpc_service="capstan.v1.Resources",grpc_type="unary"} 1"#,
+        r#"grpc_server_started_total{grpc_method="Get",grpc_service="capstan.v1.Resources",grpc_type="unary"} 1"#,
+        r#"grpc_server_handling_seconds_count{grpc_method="List",grpc_service="capstan.v1.Resources",grpc_type="unary"} 1"#,
+    ] {
+        assert!(text.lines().any(|l| l == series), "{series} in:\n{text}");
+    }
+    // REST requests are not counted as gRPC calls, nor the other way round.
+    assert!(!text.contains(r#"grpc_method="metrics""#), "{text}");
+}
+
 #[test]
 fn requests_past_the_in_flight_limit_are_told_to_retry() {
     let server = TestServer::start_with(&["--max-mutating-requests-inflight=1"]);

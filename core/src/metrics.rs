@@ -1,10 +1,18 @@
 //! `/metrics`: the Prometheus metrics operators read from kube-apiserver,
 //! under upstream's names and labels (apiserver_request_total,
 //! apiserver_request_duration_seconds, apiserver_current_inflight_requests,
-//! apiserver_storage_objects) plus the process metrics.
+//! apiserver_storage_objects) plus the process metrics. The gRPC API,
+//! which upstream does not have, is counted under the names gRPC servers
+//! conventionally export (go-grpc-prometheus): grpc_server_started_total,
+//! grpc_server_handled_total and grpc_server_handling_seconds.
 
+use std::pin::Pin;
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body::{Body, Frame};
 
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
@@ -29,12 +37,17 @@ const REQUEST_LABELS: &[&str] = &[
     "component",
 ];
 
+const GRPC_LABELS: &[&str] = &["grpc_type", "grpc_service", "grpc_method"];
+
 struct Metrics {
     registry: Registry,
     requests: IntCounterVec,
     durations: HistogramVec,
     inflight: IntGaugeVec,
     storage_objects: IntGaugeVec,
+    grpc_started: IntCounterVec,
+    grpc_handled: IntCounterVec,
+    grpc_seconds: HistogramVec,
 }
 
 fn metrics() -> &'static Metrics {
@@ -76,11 +89,40 @@ fn metrics() -> &'static Metrics {
             &["resource"],
         )
         .expect("valid metric");
+        let grpc_started = IntCounterVec::new(
+            Opts::new(
+                "grpc_server_started_total",
+                "Total number of RPCs started on the server.",
+            ),
+            GRPC_LABELS,
+        )
+        .expect("valid metric");
+        let mut handled_labels = GRPC_LABELS.to_vec();
+        handled_labels.push("grpc_code");
+        let grpc_handled = IntCounterVec::new(
+            Opts::new(
+                "grpc_server_handled_total",
+                "Total number of RPCs completed on the server, regardless of success or failure.",
+            ),
+            &handled_labels,
+        )
+        .expect("valid metric");
+        let grpc_seconds = HistogramVec::new(
+            HistogramOpts::new(
+                "grpc_server_handling_seconds",
+                "Histogram of response latency (seconds) of gRPC that had been application-level handled by the server.",
+            ),
+            GRPC_LABELS,
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(durations.clone()),
             Box::new(inflight.clone()),
             Box::new(storage_objects.clone()),
+            Box::new(grpc_started.clone()),
+            Box::new(grpc_handled.clone()),
+            Box::new(grpc_seconds.clone()),
             Box::new(prometheus::process_collector::ProcessCollector::for_self()),
         ] {
             // Each name is registered once, here.
@@ -92,6 +134,9 @@ fn metrics() -> &'static Metrics {
             durations,
             inflight,
             storage_objects,
+            grpc_started,
+            grpc_handled,
+            grpc_seconds,
         }
     })
 }
@@ -156,6 +201,151 @@ impl Drop for InflightGuard {
     }
 }
 
+/// One gRPC call being served, counted as started when made and as
+/// handled, with its code and latency, when its status is known. A call
+/// dropped before that (the client went away) is counted as Canceled.
+pub struct GrpcCall {
+    labels: [String; 3],
+    started: Instant,
+    finished: bool,
+}
+
+impl GrpcCall {
+    /// `path` is the request's `/<package.Service>/<Method>`.
+    pub fn start(path: &str) -> Self {
+        let (service, method) = path
+            .trim_start_matches('/')
+            .split_once('/')
+            .unwrap_or(("unknown", "unknown"));
+        let labels = [
+            grpc_type(service, method).to_string(),
+            service.to_string(),
+            method.to_string(),
+        ];
+        metrics().grpc_started.with_label_values(&labels).inc();
+        Self {
+            labels,
+            started: Instant::now(),
+            finished: false,
+        }
+    }
+
+    /// Counts the call as handled with `code` (the grpc-status it ended with).
+    pub fn finish(&mut self, code: tonic::Code) {
+        if std::mem::replace(&mut self.finished, true) {
+            return;
+        }
+        let m = metrics();
+        let [kind, service, method] = &self.labels;
+        m.grpc_handled
+            .with_label_values(&[kind, service, method, code_name(code)])
+            .inc();
+        m.grpc_seconds
+            .with_label_values(&self.labels)
+            .observe(self.started.elapsed().as_secs_f64());
+    }
+
+    /// Finishes the call from a response's headers when they carry its
+    /// status (a trailers-only answer); otherwise the status comes in
+    /// the body's trailers, and the body is measured instead.
+    pub fn measure<B>(
+        mut self,
+        response: http::Response<B>,
+    ) -> http::Response<MeasuredGrpcBody<B>> {
+        if let Some(code) = grpc_status(response.headers()) {
+            self.finish(code);
+        }
+        response.map(|inner| MeasuredGrpcBody { inner, call: self })
+    }
+}
+
+impl Drop for GrpcCall {
+    fn drop(&mut self) {
+        self.finish(tonic::Code::Cancelled);
+    }
+}
+
+fn grpc_status(headers: &http::HeaderMap) -> Option<tonic::Code> {
+    headers
+        .get("grpc-status")
+        .map(|v| tonic::Code::from_bytes(v.as_bytes()))
+}
+
+/// go-grpc-prometheus's grpc_type: how the method streams.
+fn grpc_type(service: &str, method: &str) -> &'static str {
+    match (service, method) {
+        ("capstan.v1.Resources", "Watch") | ("grpc.health.v1.Health", "Watch") => "server_stream",
+        (_, "ServerReflectionInfo") => "bidi_stream",
+        _ => "unary",
+    }
+}
+
+/// The code as gRPC's Go implementation names it, which is what
+/// grpc_server_handled_total's grpc_code carries.
+fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code;
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "Canceled",
+        Code::Unknown => "Unknown",
+        Code::InvalidArgument => "InvalidArgument",
+        Code::DeadlineExceeded => "DeadlineExceeded",
+        Code::NotFound => "NotFound",
+        Code::AlreadyExists => "AlreadyExists",
+        Code::PermissionDenied => "PermissionDenied",
+        Code::ResourceExhausted => "ResourceExhausted",
+        Code::FailedPrecondition => "FailedPrecondition",
+        Code::Aborted => "Aborted",
+        Code::OutOfRange => "OutOfRange",
+        Code::Unimplemented => "Unimplemented",
+        Code::Internal => "Internal",
+        Code::Unavailable => "Unavailable",
+        Code::DataLoss => "DataLoss",
+        Code::Unauthenticated => "Unauthenticated",
+    }
+}
+
+/// A gRPC response body that finishes its call when the trailers with
+/// the status go by (or, without them, when it ends).
+pub struct MeasuredGrpcBody<B> {
+    inner: B,
+    call: GrpcCall,
+}
+
+impl<B> Body for MeasuredGrpcBody<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(code) = frame.trailers_ref().and_then(grpc_status) {
+                    self.call.finish(code);
+                }
+            }
+            Poll::Ready(Some(Err(_))) => self.call.finish(tonic::Code::Unknown),
+            Poll::Ready(None) => self.call.finish(tonic::Code::Unknown),
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 impl ApiCore {
     /// The metrics in Prometheus' text format; stored-object counts are
     /// taken from the watch caches at the time of the scrape.
@@ -212,5 +402,66 @@ mod tests {
         );
         assert!(text.contains(r#"apiserver_request_duration_seconds_bucket{component="apiserver",dry_run="",group="apps",resource="deployments",scope="namespace",subresource="",verb="POST",version="v1",le="0.005"} 1"#), "{text}");
         assert!(text.contains(r#"apiserver_current_inflight_requests{request_kind="mutating"} 0"#));
+    }
+
+    fn handled(service: &str, method: &str, kind: &str, code: &str) -> u64 {
+        metrics()
+            .grpc_handled
+            .with_label_values(&[kind, service, method, code])
+            .get()
+    }
+
+    /// Each call is counted once, under the status it ended with: in the
+    /// headers of a trailers-only answer, in the trailers of a streamed
+    /// one, or Canceled when the client left before either.
+    #[tokio::test]
+    async fn grpc_calls_are_counted_once_under_the_status_they_end_with() {
+        use http_body_util::BodyExt;
+        let service = "capstan.v1.Resources";
+        let before = |method, kind, code| handled(service, method, kind, code);
+        let (get_not_found, list_ok, watch_ok, watch_canceled) = (
+            before("Get", "unary", "NotFound"),
+            before("List", "unary", "OK"),
+            before("Watch", "server_stream", "OK"),
+            before("Watch", "server_stream", "Canceled"),
+        );
+
+        let trailers_only = http::Response::builder()
+            .header("grpc-status", "5")
+            .body(http_body_util::Empty::<Bytes>::new())
+            .expect("response");
+        let body = GrpcCall::start("/capstan.v1.Resources/Get").measure(trailers_only);
+        assert_eq!(before("Get", "unary", "NotFound"), get_not_found + 1);
+        drop(body);
+        assert_eq!(before("Get", "unary", "NotFound"), get_not_found + 1);
+
+        let mut trailers = http::HeaderMap::new();
+        trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+        let streamed = http::Response::new(
+            http_body_util::Full::new(Bytes::from_static(b"message"))
+                .with_trailers(async move { Some(Ok(trailers)) })
+                .boxed(),
+        );
+        let measured = GrpcCall::start("/capstan.v1.Resources/List").measure(streamed);
+        let collected = measured.into_body().collect().await.expect("body");
+        assert_eq!(collected.to_bytes(), Bytes::from_static(b"message"));
+        assert_eq!(before("List", "unary", "OK"), list_ok + 1);
+
+        let open_watch = http::Response::new(http_body_util::Empty::<Bytes>::new());
+        drop(GrpcCall::start("/capstan.v1.Resources/Watch").measure(open_watch));
+        assert_eq!(
+            before("Watch", "server_stream", "Canceled"),
+            watch_canceled + 1
+        );
+        assert_eq!(before("Watch", "server_stream", "OK"), watch_ok);
+
+        let text = TextEncoder::new()
+            .encode_to_string(&metrics().registry.gather())
+            .expect("text");
+        assert!(
+            text.contains(r#"grpc_server_started_total{grpc_method="Get",grpc_service="capstan.v1.Resources",grpc_type="unary"}"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"grpc_server_handling_seconds_bucket{grpc_method="List",grpc_service="capstan.v1.Resources",grpc_type="unary",le="0.005"}"#), "{text}");
     }
 }
