@@ -177,7 +177,7 @@ impl MemberChannel {
             .unwrap_or_else(|_| Err(format!("timed out after {CONNECT_TIMEOUT:?}")))
             .map_err(|e| {
                 not_sent(format!(
-                    "tcp connect error: etcd member {}: {e}",
+                    "cannot connect to etcd member {}: {e}",
                     self.member.authority
                 ))
             })?;
@@ -227,6 +227,10 @@ impl MemberChannel {
         let (response, mut stream) = send
             .send_request(Request::from_parts(head, ()), false)
             .map_err(|e| {
+                if !connection_lost(&e) {
+                    // A request h2 refuses to send; the connection is fine.
+                    return status_of(e);
+                }
                 connection.closed.store(true, Ordering::Release);
                 not_sent(format!("etcd member {}: {e}", self.member.authority))
             })?;
@@ -410,6 +414,12 @@ impl Body for Received {
     }
 }
 
+/// The connection is gone (its socket failed, or the peer sent GOAWAY),
+/// as opposed to one stream being reset or a request refused.
+fn connection_lost(e: &h2::Error) -> bool {
+    e.is_io() || e.is_go_away()
+}
+
 fn not_sent(message: String) -> tonic::Status {
     let mut status = tonic::Status::unavailable(message.clone());
     status.set_source(Arc::new(NotSent(message)));
@@ -420,13 +430,14 @@ fn not_sent(message: String) -> tonic::Status {
 /// tonic maps them): a lost connection is Unavailable.
 fn status_of(e: h2::Error) -> tonic::Status {
     let code = match e.reason() {
-        _ if e.is_io() || e.is_go_away() => tonic::Code::Unavailable,
+        _ if connection_lost(&e) => tonic::Code::Unavailable,
         Some(h2::Reason::REFUSED_STREAM) => tonic::Code::Unavailable,
         Some(h2::Reason::CANCEL) => tonic::Code::Cancelled,
         Some(h2::Reason::ENHANCE_YOUR_CALM) => tonic::Code::ResourceExhausted,
         Some(h2::Reason::INADEQUATE_SECURITY) => tonic::Code::PermissionDenied,
         Some(_) => tonic::Code::Internal,
-        None => tonic::Code::Unavailable,
+        // Neither the peer nor the connection: a request h2 would not send.
+        None => tonic::Code::Internal,
     };
     tonic::Status::new(code, format!("etcd connection: {e}"))
 }
