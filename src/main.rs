@@ -76,7 +76,7 @@ pub struct ServeArgs {
     pub service_node_port_range: (u16, u16),
     /// Built-in controllers to run: "*" for all, "-name" to disable one
     /// (known: clusterrole-aggregation, garbage-collector, namespace,
-    /// serviceaccount).
+    /// service-address-repair, serviceaccount).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
     /// Signs service account tokens (PKCS#8 ECDSA P-256); defaults to

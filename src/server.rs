@@ -247,6 +247,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     if capstan_core::controllers::enabled(&args.controllers, "namespace") {
         tokio::spawn(capstan_core::controllers::namespace::run(core.clone()));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "service-address-repair") {
+        tokio::spawn(capstan_core::controllers::service_addresses::run(
+            core.clone(),
+        ));
+    }
     if let Some(path) = &args.port_file {
         std::fs::write(path, local.port().to_string())
             .map_err(|e| ServeError::Other(format!("port file: {e}")))?;

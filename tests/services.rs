@@ -126,3 +126,75 @@ fn the_kubernetes_service_points_at_the_server() {
     assert_eq!(slice["ports"][0]["port"], port);
     assert_eq!(slice["ports"][0]["name"], "https");
 }
+
+/// A Service whose addresses the ranges do not hold (the ranges restored
+/// from an older backup, or written by a replica that died mid-create) is
+/// found by the repair pass at start, so its addresses are not handed out
+/// a second time.
+#[test]
+fn addresses_missing_from_the_ranges_are_repaired_at_start() {
+    let mut server = TestServer::start();
+    server.apply(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: kept, namespace: default}\n\
+         spec: {type: NodePort, clusterIP: 10.0.0.50, ports: [{port: 80, nodePort: 30050}]}\n",
+    );
+    server.stop();
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        use capstan_core::storage::Storage;
+        let store =
+            capstan_core::storage::embedded::EmbeddedStore::open(&server.dir().join("store"))
+                .expect("the stopped server's store");
+        for range in ["serviceips", "servicenodeports"] {
+            store
+                .delete(&format!("/registry/ranges/{range}"), None)
+                .await
+                .expect("forget the range");
+        }
+    });
+    server.start_again();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !server
+        .server_log()
+        .contains("in use by Services but not allocated; repaired")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            server.server_log()
+        );
+        thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        server
+            .server_log()
+            .contains("values=\"10.0.0.1,10.0.0.50,30050\""),
+        "{}",
+        server.server_log()
+    );
+
+    let same_ip = server.kubectl_err(&[
+        "create",
+        "service",
+        "clusterip",
+        "copy",
+        "--tcp=80",
+        "--clusterip=10.0.0.50",
+    ]);
+    assert!(
+        same_ip.contains("provided IP is already allocated"),
+        "{same_ip}"
+    );
+    let same_port = server.kubectl_err(&[
+        "create",
+        "service",
+        "nodeport",
+        "copy",
+        "--tcp=80",
+        "--node-port=30050",
+    ]);
+    assert!(
+        same_port.contains("provided port is already allocated"),
+        "{same_port}"
+    );
+}

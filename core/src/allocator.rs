@@ -43,13 +43,13 @@ fn decode_bitmap(value: &Value) -> Vec<u8> {
         .unwrap_or_default()
 }
 
-fn is_set(bitmap: &[u8], i: u64) -> bool {
+pub(crate) fn is_set(bitmap: &[u8], i: u64) -> bool {
     bitmap
         .get((i / 8) as usize)
         .is_some_and(|b| b & (1 << (i % 8)) != 0)
 }
 
-fn set(bitmap: &mut Vec<u8>, i: u64, on: bool) {
+pub(crate) fn set(bitmap: &mut Vec<u8>, i: u64, on: bool) {
     let byte = (i / 8) as usize;
     if bitmap.len() <= byte {
         bitmap.resize(byte + 1, 0);
@@ -162,6 +162,31 @@ impl RangeAllocator {
             "releasing into {} kept conflicting",
             self.range
         )))
+    }
+
+    /// The stored bitmap and the revision it was read at (None when it was
+    /// never written).
+    pub async fn snapshot(&self) -> ApiResult<(Option<i64>, Vec<u8>)> {
+        let current = self
+            .storage
+            .get(&self.key)
+            .await
+            .map_err(ApiError::internal)?;
+        Ok(match current {
+            Some(kv) => (
+                Some(kv.mod_revision),
+                serde_json::from_slice::<Value>(&kv.value)
+                    .map(|v| decode_bitmap(&v))
+                    .unwrap_or_default(),
+            ),
+            None => (None, Vec::new()),
+        })
+    }
+
+    /// Writes `bitmap` if the stored one is still at `expected`; false
+    /// when another write came first.
+    pub async fn replace(&self, expected: Option<i64>, bitmap: &[u8]) -> ApiResult<bool> {
+        self.store(expected, bitmap).await
     }
 
     /// Compare-and-swap of the bitmap; false when someone else wrote first.

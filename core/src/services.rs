@@ -1,19 +1,49 @@
 //! Service addresses: ClusterIPs from `--service-cluster-ip-range` and
 //! NodePorts from `--service-node-port-range`, allocated on create, kept on
 //! update, released on delete — through storage-backed range allocators, so
-//! replicas never double-allocate.
+//! replicas never double-allocate. A repair pass (upstream's ClusterIP and
+//! NodePort repair controllers) brings the ranges back in line with the
+//! Services that exist: what a Service uses is marked, and what none uses
+//! is freed once it has been found unused several passes in a row.
 
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::allocator::{AllocationError, Ipv4Cidr, RangeAllocator};
+use crate::allocator::{self, AllocationError, Ipv4Cidr, RangeAllocator};
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::storage::Storage;
 
 pub const DEFAULT_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
 pub const DEFAULT_NODE_PORT_RANGE: (u16, u16) = (30000, 32767);
+
+/// Passes in a row that must find a value allocated but used by no Service
+/// before it is freed (upstream's numRepairsBeforeLeakCleanup): a create
+/// between allocating and storing its Service looks leaked to one pass.
+pub const REPAIRS_BEFORE_LEAK_CLEANUP: u32 = 3;
+
+/// Values that repair passes found allocated but unused, with how many
+/// passes in a row did. Each replica keeps its own; storage's
+/// compare-and-swap decides what is freed.
+#[derive(Debug, Default)]
+pub struct LeakCounts {
+    ips: HashMap<u64, u32>,
+    ports: HashMap<u64, u32>,
+}
+
+/// What one repair pass changed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Repaired {
+    /// Values Services use that the ranges did not have marked.
+    pub marked: Vec<String>,
+    /// Values no Service used for REPAIRS_BEFORE_LEAK_CLEANUP passes.
+    pub freed: Vec<String>,
+    /// A range changed while the pass ran; it is left for the next one.
+    pub conflicted: bool,
+}
 
 pub struct ServiceAddresses {
     cidr: Ipv4Cidr,
@@ -310,6 +340,50 @@ impl ServiceAddresses {
         }
     }
 
+    /// One repair pass over both ranges. The ranges are read before
+    /// `services` lists the Services, so a value allocated after that read
+    /// makes the write conflict instead of being freed.
+    pub async fn repair<F>(&self, services: F, leaks: &mut LeakCounts) -> ApiResult<Repaired>
+    where
+        F: Future<Output = ApiResult<Vec<Arc<Value>>>>,
+    {
+        let (ip_revision, mut ip_bitmap) = self.ips.snapshot().await?;
+        let (port_revision, mut port_bitmap) = self.ports.snapshot().await?;
+        let services = services.await?;
+        let mut used_ips = BTreeSet::new();
+        let mut used_ports = BTreeSet::new();
+        for svc in &services {
+            let ip = svc
+                .pointer("/spec/clusterIP")
+                .and_then(Value::as_str)
+                .and_then(|ip| ip.parse::<Ipv4Addr>().ok());
+            if let Some(offset) = ip.and_then(|ip| self.cidr.offset_of(ip)) {
+                used_ips.insert(offset);
+            }
+            for node_port in Self::node_ports(svc) {
+                if let Ok(offset) = u64::try_from(node_port - i64::from(self.node_port_base)) {
+                    used_ports.insert(offset);
+                }
+            }
+        }
+        let mut repaired = Repaired::default();
+        let (marked, freed) = reconcile(&mut ip_bitmap, &used_ips, &mut leaks.ips);
+        if !(marked.is_empty() && freed.is_empty()) {
+            let ip = |offset: &u64| self.cidr.address(*offset).to_string();
+            repaired.marked.extend(marked.iter().map(ip));
+            repaired.freed.extend(freed.iter().map(ip));
+            repaired.conflicted |= !self.ips.replace(ip_revision, &ip_bitmap).await?;
+        }
+        let (marked, freed) = reconcile(&mut port_bitmap, &used_ports, &mut leaks.ports);
+        if !(marked.is_empty() && freed.is_empty()) {
+            let port = |offset: &u64| (u64::from(self.node_port_base) + offset).to_string();
+            repaired.marked.extend(marked.iter().map(port));
+            repaired.freed.extend(freed.iter().map(port));
+            repaired.conflicted |= !self.ports.replace(port_revision, &port_bitmap).await?;
+        }
+        Ok(repaired)
+    }
+
     fn node_ports(svc: &Value) -> Vec<i64> {
         svc.pointer("/spec/ports")
             .and_then(Value::as_array)
@@ -328,5 +402,190 @@ impl ServiceAddresses {
             // A leaked value only shrinks the range; the service write stands.
             tracing::warn!(range = allocator.range(), offset, error = %e, "release failed");
         }
+    }
+}
+
+/// Marks in `bitmap` what is `used`, and frees what is set but unused once
+/// `leaks` has counted it unused REPAIRS_BEFORE_LEAK_CLEANUP passes in a
+/// row; the offsets marked and freed.
+fn reconcile(
+    bitmap: &mut Vec<u8>,
+    used: &BTreeSet<u64>,
+    leaks: &mut HashMap<u64, u32>,
+) -> (Vec<u64>, Vec<u64>) {
+    let marked: Vec<u64> = used
+        .iter()
+        .copied()
+        .filter(|offset| !allocator::is_set(bitmap, *offset))
+        .collect();
+    let unused: Vec<u64> = bitmap
+        .iter()
+        .enumerate()
+        .filter(|(_, byte)| **byte != 0)
+        .flat_map(|(index, _)| (index as u64 * 8)..(index as u64 * 8 + 8))
+        .filter(|offset| allocator::is_set(bitmap, *offset) && !used.contains(offset))
+        .collect();
+    for offset in &marked {
+        allocator::set(bitmap, *offset, true);
+    }
+    let mut still_unused = HashMap::new();
+    let mut freed = Vec::new();
+    for offset in unused {
+        let passes = leaks.get(&offset).copied().unwrap_or(0) + 1;
+        if passes >= REPAIRS_BEFORE_LEAK_CLEANUP {
+            allocator::set(bitmap, offset, false);
+            freed.push(offset);
+        } else {
+            still_unused.insert(offset, passes);
+        }
+    }
+    *leaks = still_unused;
+    (marked, freed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::embedded::EmbeddedStore;
+
+    fn service(ip: &str, node_port: Option<i64>) -> Arc<Value> {
+        let mut ports = json!([{"port": 80}]);
+        if let Some(node_port) = node_port {
+            ports[0]["nodePort"] = json!(node_port);
+        }
+        Arc::new(json!({"spec": {"clusterIP": ip, "ports": ports}}))
+    }
+
+    /// A value a Service uses is marked at once; one that no Service uses is
+    /// freed only on the third pass in a row that finds it unused, so a
+    /// create caught between allocating and storing its Service keeps it.
+    #[tokio::test]
+    async fn repair_marks_what_services_use_and_frees_lasting_leaks() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).expect("store"));
+        let cidr: Ipv4Cidr = "10.0.0.0/24".parse().expect("cidr");
+        let addresses = ServiceAddresses::new(store, "/registry", cidr, (30000, 30099));
+        // A leak: allocated, but the Service was never stored.
+        assert_eq!(
+            addresses.ips.allocate(Some(7), "IP").await.expect("ip"),
+            Ok(7)
+        );
+        assert_eq!(
+            addresses
+                .ports
+                .allocate(Some(5), "port")
+                .await
+                .expect("port"),
+            Ok(5)
+        );
+        // In use: allocated and stored.
+        assert_eq!(
+            addresses.ips.allocate(Some(1), "IP").await.expect("ip"),
+            Ok(1)
+        );
+        // In use, but never marked (written by something that skipped the allocator).
+        let services = vec![
+            service("10.0.0.1", None),
+            service("10.0.0.9", Some(30042)),
+            service("None", None),
+        ];
+        let listed = || async { Ok(services.clone()) };
+        let mut leaks = LeakCounts::default();
+
+        let first = addresses
+            .repair(listed(), &mut leaks)
+            .await
+            .expect("repair");
+        assert_eq!(first.marked, ["10.0.0.9", "30042"]);
+        assert!(first.freed.is_empty() && !first.conflicted, "{first:?}");
+        let second = addresses
+            .repair(listed(), &mut leaks)
+            .await
+            .expect("repair");
+        assert_eq!(second, Repaired::default());
+        let third = addresses
+            .repair(listed(), &mut leaks)
+            .await
+            .expect("repair");
+        assert_eq!(third.freed, ["10.0.0.7", "30005"]);
+        assert!(third.marked.is_empty() && !third.conflicted, "{third:?}");
+
+        let (_, ips) = addresses.ips.snapshot().await.expect("ips");
+        let (_, ports) = addresses.ports.snapshot().await.expect("ports");
+        let set = |bitmap: &[u8], offsets: &[u64]| {
+            offsets
+                .iter()
+                .map(|o| allocator::is_set(bitmap, *o))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(set(&ips, &[1, 7, 9]), [true, false, true]);
+        assert_eq!(set(&ports, &[5, 42]), [false, true]);
+        // Freed values can be allocated again.
+        assert_eq!(
+            addresses.ips.allocate(Some(7), "IP").await.expect("ip"),
+            Ok(7)
+        );
+    }
+
+    /// A value that comes back into use before its third pass starts its
+    /// count again.
+    #[tokio::test]
+    async fn a_value_used_again_is_no_longer_counted_as_leaked() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).expect("store"));
+        let cidr: Ipv4Cidr = "10.0.0.0/24".parse().expect("cidr");
+        let addresses = ServiceAddresses::new(store, "/registry", cidr, (30000, 30099));
+        assert_eq!(
+            addresses.ips.allocate(Some(7), "IP").await.expect("ip"),
+            Ok(7)
+        );
+        let mut leaks = LeakCounts::default();
+        let none = || async { Ok(Vec::new()) };
+        let using = || async { Ok(vec![service("10.0.0.7", None)]) };
+        for listed in [
+            none().await,
+            none().await,
+            using().await,
+            none().await,
+            none().await,
+        ] {
+            let repaired = addresses
+                .repair(async { listed }, &mut leaks)
+                .await
+                .expect("repair");
+            assert!(repaired.freed.is_empty(), "{repaired:?}");
+        }
+        let repaired = addresses.repair(none(), &mut leaks).await.expect("repair");
+        assert_eq!(repaired.freed, ["10.0.0.7"]);
+    }
+
+    /// An allocation made while a pass runs (after it read the ranges)
+    /// makes its write conflict: nothing is freed from under it.
+    #[tokio::test]
+    async fn a_pass_that_races_an_allocation_writes_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).expect("store"));
+        let cidr: Ipv4Cidr = "10.0.0.0/24".parse().expect("cidr");
+        let addresses = ServiceAddresses::new(store, "/registry", cidr, (30000, 30099));
+        assert_eq!(
+            addresses.ips.allocate(Some(7), "IP").await.expect("ip"),
+            Ok(7)
+        );
+        let mut leaks = LeakCounts::default();
+        for _ in 1..REPAIRS_BEFORE_LEAK_CLEANUP {
+            addresses
+                .repair(async { Ok(Vec::new()) }, &mut leaks)
+                .await
+                .expect("repair");
+        }
+        let racing = async {
+            // A create allocates between the pass's read and its write.
+            assert_eq!(addresses.ips.allocate(Some(8), "IP").await?, Ok(8));
+            Ok(Vec::new())
+        };
+        let repaired = addresses.repair(racing, &mut leaks).await.expect("repair");
+        assert!(repaired.conflicted, "{repaired:?}");
+        let (_, ips) = addresses.ips.snapshot().await.expect("ips");
+        assert!(allocator::is_set(&ips, 7) && allocator::is_set(&ips, 8));
     }
 }

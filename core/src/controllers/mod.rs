@@ -5,6 +5,7 @@
 pub mod clusterrole_aggregation;
 pub mod garbage_collector;
 pub mod namespace;
+pub mod service_addresses;
 pub mod serviceaccounts;
 
 /// Names accepted by `--controllers`.
@@ -12,6 +13,7 @@ pub const ALL_CONTROLLERS: &[&str] = &[
     "clusterrole-aggregation",
     "garbage-collector",
     "namespace",
+    "service-address-repair",
     "serviceaccount",
 ];
 
