@@ -448,6 +448,19 @@ mod tests {
     use super::*;
     use crate::storage::embedded::EmbeddedStore;
 
+    fn addresses() -> (tempfile::TempDir, ServiceAddresses) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).expect("store"));
+        let cidr: Ipv4Cidr = "10.0.0.0/24".parse().expect("cidr");
+        let addresses = ServiceAddresses::new(store, "/registry", cidr, (30000, 30099));
+        (dir, addresses)
+    }
+
+    async fn allocate_ip(addresses: &ServiceAddresses, offset: u64) {
+        let allocated = addresses.ips.allocate(Some(offset), "IP").await;
+        assert_eq!(allocated.expect("storage"), Ok(offset));
+    }
+
     fn service(ip: &str, node_port: Option<i64>) -> Arc<Value> {
         let mut ports = json!([{"port": 80}]);
         if let Some(node_port) = node_port {
@@ -461,15 +474,9 @@ mod tests {
     /// create caught between allocating and storing its Service keeps it.
     #[tokio::test]
     async fn repair_marks_what_services_use_and_frees_lasting_leaks() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).expect("store"));
-        let cidr: Ipv4Cidr = "10.0.0.0/24".parse().expect("cidr");
-        let addresses = ServiceAddresses::new(store, "/registry", cidr, (30000, 30099));
+        let (_dir, addresses) = addresses();
         // A leak: allocated, but the Service was never stored.
-        assert_eq!(
-            addresses.ips.allocate(Some(7), "IP").await.expect("ip"),
-            Ok(7)
-        );
+        allocate_ip(&addresses, 7).await;
         assert_eq!(
             addresses
                 .ports
@@ -521,24 +528,15 @@ mod tests {
         assert_eq!(set(&ips, &[1, 7, 9]), [true, false, true]);
         assert_eq!(set(&ports, &[5, 42]), [false, true]);
         // Freed values can be allocated again.
-        assert_eq!(
-            addresses.ips.allocate(Some(7), "IP").await.expect("ip"),
-            Ok(7)
-        );
+        allocate_ip(&addresses, 7).await;
     }
 
     /// A value that comes back into use before its third pass starts its
     /// count again.
     #[tokio::test]
     async fn a_value_used_again_is_no_longer_counted_as_leaked() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).expect("store"));
-        let cidr: Ipv4Cidr = "10.0.0.0/24".parse().expect("cidr");
-        let addresses = ServiceAddresses::new(store, "/registry", cidr, (30000, 30099));
-        assert_eq!(
-            addresses.ips.allocate(Some(7), "IP").await.expect("ip"),
-            Ok(7)
-        );
+        let (_dir, addresses) = addresses();
+        allocate_ip(&addresses, 7).await;
         let mut leaks = LeakCounts::default();
         let none = || async { Ok(Vec::new()) };
         let using = || async { Ok(vec![service("10.0.0.7", None)]) };
@@ -563,14 +561,8 @@ mod tests {
     /// makes its write conflict: nothing is freed from under it.
     #[tokio::test]
     async fn a_pass_that_races_an_allocation_writes_nothing() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let store: Arc<dyn Storage> = Arc::new(EmbeddedStore::open(dir.path()).expect("store"));
-        let cidr: Ipv4Cidr = "10.0.0.0/24".parse().expect("cidr");
-        let addresses = ServiceAddresses::new(store, "/registry", cidr, (30000, 30099));
-        assert_eq!(
-            addresses.ips.allocate(Some(7), "IP").await.expect("ip"),
-            Ok(7)
-        );
+        let (_dir, addresses) = addresses();
+        allocate_ip(&addresses, 7).await;
         let mut leaks = LeakCounts::default();
         for _ in 1..REPAIRS_BEFORE_LEAK_CLEANUP {
             addresses
