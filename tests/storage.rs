@@ -252,6 +252,65 @@ async fn the_api_survives_each_etcd_member_failing_in_turn() {
     drop(watch);
 }
 
+/// With a single etcd that restarts, requests fail while it is down and
+/// work again once it is back, and a watch opened before stays open and
+/// sees what was created afterwards: the watch caches wait for etcd and
+/// resume from their revision instead of listing again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_stays_open_while_a_single_etcd_restarts() {
+    let mut etcd = EtcdCluster::start(1)
+        .await
+        .expect("a real etcd (Debian's etcd-server)");
+    let endpoints = etcd.endpoints.join(",");
+    let server = TestServer::start_with(&["--etcd-servers", endpoints.as_str()]);
+    let mut watch = server.kubectl_spawn(&[
+        "get",
+        "configmaps",
+        "-w",
+        "--output-watch-events",
+        "--no-headers",
+    ]);
+    server.kubectl_ok(&["create", "configmap", "before"]);
+    watch.wait_for("the first ADDED", |out| {
+        out.contains("before").then_some(())
+    });
+
+    etcd.kill(0);
+    let down = server.kubectl(&["get", "configmap", "before"]);
+    assert!(
+        !down.status.success(),
+        "etcd is down: {}",
+        text(&down.stdout)
+    );
+    // Long enough for every cache's first attempts to resume to fail.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    etcd.restart(0).await.expect("etcd restarts");
+    wait_until(
+        Duration::from_secs(30),
+        "a create once etcd is back",
+        || {
+            let out = server.kubectl(&["create", "configmap", "after"]);
+            (out.status.success() || text(&out.stderr).contains("AlreadyExists")).then_some(())
+        },
+    );
+    watch.wait_for(
+        "ADDED after the restart, on the watch opened before",
+        |out| {
+            out.lines()
+                .any(|line| line.starts_with("ADDED") && line.contains("after"))
+                .then_some(())
+        },
+    );
+    assert!(
+        server
+            .server_log()
+            .contains("watch cache resumed its storage watch"),
+        "{}",
+        server.server_log()
+    );
+    drop(watch);
+}
+
 /// A CA, etcd's serving pair for 127.0.0.1 and a client pair, as PEM files
 /// in `dir`.
 fn etcd_pki(dir: &std::path::Path) -> EtcdTlsFiles {

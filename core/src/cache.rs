@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::object;
-use crate::storage::{EventKind, ListParams, Storage, StorageEvent};
+use crate::storage::{EventKind, ListParams, Storage, StorageError, StorageEvent};
 
 /// Recent events kept for watches that resume from a resourceVersion.
 const WINDOW: usize = 4096;
@@ -23,6 +23,9 @@ const WINDOW: usize = 4096;
 const WATCHER_BUFFER: usize = 1024;
 /// Pause before re-listing after the storage watch failed.
 const RESTART_DELAY: Duration = Duration::from_millis(200);
+/// The longest wait between attempts to resume a storage watch while the
+/// store cannot be reached.
+const MAX_RESUME_DELAY: Duration = Duration::from_secs(5);
 /// Objects this process just wrote, kept for the caches (see `JustWritten`).
 const JUST_WRITTEN: usize = 256;
 
@@ -229,20 +232,38 @@ impl WatchCache {
                 }
                 // Resume where the cache is (an etcd member failing takes
                 // its watches with it; another member has the same
-                // history), so watchers stay open. Only a store that no
-                // longer holds that revision makes the cache list again.
-                let Some(this) = cache.upgrade() else { return };
-                let from = this.revision();
-                drop(this);
-                match storage.watch_latest(&prefix, from).await {
-                    Ok(resumed) => {
+                // history), so watchers stay open. While the store cannot
+                // be reached (etcd restarting) the cache keeps trying, with
+                // its watchers still open. Only a store that no longer holds
+                // that revision, or not yet (restored from an older
+                // backup), makes the cache list again.
+                let mut delay = RESTART_DELAY;
+                let resumed = loop {
+                    let Some(this) = cache.upgrade() else { return };
+                    let from = this.revision();
+                    drop(this);
+                    match storage.watch_latest(&prefix, from).await {
+                        Ok(resumed) => break Some((from, resumed)),
+                        Err(
+                            e @ (StorageError::Compacted { .. }
+                            | StorageError::FutureRevision { .. }),
+                        ) => {
+                            tracing::info!(prefix, error = %e, "watch cache restarting with a new list");
+                            break None;
+                        }
+                        Err(e) => {
+                            tracing::info!(prefix, error = %e, "watch cache cannot resume its storage watch yet");
+                            tokio::time::sleep(delay).await;
+                            delay = (delay * 2).min(MAX_RESUME_DELAY);
+                        }
+                    }
+                };
+                match resumed {
+                    Some((from, resumed)) => {
                         tracing::info!(prefix, from, "watch cache resumed its storage watch");
                         events = resumed;
                     }
-                    Err(e) => {
-                        tracing::info!(prefix, error = %e, "watch cache restarting with a new list");
-                        break;
-                    }
+                    None => break,
                 }
             }
         }
@@ -744,6 +765,47 @@ mod tests {
             let event = tokio::time::timeout(Duration::from_secs(5), watcher.live.recv())
                 .await
                 .expect("an event within 5 s")
+                .expect("the watcher stays open");
+            seen.push(event.revision);
+        }
+        assert_eq!(seen, created);
+        assert_eq!(store.lists(), 1, "resumed, not listed again");
+    }
+
+    /// A store that cannot be reached for a while (etcd restarting) does
+    /// not make the cache list again: it keeps trying to resume, its
+    /// watchers stay open, and they get what changed meanwhile.
+    #[tokio::test]
+    async fn a_storage_watch_is_resumed_after_the_store_comes_back() {
+        use crate::storage::shaped::ShapedWatches;
+        let (_d, inner) = store().await;
+        let store = Arc::new(
+            ShapedWatches::new(
+                inner,
+                crate::storage::shaped::first_watch_fails(|| {
+                    StorageError::Backend("connection lost".into())
+                }),
+            )
+            .refusing_watches_after_the_first(3),
+        );
+        let cache = WatchCache::start(store.clone(), "/r/cm/".into());
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let (_, _, mut watcher) = cache.list_and_watch("/r/cm/");
+        let mut created = Vec::new();
+        for name in ["a", "b", "c"] {
+            created.push(
+                store
+                    .create(&format!("/r/cm/{name}"), b"{}".to_vec())
+                    .await
+                    .unwrap()
+                    .mod_revision,
+            );
+        }
+        let mut seen = Vec::new();
+        while seen.len() < created.len() {
+            let event = tokio::time::timeout(Duration::from_secs(10), watcher.live.recv())
+                .await
+                .expect("an event within 10 s")
                 .expect("the watcher stays open");
             seen.push(event.revision);
         }

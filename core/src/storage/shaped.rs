@@ -62,6 +62,9 @@ pub struct ShapedWatches {
     shape: Shape,
     watches: AtomicUsize,
     lists: AtomicUsize,
+    /// Watches still to be refused once the first was opened: a store that
+    /// cannot be reached for a while.
+    refusals: AtomicUsize,
     /// Watches report no progress and the store says its reports would not
     /// be ordered: etcd before 3.4.31 / 3.5.13, whose answers to progress
     /// requests capstan ignores.
@@ -75,6 +78,7 @@ impl ShapedWatches {
             shape,
             watches: AtomicUsize::new(0),
             lists: AtomicUsize::new(0),
+            refusals: AtomicUsize::new(0),
             without_progress: false,
         }
     }
@@ -84,6 +88,21 @@ impl ShapedWatches {
     pub fn without_progress(mut self) -> Self {
         self.without_progress = true;
         self
+    }
+
+    /// The same, refusing the `n` watches asked for after the first, as a
+    /// store that cannot be reached for a while.
+    pub fn refusing_watches_after_the_first(self, n: usize) -> Self {
+        self.refusals.store(n, Ordering::Relaxed);
+        self
+    }
+
+    fn refuses(&self) -> bool {
+        self.watches.load(Ordering::Relaxed) > 0
+            && self
+                .refusals
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                .is_ok()
     }
 
     /// How many lists were asked for.
@@ -141,6 +160,9 @@ impl Storage for ShapedWatches {
     }
 
     async fn watch_latest(&self, prefix: &str, after: Revision) -> StorageResult<EventStream> {
+        if self.refuses() {
+            return Err(super::StorageError::Backend("store unreachable".into()));
+        }
         let events = self.inner.watch_latest(prefix, after).await?;
         Ok(self.shaped(prefix, events))
     }
