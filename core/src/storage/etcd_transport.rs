@@ -54,8 +54,8 @@ const CONNECTION_WINDOW: u32 = 5 * 1024 * 1024;
 /// made, or it closed before the request was queued. Only such a request
 /// may be sent again elsewhere; one that was sent may have been applied.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct NotSent(String);
+#[error("the request was not sent")]
+pub(crate) struct NotSent;
 
 #[derive(Debug, Clone, Copy)]
 struct KeepAlive {
@@ -421,8 +421,8 @@ fn connection_lost(e: &h2::Error) -> bool {
 }
 
 fn not_sent(message: String) -> tonic::Status {
-    let mut status = tonic::Status::unavailable(message.clone());
-    status.set_source(Arc::new(NotSent(message)));
+    let mut status = tonic::Status::unavailable(message);
+    status.set_source(Arc::new(NotSent));
     status
 }
 
