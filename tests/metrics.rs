@@ -99,8 +99,20 @@ fn grpc_calls_are_counted_with_their_status() {
     ] {
         assert!(text.lines().any(|l| l == series), "{series} in:\n{text}");
     }
-    // REST requests are not counted as gRPC calls, nor the other way round.
-    assert!(!text.contains(r#"grpc_method="metrics""#), "{text}");
+    // REST requests (kubectl's discovery and this scrape) are not counted
+    // as gRPC calls: every call counted names one of the gRPC services.
+    let started: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("grpc_server_started_total{"))
+        .collect();
+    assert!(!started.is_empty(), "{text}");
+    for line in started {
+        assert!(
+            line.contains(r#"grpc_service="capstan.v1."#)
+                || line.contains(r#"grpc_service="grpc.reflection."#),
+            "{line}"
+        );
+    }
 }
 
 #[test]

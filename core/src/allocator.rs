@@ -97,17 +97,7 @@ impl RangeAllocator {
             }
         }
         for _ in 0..MAX_ATTEMPTS {
-            let current = self
-                .storage
-                .get(&self.key)
-                .await
-                .map_err(ApiError::internal)?;
-            let mut bitmap = match &current {
-                Some(kv) => serde_json::from_slice::<Value>(&kv.value)
-                    .map(|v| decode_bitmap(&v))
-                    .unwrap_or_default(),
-                None => Vec::new(),
-            };
+            let (revision, mut bitmap) = self.snapshot().await?;
             let chosen = match wanted {
                 Some(w) if is_set(&bitmap, w) => return Ok(Err(AllocationError::Taken { what })),
                 Some(w) => w,
@@ -124,10 +114,7 @@ impl RangeAllocator {
                 }
             };
             set(&mut bitmap, chosen, true);
-            if self
-                .store(current.map(|kv| kv.mod_revision), &bitmap)
-                .await?
-            {
+            if self.replace(revision, &bitmap).await? {
                 return Ok(Ok(chosen));
             }
         }
@@ -139,22 +126,14 @@ impl RangeAllocator {
 
     pub async fn release(&self, offset: u64) -> ApiResult<()> {
         for _ in 0..MAX_ATTEMPTS {
-            let Some(current) = self
-                .storage
-                .get(&self.key)
-                .await
-                .map_err(ApiError::internal)?
-            else {
+            let (Some(revision), mut bitmap) = self.snapshot().await? else {
                 return Ok(());
             };
-            let mut bitmap = serde_json::from_slice::<Value>(&current.value)
-                .map(|v| decode_bitmap(&v))
-                .unwrap_or_default();
             if !is_set(&bitmap, offset) {
                 return Ok(());
             }
             set(&mut bitmap, offset, false);
-            if self.store(Some(current.mod_revision), &bitmap).await? {
+            if self.replace(Some(revision), &bitmap).await? {
                 return Ok(());
             }
         }
@@ -183,14 +162,10 @@ impl RangeAllocator {
         })
     }
 
-    /// Writes `bitmap` if the stored one is still at `expected`; false
-    /// when another write came first.
+    /// Writes `bitmap` if the stored one is still at `expected` (None: not
+    /// written yet), by compare-and-swap; false when another write came
+    /// first.
     pub async fn replace(&self, expected: Option<i64>, bitmap: &[u8]) -> ApiResult<bool> {
-        self.store(expected, bitmap).await
-    }
-
-    /// Compare-and-swap of the bitmap; false when someone else wrote first.
-    async fn store(&self, expected: Option<i64>, bitmap: &[u8]) -> ApiResult<bool> {
         let doc = json!({
             "kind": "RangeAllocation",
             "apiVersion": "v1",

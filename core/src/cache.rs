@@ -732,21 +732,13 @@ mod tests {
         assert_eq!(received, WATCHER_BUFFER);
     }
 
-    /// A storage watch that fails (an etcd member dying takes its watches
-    /// with it) is resumed from the cache's revision: the cache does not
-    /// list again, and its watchers stay open and miss nothing.
-    #[tokio::test]
-    async fn a_failed_storage_watch_is_resumed_and_watchers_stay_open() {
-        use crate::storage::shaped::ShapedWatches;
-        use crate::storage::StorageError;
-        let (_d, inner) = store().await;
-        // The first watch ends with an error after its first change.
-        let store = Arc::new(ShapedWatches::new(
-            inner,
-            crate::storage::shaped::first_watch_fails(|| {
-                StorageError::Backend("member lost".into())
-            }),
-        ));
+    /// Three changes written through `store` reach a watcher of a cache
+    /// over it, in order, within `within` each, and the cache listed only
+    /// once: its storage watch was resumed, never restarted.
+    async fn watchers_miss_nothing_and_the_cache_lists_once(
+        store: Arc<crate::storage::shaped::ShapedWatches>,
+        within: Duration,
+    ) {
         let cache = WatchCache::start(store.clone(), "/r/cm/".into());
         assert!(cache.wait_ready(Duration::from_secs(5)).await);
         let (_, _, mut watcher) = cache.list_and_watch("/r/cm/");
@@ -762,14 +754,32 @@ mod tests {
         }
         let mut seen = Vec::new();
         while seen.len() < created.len() {
-            let event = tokio::time::timeout(Duration::from_secs(5), watcher.live.recv())
+            let event = tokio::time::timeout(within, watcher.live.recv())
                 .await
-                .expect("an event within 5 s")
+                .expect("an event in time")
                 .expect("the watcher stays open");
             seen.push(event.revision);
         }
         assert_eq!(seen, created);
         assert_eq!(store.lists(), 1, "resumed, not listed again");
+    }
+
+    /// A storage watch that fails (an etcd member dying takes its watches
+    /// with it) is resumed from the cache's revision: the cache does not
+    /// list again, and its watchers stay open and miss nothing.
+    #[tokio::test]
+    async fn a_failed_storage_watch_is_resumed_and_watchers_stay_open() {
+        use crate::storage::shaped::ShapedWatches;
+        use crate::storage::StorageError;
+        let (_d, inner) = store().await;
+        // The first watch ends with an error after its first change.
+        let store = Arc::new(ShapedWatches::new(
+            inner,
+            crate::storage::shaped::first_watch_fails(|| {
+                StorageError::Backend("member lost".into())
+            }),
+        ));
+        watchers_miss_nothing_and_the_cache_lists_once(store, Duration::from_secs(5)).await;
     }
 
     /// A store that cannot be reached for a while (etcd restarting) does
@@ -788,29 +798,7 @@ mod tests {
             )
             .refusing_watches_after_the_first(3),
         );
-        let cache = WatchCache::start(store.clone(), "/r/cm/".into());
-        assert!(cache.wait_ready(Duration::from_secs(5)).await);
-        let (_, _, mut watcher) = cache.list_and_watch("/r/cm/");
-        let mut created = Vec::new();
-        for name in ["a", "b", "c"] {
-            created.push(
-                store
-                    .create(&format!("/r/cm/{name}"), b"{}".to_vec())
-                    .await
-                    .unwrap()
-                    .mod_revision,
-            );
-        }
-        let mut seen = Vec::new();
-        while seen.len() < created.len() {
-            let event = tokio::time::timeout(Duration::from_secs(10), watcher.live.recv())
-                .await
-                .expect("an event within 10 s")
-                .expect("the watcher stays open");
-            seen.push(event.revision);
-        }
-        assert_eq!(seen, created);
-        assert_eq!(store.lists(), 1, "resumed, not listed again");
+        watchers_miss_nothing_and_the_cache_lists_once(store, Duration::from_secs(10)).await;
     }
 
     /// A storage watch that ends because its revision was compacted (etcd

@@ -309,35 +309,40 @@ impl ServiceAddresses {
 
     /// Gives back what a deleted Service held.
     pub async fn release(&self, svc: &Value) {
-        let ip = svc
-            .pointer("/spec/clusterIP")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if let Some(offset) = ip
-            .parse::<Ipv4Addr>()
-            .ok()
-            .and_then(|ip| self.cidr.offset_of(ip))
-        {
+        if let Some(offset) = self.cluster_ip_offset(svc) {
             self.release_logged(&self.ips, offset).await;
         }
-        for node_port in Self::node_ports(svc) {
-            if let Ok(offset) = u64::try_from(node_port - i64::from(self.node_port_base)) {
-                self.release_logged(&self.ports, offset).await;
-            }
+        for offset in self.node_port_offsets(Self::node_ports(svc)) {
+            self.release_logged(&self.ports, offset).await;
         }
     }
 
     /// Node ports `old` held that `new` no longer does.
     pub async fn release_dropped(&self, new: &Value, old: &Value) {
         let kept = Self::node_ports(new);
-        for np in Self::node_ports(old)
+        let dropped = Self::node_ports(old)
             .into_iter()
-            .filter(|np| !kept.contains(np))
-        {
-            if let Ok(offset) = u64::try_from(np - i64::from(self.node_port_base)) {
-                self.release_logged(&self.ports, offset).await;
-            }
+            .filter(|np| !kept.contains(np));
+        for offset in self.node_port_offsets(dropped) {
+            self.release_logged(&self.ports, offset).await;
         }
+    }
+
+    /// The offset in the range of the Service's ClusterIP, when it has one
+    /// from the range.
+    fn cluster_ip_offset(&self, svc: &Value) -> Option<u64> {
+        svc.pointer("/spec/clusterIP")
+            .and_then(Value::as_str)
+            .and_then(|ip| ip.parse::<Ipv4Addr>().ok())
+            .and_then(|ip| self.cidr.offset_of(ip))
+    }
+
+    /// The offsets in the range of `node_ports` (those below it have none).
+    fn node_port_offsets(&self, node_ports: impl IntoIterator<Item = i64>) -> Vec<u64> {
+        node_ports
+            .into_iter()
+            .filter_map(|np| u64::try_from(np - i64::from(self.node_port_base)).ok())
+            .collect()
     }
 
     /// One repair pass over both ranges. The ranges are read before
@@ -353,18 +358,8 @@ impl ServiceAddresses {
         let mut used_ips = BTreeSet::new();
         let mut used_ports = BTreeSet::new();
         for svc in &services {
-            let ip = svc
-                .pointer("/spec/clusterIP")
-                .and_then(Value::as_str)
-                .and_then(|ip| ip.parse::<Ipv4Addr>().ok());
-            if let Some(offset) = ip.and_then(|ip| self.cidr.offset_of(ip)) {
-                used_ips.insert(offset);
-            }
-            for node_port in Self::node_ports(svc) {
-                if let Ok(offset) = u64::try_from(node_port - i64::from(self.node_port_base)) {
-                    used_ports.insert(offset);
-                }
-            }
+            used_ips.extend(self.cluster_ip_offset(svc));
+            used_ports.extend(self.node_port_offsets(Self::node_ports(svc)));
         }
         let mut repaired = Repaired::default();
         let (marked, freed) = reconcile(&mut ip_bitmap, &used_ips, &mut leaks.ips);

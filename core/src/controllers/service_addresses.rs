@@ -28,7 +28,7 @@ pub async fn run(core: Arc<ApiCore>) {
 }
 
 /// One pass: the ranges against a consistent list of every Service.
-pub async fn repair_once(core: &ApiCore, leaks: &mut LeakCounts) -> crate::ApiResult<Repaired> {
+async fn repair_once(core: &ApiCore, leaks: &mut LeakCounts) -> crate::ApiResult<Repaired> {
     let services = core.resolve("", "v1", "services")?;
     let listed = async {
         let list = core
