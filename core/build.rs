@@ -442,6 +442,10 @@ struct Field {
     tag: u32,
     label: Label,
     kind: Kind,
+    /// Position in prost's struct: the .proto declaration order, which
+    /// go-to-protobuf writes in Go struct order (tags need not follow it:
+    /// PodSpec's initContainers is tag 20, declared before containers).
+    declared: u16,
 }
 
 struct Schema {
@@ -458,7 +462,12 @@ impl Schema {
             let mut fields = Vec::new();
             for field in &message.fields {
                 match field_entries(field, &message.module, &parsed.oneofs) {
-                    Ok(entries) => fields.extend(entries),
+                    Ok(entries) => {
+                        for mut entry in entries {
+                            entry.declared = u16::try_from(fields.len()).unwrap_or(u16::MAX);
+                            fields.push(entry);
+                        }
+                    }
                     Err(reason) => warnings.push(format!(
                         "{}.{}: {reason}; field skipped",
                         message.full_name, field.name
@@ -557,6 +566,7 @@ fn single_field(
             tag,
             label: Label::Map(key),
             kind,
+            declared: 0,
         });
     }
     let kind = if attr.contains_key("message") {
@@ -578,6 +588,7 @@ fn single_field(
         tag,
         label,
         kind,
+        declared: 0,
     })
 }
 
@@ -721,8 +732,8 @@ fn render(schema: Option<&Schema>, warnings: &mut Vec<String>) -> String {
             };
             let _ = writeln!(
                 out,
-                "  Field {{ name: {:?}, tag: {}, label: {label}, kind: {kind} }},",
-                field.name, field.tag
+                "  Field {{ name: {:?}, tag: {}, label: {label}, kind: {kind}, declared: {} }},",
+                field.name, field.tag, field.declared
             );
         }
         let _ = writeln!(out, "] }},");

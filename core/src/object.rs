@@ -28,15 +28,31 @@ pub fn meta_str<'a>(object: &'a Value, field: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// Sets a metadata field; a new one goes where Go's ObjectMeta declares
+/// it (resourceVersion after uid, creationTimestamp after generation), so
+/// the object stays in upstream's key order.
 pub fn set_meta(object: &mut Value, field: &str, value: Value) {
-    if let Some(m) = meta_mut(object) {
-        m.insert(field.to_string(), value);
+    let Some(m) = meta_mut(object) else {
+        return;
+    };
+    if let Some(slot) = m.get_mut(field) {
+        *slot = value;
+        return;
     }
+    let order = crate::protobuf::field_order("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+    let position = order.map_or(m.len(), |order| {
+        let rank = order.rank(field);
+        m.keys()
+            .position(|key| order.rank(key) > rank)
+            .unwrap_or(m.len())
+    });
+    m.shift_insert(position, field.to_string(), value);
 }
 
+/// Removes a metadata field, keeping the others' order.
 pub fn remove_meta(object: &mut Value, field: &str) {
     if let Some(m) = meta_mut(object) {
-        m.remove(field);
+        m.shift_remove(field);
     }
 }
 

@@ -23,11 +23,12 @@
 //! document hands out the cached bytes.
 
 mod convert;
+mod decode;
 mod definitions;
 mod gnostic;
+pub(crate) mod go_values;
 pub(crate) mod memo;
 mod paths;
-mod unknown;
 
 #[cfg(test)]
 mod tests;
@@ -43,7 +44,9 @@ use sha2::{Digest, Sha512};
 use convert::{convert_definition, Flavor, Gvk};
 use paths::{group_version_path, referenced_definitions, resource_paths, PathItem};
 
-pub use unknown::{strip_unknown_fields, unknown_fields};
+pub use decode::{
+    decode_typed, put_in_go_order, strip_unknown_fields, unknown_fields, TypeMismatch,
+};
 
 /// The version the documents' `info` block names: the Kubernetes API release
 /// whose schemas (k8s-openapi feature `v1_33`) they publish.

@@ -28,6 +28,7 @@ use serde_json::{Map, Value};
 use wire::{Reader, WireType};
 
 pub use encode::{encode_message, encode_object, encode_watch_event, watch_frame};
+pub(crate) use names::{field_order, FieldOrder};
 
 pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 /// The Content-Type of a protobuf watch stream (frames from

@@ -298,3 +298,85 @@ fn coverage(index: u32, parent: &Properties, shapes: &[Shape], depth: usize) -> 
     }
     (covered, total)
 }
+
+/// The JSON keys of one Go struct in the order Go writes them: the struct's
+/// fields as declared, with inline-embedded structs' fields in their place,
+/// after `kind` and `apiVersion` for a type that embeds TypeMeta.
+#[derive(Debug, Default)]
+pub(crate) struct FieldOrder {
+    rank: HashMap<Box<str>, u16>,
+}
+
+impl FieldOrder {
+    /// Where `key` goes; a key Go does not know sorts last.
+    pub(crate) fn rank(&self, key: &str) -> u16 {
+        self.rank.get(key).copied().unwrap_or(u16::MAX)
+    }
+}
+
+/// The Go field order of the struct the OpenAPI definition `definition`
+/// (`io.k8s.api.apps.v1.DeploymentSpec`) describes, when a protobuf message
+/// describes it too.
+pub(crate) fn field_order(definition: &str) -> Option<&'static FieldOrder> {
+    static ORDERS: OnceLock<HashMap<String, FieldOrder>> = OnceLock::new();
+    ORDERS
+        .get_or_init(build_field_orders)
+        .get(&definition.to_ascii_lowercase())
+}
+
+fn build_field_orders() -> HashMap<String, FieldOrder> {
+    let definitions = crate::openapi::builtin_definitions();
+    let lowered: HashMap<String, &Value> = definitions
+        .iter()
+        .map(|(name, definition)| (name.to_ascii_lowercase(), definition))
+        .collect();
+    let mut orders = HashMap::new();
+    for (index, message) in MESSAGES.iter().enumerate() {
+        let Some(key) = definition_key(message.name) else {
+            continue;
+        };
+        let Some(definition) = lowered.get(&key) else {
+            continue;
+        };
+        let properties = definition.get("properties").and_then(Value::as_object);
+        let mut names: Vec<Box<str>> = Vec::new();
+        let type_meta =
+            properties.is_some_and(|p| p.contains_key("kind") && p.contains_key("apiVersion"));
+        let index = u32::try_from(index).unwrap_or(u32::MAX);
+        push_declared(index, &mut names, 0);
+        if type_meta && !names.iter().any(|name| &**name == "kind") {
+            names.splice(0..0, ["kind".into(), "apiVersion".into()]);
+        }
+        let rank = names
+            .into_iter()
+            .enumerate()
+            .map(|(position, name)| (name, u16::try_from(position).unwrap_or(u16::MAX)))
+            .collect();
+        orders.insert(key, FieldOrder { rank });
+    }
+    orders
+}
+
+/// Appends the JSON names of message `index` in declaration order, inline
+/// embedded messages expanded where they are declared.
+fn push_declared(index: u32, names: &mut Vec<Box<str>>, depth: usize) {
+    let (Some(message), Some(layout)) = (schema::message(index), layout(index)) else {
+        return;
+    };
+    let mut fields: Vec<(u16, usize)> = message
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(position, field)| (field.declared, position))
+        .collect();
+    fields.sort_unstable();
+    for (_, position) in fields {
+        let (field, name) = (&message.fields[position], &layout.fields[position]);
+        match field.kind {
+            Kind::Message(nested) if name.inline && depth < 4 => {
+                push_declared(nested, names, depth + 1)
+            }
+            _ => names.push(name.json.clone()),
+        }
+    }
+}

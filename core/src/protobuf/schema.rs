@@ -42,6 +42,8 @@ pub(super) struct Field {
     pub(super) tag: u32,
     pub(super) label: Label,
     pub(super) kind: Kind,
+    /// Position in the message's declaration: Go struct order.
+    pub(super) declared: u16,
 }
 
 #[derive(Debug)]
