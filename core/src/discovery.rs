@@ -40,6 +40,7 @@ fn api_resource(r: &ResourceDef) -> Value {
 fn subresource_verbs(sub: &str) -> &'static [&'static str] {
     match sub {
         "binding" | "token" => &["create"],
+        "finalize" => &["update"],
         _ => &["get", "patch", "update"],
     }
 }

@@ -452,7 +452,6 @@ impl ApiError {
             "status": "Failure",
             "message": self.message,
             "reason": self.reason.as_str(),
-            "code": self.code(),
         });
         if let Some(details) = &self.details {
             let mut d = serde_json::Map::new();
@@ -488,6 +487,8 @@ impl ApiError {
             }
             status["details"] = Value::Object(d);
         }
+        // Last, after details, as metav1.Status declares it.
+        status["code"] = self.code().into();
         status
     }
 

@@ -330,9 +330,21 @@ fn def_stored(
         definition,
         selectable_fields: selectable_fields(d.group, d.resource),
         subresources: subresources(d.group, d.resource),
-        returns_deleted_object: (d.group, d.resource) == ("", "pods"),
+        returns_deleted_object: returns_deleted_object(d.group, d.resource),
         strategy,
     }
+}
+
+/// The kinds whose upstream store sets `ReturnDeletedObject`: a delete
+/// answers with the object, not a Success Status.
+fn returns_deleted_object(group: &str, resource: &str) -> bool {
+    matches!(
+        (group, resource),
+        ("", "pods")
+            | ("", "services")
+            | ("", "serviceaccounts")
+            | ("storage.k8s.io", "storageclasses")
+    )
 }
 
 /// Upstream's status and scale subresources for these kinds.
@@ -348,14 +360,14 @@ fn subresources(group: &str, resource: &str) -> &'static [&'static str] {
         | ("storage.k8s.io", "volumeattachments")
         | (
             "",
-            "namespaces"
-            | "nodes"
+            "nodes"
             | "persistentvolumeclaims"
             | "persistentvolumes"
             | "resourcequotas"
             | "services",
         ) => &["status"],
         ("", "pods") => &["binding", "status"],
+        ("", "namespaces") => &["finalize", "status"],
         ("", "serviceaccounts") => &["token"],
         ("certificates.k8s.io", "certificatesigningrequests") => &["approval", "status"],
         _ => &[],

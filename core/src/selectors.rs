@@ -275,7 +275,7 @@ impl FieldSelector {
             let pointer = format!("/{}", field.replace('.', "/"));
             let actual = match object.pointer(&pointer) {
                 Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => String::new(),
+                Some(Value::Null) | None => absent_field_value(field).to_string(),
                 Some(other) => other.to_string(),
             };
             (actual == *value) == *equal
@@ -283,10 +283,35 @@ impl FieldSelector {
     }
 }
 
+/// How upstream renders a selectable field the object leaves out: its Go
+/// value's `fmt.Sprint`, the zero of its type (`false` for a bool, `0` for
+/// an int32, "" for a string).
+fn absent_field_value(field: &str) -> &'static str {
+    match field {
+        "spec.unschedulable" | "spec.hostNetwork" => "false",
+        "status.replicas" | "status.successful" => "0",
+        _ => "",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn absent_fields_select_as_their_go_zero_values() {
+        let node = json!({"metadata": {"name": "n"}, "spec": {}});
+        let select = |s: &str| FieldSelector::parse(s, &["spec.unschedulable"]).expect("parses");
+        assert!(select("spec.unschedulable==false").matches(&node));
+        assert!(!select("spec.unschedulable==true").matches(&node));
+        assert!(select("spec.unschedulable!=true").matches(&node));
+        let cordoned = json!({"spec": {"unschedulable": true}});
+        assert!(select("spec.unschedulable=true").matches(&cordoned));
+        let job = json!({"status": {}});
+        let successful = FieldSelector::parse("status.successful=0", &["status.successful"]);
+        assert!(successful.expect("parses").matches(&job));
+    }
 
     fn obj(labels: Value) -> Value {
         json!({"metadata": {"name": "a", "namespace": "d", "labels": labels}})

@@ -95,6 +95,101 @@ enum FieldOwnership {
     Applied,
 }
 
+/// Where a written object came from. Upstream decodes each with another
+/// decoder and words a type or strict-decoding error in that handler's way.
+#[derive(Debug, Clone, Copy)]
+enum BodySource<'a> {
+    /// A create's or update's body (encoding/json): 400.
+    Sent,
+    /// An update's body that was already decoded before the read.
+    Decoded,
+    /// A JSON or merge patch's result (encoding/json): 422 on `patch`,
+    /// quoting the patched object.
+    JsonPatch,
+    /// A strategic merge patch's result (the unstructured converter): 422
+    /// on `patch`, quoting the patch as Go prints it.
+    StrategicPatch(&'a Value),
+    /// A server-side apply's result.
+    Applied,
+}
+
+impl BodySource<'_> {
+    fn type_error(
+        self,
+        def: &ResourceDef,
+        object: &Value,
+        mismatch: crate::openapi::TypeMismatch,
+    ) -> ApiError {
+        match self {
+            BodySource::JsonPatch => patch_invalid(object_json(object), &mismatch.json),
+            BodySource::StrategicPatch(patch) => patch_invalid(
+                crate::openapi::go_values::go_format(patch),
+                &mismatch.unstructured,
+            ),
+            BodySource::Sent | BodySource::Decoded | BodySource::Applied => {
+                cannot_be_handled(def, &mismatch.json)
+            }
+        }
+    }
+
+    fn strict_error(self, def: &ResourceDef, object: &Value, errors: &str) -> ApiError {
+        let detail = format!("strict decoding error: {errors}");
+        match self {
+            BodySource::JsonPatch => patch_invalid(object_json(object), &detail),
+            BodySource::StrategicPatch(patch) => {
+                patch_invalid(crate::openapi::go_values::go_format(patch), &detail)
+            }
+            BodySource::Sent | BodySource::Decoded | BodySource::Applied => {
+                cannot_be_handled(def, &detail)
+            }
+        }
+    }
+}
+
+/// upstream's transformDecodeError for a body it could not decode.
+fn cannot_be_handled(def: &ResourceDef, detail: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "{kind} in version \"{version}\" cannot be handled as a {kind}: {detail}",
+        kind = def.kind,
+        version = def.version,
+    ))
+}
+
+/// What upstream's patch handler answers when the patched object does not
+/// decode: Invalid, with no kind or name, on the field `patch`.
+fn patch_invalid(value: String, detail: &str) -> ApiError {
+    ApiError::invalid(
+        "",
+        "",
+        "",
+        vec![crate::error::FieldError::invalid("patch", &value, detail)],
+    )
+}
+
+fn object_json(object: &Value) -> String {
+    serde_json::to_string(object).unwrap_or_default()
+}
+
+/// upstream's checkName: an update's body must name the object and
+/// namespace of its URL.
+fn check_name_matches_url(object: &Value, name: &str, namespace: Option<&str>) -> ApiResult<()> {
+    let object_name = object::name(object);
+    if object_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({object_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let object_namespace = object::meta_str(object, "namespace");
+    match namespace {
+        Some(namespace) if !object_namespace.is_empty() && object_namespace != namespace => {
+            Err(ApiError::bad_request(format!(
+                "the namespace of the object ({object_namespace}) does not match the namespace on the URL ({namespace})"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct ListOptions {
     pub label_selector: String,
@@ -130,6 +225,9 @@ pub enum View {
     /// `pods/<name>/binding`: a scheduler places the pod (spec.nodeName and
     /// the PodScheduled condition change together).
     Binding,
+    /// `namespaces/<name>/finalize`: only spec.finalizers change (the usual
+    /// way out of a namespace stuck in Terminating).
+    Finalize,
 }
 
 impl View {
@@ -141,6 +239,7 @@ impl View {
             Some("scale") => Some(Self::Scale),
             Some("approval") => Some(Self::Approval),
             Some("binding") => Some(Self::Binding),
+            Some("finalize") => Some(Self::Finalize),
             Some(_) => None,
         }
     }
@@ -152,6 +251,7 @@ impl View {
             Self::Scale => Some("scale"),
             Self::Approval => Some("approval"),
             Self::Binding => Some("binding"),
+            Self::Finalize => Some("finalize"),
         }
     }
 }
@@ -999,10 +1099,10 @@ impl ApiCore {
                 def.kind
             )));
         }
-        // First, as upstream serializes them; in place, without rebuilding
-        // the object's map.
-        obj.shift_insert(0, "apiVersion".into(), Value::String(api_version));
-        obj.shift_insert(1, "kind".into(), Value::String(def.kind.to_string()));
+        // First, in TypeMeta's order, as upstream serializes them; in
+        // place, without rebuilding the object's map.
+        obj.shift_insert(0, "kind".into(), Value::String(def.kind.to_string()));
+        obj.shift_insert(1, "apiVersion".into(), Value::String(api_version));
         Ok(())
     }
 
@@ -1098,15 +1198,22 @@ impl ApiCore {
         }
     }
 
-    /// Drops fields the kind's schema lacks (as upstream's typed decoding
-    /// does) and handles them per the request's fieldValidation.
+    /// Decodes `object` against the kind's schema, as upstream decodes a
+    /// body into its Go type: a mistyped value fails the write with the
+    /// error upstream gives where the object came from; fields the schema
+    /// lacks are dropped and handled per the request's fieldValidation.
     fn check_fields(
         &self,
         def: &ResourceDef,
         object: &mut Value,
         opts: &WriteOptions,
+        source: BodySource<'_>,
     ) -> ApiResult<Vec<String>> {
-        let mut unknown: Vec<String> = crate::openapi::strip_unknown_fields(def.definition, object)
+        let unknown = match crate::openapi::decode_typed(def.definition, object) {
+            Ok(unknown) => unknown,
+            Err(mismatch) => return Err(source.type_error(def, object, mismatch)),
+        };
+        let mut unknown: Vec<String> = unknown
             .into_iter()
             .map(|f| format!("unknown field \"{f}\""))
             .collect();
@@ -1117,12 +1224,7 @@ impl ApiCore {
         );
         match opts.field_validation {
             FieldValidation::Strict if !unknown.is_empty() => {
-                let version = def.version;
-                Err(ApiError::bad_request(format!(
-                    "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
-                    unknown.join(", "),
-                    kind = def.kind,
-                )))
+                Err(source.strict_error(def, object, &unknown.join(", ")))
             }
             FieldValidation::Ignore => Ok(Vec::new()),
             _ => Ok(unknown),
@@ -1234,7 +1336,7 @@ impl ApiCore {
     ) -> ApiResult<WriteResult> {
         self.check_type(def, &mut object)?;
         self.check_namespace(def, namespace, &mut object)?;
-        let warnings = self.check_fields(def, &mut object, opts)?;
+        let warnings = self.check_fields(def, &mut object, opts, BodySource::Sent)?;
         if !object::resource_version(&object).is_empty() {
             return Err(ApiError::bad_request(
                 "resourceVersion should not be set on objects to be created",
@@ -1280,6 +1382,7 @@ impl ApiCore {
                 .await?;
             self.ensure_namespace_accepts(def, namespace, &name).await?;
             if opts.dry_run {
+                crate::openapi::put_in_go_order(def.definition, &mut object);
                 return Ok(WriteResult {
                     object: Arc::new(object),
                     warnings,
@@ -1292,6 +1395,7 @@ impl ApiCore {
             } else {
                 None
             };
+            crate::openapi::put_in_go_order(def.definition, &mut object);
             let bytes = encode(&*storage_form(def, &object)?)?;
             let stored = self.storage.create(&key, bytes).await;
             if let (Err(_), Some(allocated)) = (&stored, &allocated) {
@@ -1339,6 +1443,13 @@ impl ApiCore {
             View::Status => {
                 let mut updated = old.clone();
                 replace_at(&mut updated, object, &["status"]);
+                *object = updated;
+                return;
+            }
+            // Only spec.finalizers changes through finalize.
+            View::Finalize => {
+                let mut updated = old.clone();
+                replace_at(&mut updated, object, &["spec", "finalizers"]);
                 *object = updated;
                 return;
             }
@@ -1521,11 +1632,37 @@ impl ApiCore {
         self.authorize(user, "update", def, namespace, Some(name), view)
             .await?;
         self.check_view(def, view)?;
-        self.update_internal(user, def, namespace, name, opts, view, |old| match view {
-            View::Scale => crate::scale::apply_scale(name, old, &object),
-            _ => Ok(object.clone()),
-        })
-        .await
+        // As upstream's update handler: the body is decoded and its name
+        // checked against the URL before anything is read.
+        let mut object = object;
+        let (source, decoded_warnings) = if view == View::Scale {
+            (BodySource::Sent, Vec::new())
+        } else {
+            self.check_type(def, &mut object)?;
+            let warnings = self.check_fields(def, &mut object, opts, BodySource::Sent)?;
+            (BodySource::Decoded, warnings)
+        };
+        check_name_matches_url(&object, name, namespace)?;
+        let mut result = self
+            .read_modify_write(
+                user,
+                def,
+                namespace,
+                name,
+                view,
+                opts,
+                FieldOwnership::RecordUpdate,
+                source,
+                |old| match view {
+                    View::Scale => crate::scale::apply_scale(name, old, &object),
+                    _ => Ok(object.clone()),
+                },
+            )
+            .await?;
+        if !decoded_warnings.is_empty() {
+            result.warnings.splice(0..0, decoded_warnings);
+        }
+        Ok(result)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1560,20 +1697,34 @@ impl ApiCore {
                 )],
             ));
         }
-        self.update_internal(user, def, namespace, name, opts, view, |old| {
-            if view == View::Scale {
-                // A scale patch applies to the Scale, then lands in spec.replicas.
-                let scale = crate::scale::to_scale(def, old);
-                let patched = patch::apply(
-                    patch_type,
-                    &scale,
-                    patch_body,
-                    "io.k8s.api.autoscaling.v1.Scale",
-                )?;
-                return crate::scale::apply_scale(name, old, &patched);
-            }
-            patch::apply(patch_type, old, patch_body, def.definition)
-        })
+        let source = match patch_type {
+            PatchType::StrategicMerge => BodySource::StrategicPatch(patch_body),
+            _ => BodySource::JsonPatch,
+        };
+        self.read_modify_write(
+            user,
+            def,
+            namespace,
+            name,
+            view,
+            opts,
+            FieldOwnership::RecordUpdate,
+            source,
+            |old| {
+                if view == View::Scale {
+                    // A scale patch applies to the Scale, then lands in spec.replicas.
+                    let scale = crate::scale::to_scale(def, old);
+                    let patched = patch::apply(
+                        patch_type,
+                        &scale,
+                        patch_body,
+                        "io.k8s.api.autoscaling.v1.Scale",
+                    )?;
+                    return crate::scale::apply_scale(name, old, &patched);
+                }
+                patch::apply(patch_type, old, patch_body, def.definition)
+            },
+        )
         .await
     }
 
@@ -1598,6 +1749,7 @@ impl ApiCore {
             view,
             opts,
             FieldOwnership::RecordUpdate,
+            BodySource::Sent,
             mutate,
         )
         .await
@@ -1655,6 +1807,7 @@ impl ApiCore {
                 view,
                 opts,
                 FieldOwnership::Applied,
+                BodySource::Applied,
                 merge,
             )
         };
@@ -1696,6 +1849,7 @@ impl ApiCore {
         view: View,
         opts: &WriteOptions,
         ownership: FieldOwnership,
+        source: BodySource<'_>,
         mutate: impl Fn(&Value) -> ApiResult<Value>,
     ) -> ApiResult<WriteResult> {
         // As upstream's GuaranteedUpdate: start from the watch cache's copy,
@@ -1712,7 +1866,7 @@ impl ApiCore {
             from_storage = true;
             match self
                 .update_once(
-                    user, def, namespace, name, view, opts, ownership, &mutate, &current,
+                    user, def, namespace, name, view, opts, ownership, source, &mutate, &current,
                 )
                 .await
             {
@@ -1739,6 +1893,7 @@ impl ApiCore {
         view: View,
         opts: &WriteOptions,
         ownership: FieldOwnership,
+        source: BodySource<'_>,
         mutate: &impl Fn(&Value) -> ApiResult<Value>,
         current: &Current,
     ) -> Result<Updated<WriteResult>, StorageErrorOrApi> {
@@ -1753,7 +1908,10 @@ impl ApiCore {
             .into());
         }
         self.check_namespace(def, namespace, &mut candidate)?;
-        let warnings = self.check_fields(def, &mut candidate, opts)?;
+        let warnings = match source {
+            BodySource::Decoded => Vec::new(),
+            _ => self.check_fields(def, &mut candidate, opts, source)?,
+        };
         let precondition = object::resource_version(&candidate).to_string();
         if !precondition.is_empty() && precondition != current.revision.to_string() {
             return Err(ApiError::stale_object(def.group, def.resource, name).into());
@@ -1784,6 +1942,7 @@ impl ApiCore {
         } else {
             None
         };
+        crate::openapi::put_in_go_order(def.definition, &mut candidate);
         let written = self
             .write_update(def, namespace, name, current, candidate, opts.dry_run)
             .await;
@@ -2356,10 +2515,11 @@ mod tests {
         assert_eq!(cache.get(&key).as_deref(), Some(&*patched.object));
     }
 
-    /// apiVersion and kind lead the object whatever order the body gave,
-    /// and the other fields keep theirs.
+    /// The object's keys come out in Go's struct order (kind and apiVersion
+    /// first, then ConfigMap's fields as declared) whatever order the body
+    /// gave, as upstream writes what it decoded.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn type_fields_lead_and_the_rest_keep_their_order() {
+    async fn keys_are_stored_in_go_struct_order() {
         let (_dir, core) = crate::storage::shaped::core_unshaped().await;
         let def = core.resolve("", "v1", "configmaps").expect("configmaps");
         let body: Value = serde_json::from_str(
@@ -2387,11 +2547,11 @@ mod tests {
         assert_eq!(
             keys,
             [
-                "apiVersion",
                 "kind",
-                "data",
+                "apiVersion",
                 "metadata",
                 "immutable",
+                "data",
                 "binaryData"
             ]
         );

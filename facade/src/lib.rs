@@ -101,7 +101,9 @@ fn json_response<T: Serialize + ?Sized>(
     value: &T,
     content_type: &str,
 ) -> Response {
-    let body = serde_json::to_vec(value).unwrap_or_default();
+    let mut body = serde_json::to_vec(value).unwrap_or_default();
+    // Go's json.Encoder ends every document with a newline.
+    body.push(b'\n');
     let mut resp = (code, body).into_response();
     if let Ok(ct) = HeaderValue::from_str(content_type) {
         resp.headers_mut().insert(header::CONTENT_TYPE, ct);
@@ -573,10 +575,69 @@ async fn handle(
     };
     let query = Query::parse(req.uri().query())?;
     let headers = req.headers().clone();
-    let body = axum::body::to_bytes(req.into_body(), MAX_REQUEST_BODY_BYTES)
-        .await
-        .map_err(|_| ApiError::too_large(MAX_REQUEST_BODY_BYTES))?;
+    let body = read_body(req.into_body()).await?;
     resource_request(state, user, &method, &headers, &query, resource, body).await
+}
+
+/// How much of an oversized body is read and dropped before the 413 goes
+/// out, and for how long.
+const OVERSIZED_DRAIN_BYTES: usize = 64 * 1024 * 1024;
+const OVERSIZED_DRAIN_TIME: Duration = Duration::from_secs(10);
+
+/// The request body, up to the limit. An oversized one is read to its end
+/// (within a bound) and dropped before answering 413, as Go's server lets
+/// the client finish sending: over HTTP/2 an answer sent while the client
+/// is still writing is followed by a reset of the stream, which some
+/// clients (curl) report instead of the answer.
+async fn read_body(body: Body) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
+    let too_large = || ApiError::too_large(MAX_REQUEST_BODY_BYTES);
+    let mut body = body;
+    let hint = usize::try_from(axum::body::HttpBody::size_hint(&body).lower()).unwrap_or(0);
+    let mut collected = bytes::BytesMut::with_capacity(hint.min(MAX_REQUEST_BODY_BYTES));
+    let mut oversized = false;
+    let mut drained = 0_usize;
+    let mut deadline = None;
+    loop {
+        let next = match deadline {
+            // Draining is bounded in time too; reading a body in bounds is not.
+            Some(deadline) => match tokio::time::timeout_at(deadline, body.frame()).await {
+                Ok(next) => next,
+                Err(_) => return Err(too_large()),
+            },
+            None => body.frame().await,
+        };
+        let frame = match next {
+            Some(Ok(frame)) => frame,
+            None => break,
+            Some(Err(_)) if oversized => return Err(too_large()),
+            Some(Err(e)) => {
+                return Err(ApiError::bad_request(format!(
+                    "error reading the request body: {e}"
+                )))
+            }
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if oversized {
+            drained += data.len();
+            if drained > OVERSIZED_DRAIN_BYTES {
+                return Err(too_large());
+            }
+        } else if collected.len() + data.len() > MAX_REQUEST_BODY_BYTES {
+            oversized = true;
+            drained = collected.len() + data.len();
+            collected = bytes::BytesMut::new();
+            deadline = Some(tokio::time::Instant::now() + OVERSIZED_DRAIN_TIME);
+        } else {
+            collected.extend_from_slice(&data);
+        }
+    }
+    if oversized {
+        return Err(too_large());
+    }
+    Ok(collected.freeze())
 }
 
 fn verb_of_method(method: &Method) -> String {
@@ -889,7 +950,7 @@ async fn resource_request(
                 ));
             }
             // Upstream answers an immediate delete with a Success Status.
-            let status = json!({
+            let mut status = json!({
                 "kind": "Status",
                 "apiVersion": "v1",
                 "metadata": {},
@@ -901,6 +962,12 @@ async fn resource_request(
                     "uid": result.object.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
                 },
             });
+            // StatusDetails.group is omitempty: the core group has none.
+            if def.group.is_empty() {
+                if let Some(details) = status["details"].as_object_mut() {
+                    details.shift_remove("group");
+                }
+            }
             let output = output.without_object_views();
             Ok(encode(StatusCode::OK, output, &status, &[]))
         }
