@@ -53,6 +53,8 @@ pub enum ServeError {
 /// How long open connections (watches) get to finish after a shutdown signal.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most request header bytes a connection takes, as Go's http.Server.
+const MAX_HEADER_BYTES: u32 = 1 << 20;
 
 fn version_info() -> serde_json::Value {
     json!({
@@ -307,7 +309,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
                 req.extensions_mut().insert(user.clone());
                 dispatch.call(req.map(Body::new))
             });
-            let builder = auto::Builder::new(TokioExecutor::new());
+            let mut builder = auto::Builder::new(TokioExecutor::new());
+            // Go's server takes up to 1 MiB of request headers (its
+            // MaxHeaderBytes default), over HTTP/2 too; h2's default of
+            // 16 KiB reset a 64 KiB request line instead of answering it.
+            builder.http2().max_header_list_size(MAX_HEADER_BYTES);
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
             if let Err(e) = watcher.watch(conn.into_owned()).await {
                 tracing::debug!(%peer, error = %e, "connection ended with an error");

@@ -728,3 +728,130 @@ fn unknown_propagation_policy_is_invalid_and_deletes_nothing() {
     assert_eq!(stored_names(&s), ["kept"]);
     assert_still_serving(&s);
 }
+
+/// Hostile bodies: each gets a 4xx Status, nothing is stored, and the
+/// server keeps serving.
+#[test]
+fn hostile_bodies_are_refused_and_the_server_keeps_serving() {
+    let s = server();
+    let deep = |inner: &str| format!("{}{inner}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let cases: Vec<(&str, &str, Vec<u8>, u16)> = vec![
+        (
+            "JSON nested 100,000 deep in a typed field",
+            "application/json",
+            format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"hostile"}},"data":{}}}"#, deep("1")).into_bytes(),
+            400,
+        ),
+        (
+            "JSON nested 100,000 deep in a free-form field",
+            "application/json",
+            format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"hostile","managedFields":[{{"manager":"m","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{}}}]}}}}"#,
+                deep("{}")
+            )
+            .into_bytes(),
+            400,
+        ),
+        (
+            "a number with 10,000 digits",
+            "application/json",
+            format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"hostile","generation":{}}}}}"#,
+                "9".repeat(10_000)
+            )
+            .into_bytes(),
+            400,
+        ),
+        (
+            "a key of 1 MiB",
+            "application/json",
+            format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"hostile"}},"data":{{"{}":"v"}}}}"#,
+                "k".repeat(1024 * 1024)
+            )
+            .into_bytes(),
+            422,
+        ),
+        (
+            "annotations of 100,000 keys",
+            "application/json",
+            {
+                let keys: Vec<String> = (0..100_000).map(|i| format!(r#""k{i}":"v""#)).collect();
+                format!(
+                    r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"hostile","annotations":{{{}}}}}}}"#,
+                    keys.join(",")
+                )
+                .into_bytes()
+            },
+            422,
+        ),
+        (
+            "a label value of 64 characters",
+            "application/json",
+            format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"hostile","labels":{{"a":"{}"}}}}}}"#,
+                "v".repeat(64)
+            )
+            .into_bytes(),
+            422,
+        ),
+        (
+            "invalid UTF-8",
+            "application/json",
+            [
+                &br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"hostile"},"data":{"a":""#[..],
+                &[0xff, 0xfe, 0xfd],
+                &br#""}}"#[..],
+            ]
+            .concat(),
+            400,
+        ),
+        (
+            "a YAML alias bomb",
+            "application/yaml",
+            {
+                let mut yaml = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hostile\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+                for i in 1..10 {
+                    let prev = format!("*a{}", i - 1);
+                    yaml.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 9].join(", ")));
+                }
+                yaml.into_bytes()
+            },
+            400,
+        ),
+        (
+            "a protobuf body with a wrong length prefix",
+            "application/vnd.kubernetes.protobuf",
+            [&b"k8s\x00"[..], &[0x0a, 0xff, 0xff, 0xff, 0x0f, 0x0a, 0x02]].concat(),
+            400,
+        ),
+    ];
+    for (what, content_type, body, code) in cases {
+        let resp = post(&s, CMS, content_type, &body);
+        assert_eq!(resp.status, code, "{what}: {resp:#?}");
+        let status = resp.json();
+        assert_eq!(status["kind"], "Status", "{what}");
+        assert_eq!(status["code"], code, "{what}");
+        assert_nothing_stored(&s, "hostile", &[]);
+    }
+    // Long request lines are answered, and the server goes on serving.
+    // Over HTTP/2 one of 60,000 bytes is an ordinary request (Go takes up
+    // to 1 MiB of headers; h2's default of 16 KiB reset the stream).
+    let long = format!("/api/v1/namespaces/{NS}/configmaps/{}", "x".repeat(60_000));
+    let status = s.get(&long).assert_status(404, "NotFound");
+    assert!(status["message"]
+        .as_str()
+        .is_some_and(|m| m.ends_with("not found")));
+    // 64 KiB is past what the http crate holds as a URI (65,534 bytes):
+    // over HTTP/1.1 it is 414 URI Too Long.
+    let mut cmd = s.curl_command(true);
+    cmd.args(["--http1.1", "-o", "/dev/null", "-w", "%{http_code}"])
+        .arg(format!(
+            "{}/api/v1/namespaces/{NS}/configmaps/{}",
+            s.base_url(),
+            "x".repeat(64 * 1024)
+        ));
+    let out = common::run_command(&mut cmd, None, common::COMMAND_TIMEOUT);
+    assert_eq!(common::text(&out.stdout), "414");
+    assert_still_serving(&s);
+}

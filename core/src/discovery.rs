@@ -39,7 +39,7 @@ fn api_resource(r: &ResourceDef) -> Value {
 /// are read and written.
 fn subresource_verbs(sub: &str) -> &'static [&'static str] {
     match sub {
-        "binding" | "token" => &["create"],
+        "binding" | "token" | "eviction" => &["create"],
         "finalize" => &["update"],
         _ => &["get", "patch", "update"],
     }
@@ -50,6 +50,7 @@ fn subresource_kind<'a>(r: &'a ResourceDef, sub: &str) -> (&'a str, &'a str, &'a
     match sub {
         "scale" => ("Scale", "autoscaling", "v1"),
         "binding" => ("Binding", "", "v1"),
+        "eviction" => ("Eviction", "policy", "v1"),
         "token" => ("TokenRequest", "authentication.k8s.io", "v1"),
         _ => (r.kind, r.group, r.version),
     }

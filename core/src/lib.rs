@@ -15,6 +15,7 @@ pub mod defaults;
 pub mod discovery;
 pub mod duplicate_fields;
 pub mod error;
+mod eviction;
 pub mod grpc;
 pub mod grpc_encode;
 pub mod grpc_served;

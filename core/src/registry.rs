@@ -366,7 +366,7 @@ fn subresources(group: &str, resource: &str) -> &'static [&'static str] {
             | "resourcequotas"
             | "services",
         ) => &["status"],
-        ("", "pods") => &["binding", "status"],
+        ("", "pods") => &["binding", "eviction", "status"],
         ("", "namespaces") => &["finalize", "status"],
         ("", "serviceaccounts") => &["token"],
         ("certificates.k8s.io", "certificatesigningrequests") => &["approval", "status"],

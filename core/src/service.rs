@@ -228,6 +228,8 @@ pub enum View {
     /// `namespaces/<name>/finalize`: only spec.finalizers change (the usual
     /// way out of a namespace stuck in Terminating).
     Finalize,
+    /// `pods/<name>/eviction`: a delete within the pod's disruption budget.
+    Eviction,
 }
 
 impl View {
@@ -240,6 +242,7 @@ impl View {
             Some("approval") => Some(Self::Approval),
             Some("binding") => Some(Self::Binding),
             Some("finalize") => Some(Self::Finalize),
+            Some("eviction") => Some(Self::Eviction),
             Some(_) => None,
         }
     }
@@ -252,6 +255,7 @@ impl View {
             Self::Approval => Some("approval"),
             Self::Binding => Some("binding"),
             Self::Finalize => Some("finalize"),
+            Self::Eviction => Some("eviction"),
         }
     }
 }
@@ -807,7 +811,7 @@ impl ApiCore {
 
     /// Authorizes `verb` on the resource (or `view`'s subresource) for
     /// `user`, then checks the resource serves the verb.
-    async fn authorize(
+    pub(crate) async fn authorize(
         &self,
         user: &UserInfo,
         verb: &str,
@@ -1453,8 +1457,9 @@ impl ApiCore {
                 *object = updated;
                 return;
             }
-            // A binding writes spec.nodeName and status together.
-            View::Binding => {}
+            // A binding writes spec.nodeName and status together; an
+            // eviction writes nothing of the pod.
+            View::Binding | View::Eviction => {}
             // Status belongs to the status subresource; main writes keep it.
             View::Main | View::Scale if def.has_subresource("status") => {
                 replace_at(object, old, &["status"]);
@@ -1978,6 +1983,19 @@ impl ApiCore {
         let mut done = self.delete_authorized(def, namespace, name, opts).await?;
         done.object = served_shared(def, done.object)?;
         Ok(done)
+    }
+
+    /// An eviction's delete of the pod: authorized as the eviction was.
+    pub(crate) async fn delete_pod_for_eviction(
+        &self,
+        pods: &ResourceDef,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<()> {
+        self.delete_authorized(pods, Some(namespace), name, opts)
+            .await
+            .map(|_| ())
     }
 
     async fn delete_authorized(

@@ -1034,6 +1034,33 @@ async fn subresource_request(
     } else {
         def.kind
     };
+    if view == View::Eviction {
+        // pods/<name>/eviction takes an Eviction for this pod and only POST.
+        if *method != Method::POST {
+            return Err(ApiError::method_not_supported(
+                def.group,
+                "pods/eviction",
+                &method.as_str().to_ascii_lowercase(),
+            ));
+        }
+        let format = negotiation::body_format(content_type, false)?;
+        let eviction = negotiation::decode_body(format, body, "Eviction")?;
+        let status = core
+            .evict_pod_subresource(
+                user,
+                ns.unwrap_or_default(),
+                name,
+                eviction,
+                &write_options(q, agent)?,
+            )
+            .await?;
+        return Ok(encode(
+            StatusCode::CREATED,
+            output.without_object_views(),
+            &status,
+            &[],
+        ));
+    }
     if view == View::Binding {
         // pods/<name>/binding takes a Binding for this pod and only POST.
         if *method != Method::POST {
