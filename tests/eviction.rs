@@ -184,6 +184,23 @@ fn evictions_spend_the_budget_and_are_refused_past_it() {
     assert_eq!(eviction["verbs"], json!(["create"]));
     assert_eq!(eviction["kind"], "Eviction");
     assert_eq!(eviction["group"], "policy");
+    // In APIResource's field order.
+    let keys: Vec<&String> = eviction
+        .as_object()
+        .map(|m| m.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        [
+            "name",
+            "singularName",
+            "namespaced",
+            "group",
+            "version",
+            "kind",
+            "verbs"
+        ]
+    );
 }
 
 #[test]

@@ -466,3 +466,181 @@ fn finalize_releases_a_namespace_stuck_terminating() {
         .unwrap_or_default();
     assert_eq!(finalize["verbs"], json!(["update"]), "{finalize}");
 }
+
+/// `pods/<name>/ephemeralcontainers`, the write `kubectl debug` makes:
+/// ephemeral containers are added through it, validated as upstream, and
+/// never removed or changed.
+#[test]
+fn kubectl_debug_adds_an_ephemeral_container() {
+    let s = server();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+    assert_eq!(
+        s.post_json("/api/v1/namespaces/exact/pods", &pod).status,
+        201
+    );
+    s.kubectl_ok(&[
+        "debug",
+        "web",
+        "-n",
+        NS,
+        "--image=busybox",
+        "--target=c",
+        "--container=dbg",
+    ]);
+    let debugged = s.get_json("/api/v1/namespaces/exact/pods/web");
+    let ephemeral = &debugged["spec"]["ephemeralContainers"];
+    assert_eq!(ephemeral[0]["name"], "dbg", "{debugged}");
+    assert_eq!(ephemeral[0]["image"], "busybox");
+    assert_eq!(ephemeral[0]["targetContainerName"], "c");
+
+    let path = "/api/v1/namespaces/exact/pods/web/ephemeralcontainers";
+    let with_ports = json!({"spec": {"ephemeralContainers": [
+        ephemeral[0].clone(),
+        {"name": "dbg2", "image": "busybox", "ports": [{"containerPort": 80}], "targetContainerName": "nope"}
+    ]}});
+    let resp = send(
+        &s,
+        "PATCH",
+        path,
+        "application/strategic-merge-patch+json",
+        &with_ports.to_string(),
+    );
+    let status = resp.assert_status(422, "Invalid");
+    let causes: Vec<(&str, &str)> = status["details"]["causes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            (
+                c["field"].as_str().unwrap_or_default(),
+                c["message"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(
+        causes.contains(&(
+            "spec.ephemeralContainers[1].targetContainerName",
+            "Not found: \"nope\""
+        )),
+        "{causes:?}"
+    );
+    assert!(
+        causes.contains(&(
+            "spec.ephemeralContainers[1].ports",
+            "Forbidden: cannot be set for an Ephemeral Container"
+        )),
+        "{causes:?}"
+    );
+
+    let mut removed = s.get_json(path);
+    removed["spec"]["ephemeralContainers"] = json!([]);
+    let resp = send(&s, "PUT", path, "application/json", &removed.to_string());
+    let status = resp.assert_status(422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "Forbidden: existing ephemeral containers \"dbg\" may not be removed\n"
+    );
+    // Other fields written through the subresource are not taken.
+    let mut relabelled = s.get_json(path);
+    relabelled["metadata"]["labels"] = json!({"changed": "no"});
+    relabelled["spec"]["ephemeralContainers"]
+        .as_array_mut()
+        .expect("a list")
+        .push(json!({"name": "dbg3", "image": "busybox"}));
+    let resp = send(&s, "PUT", path, "application/json", &relabelled.to_string());
+    assert_eq!(resp.status, 200, "{resp:#?}");
+    let after = resp.json();
+    assert_eq!(after["spec"]["ephemeralContainers"][1]["name"], "dbg3");
+    assert!(after["metadata"].get("labels").is_none(), "{after}");
+}
+
+/// `pods/<name>/resize` (1.33): only containers' cpu and memory change,
+/// never removed, and the QoS class stays.
+#[test]
+fn pods_are_resized_in_place_within_upstreams_rules() {
+    let s = server();
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sized"},
+        "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {
+            "requests": {"cpu": "100m", "memory": "64Mi"},
+            "limits": {"cpu": "200m", "memory": "128Mi"}}}]}});
+    assert_eq!(
+        s.post_json("/api/v1/namespaces/exact/pods", &pod).status,
+        201
+    );
+    let path = "/api/v1/namespaces/exact/pods/sized/resize";
+    let patch = json!({"spec": {"containers": [{"name": "c", "image": "httpd",
+        "resources": {"requests": {"cpu": "150m"}}}]}});
+    let resp = send(
+        &s,
+        "PATCH",
+        path,
+        "application/strategic-merge-patch+json",
+        &patch.to_string(),
+    );
+    assert_eq!(resp.status, 200, "{resp:#?}");
+    let resized = resp.json();
+    let ctr = &resized["spec"]["containers"][0];
+    assert_eq!(ctr["resources"]["requests"]["cpu"], "150m");
+    assert_eq!(
+        ctr["image"], "nginx",
+        "a resize changes nothing but resources"
+    );
+
+    let removal = json!([{"op": "remove", "path": "/spec/containers/0/resources/limits/memory"}]);
+    let status = send(
+        &s,
+        "PATCH",
+        path,
+        "application/json-patch+json",
+        &removal.to_string(),
+    )
+    .assert_status(422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0]["field"],
+        "spec.containers[0].resources.limits[memory]"
+    );
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "Forbidden: resource removal is not supported"
+    );
+
+    let guaranteed = json!({"spec": {"containers": [{"name": "c", "resources": {
+        "requests": {"cpu": "200m", "memory": "128Mi"}}}]}});
+    let status = send(
+        &s,
+        "PATCH",
+        path,
+        "application/strategic-merge-patch+json",
+        &guaranteed.to_string(),
+    )
+    .assert_status(422, "Invalid");
+    assert!(
+        status["details"]["causes"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.ends_with("Pod QOS Class may not change as a result of resizing")),
+        "{status}"
+    );
+
+    let storage = json!({"spec": {"containers": [{"name": "c", "resources": {
+        "requests": {"ephemeral-storage": "1Gi"}}}]}});
+    let status = send(
+        &s,
+        "PATCH",
+        path,
+        "application/strategic-merge-patch+json",
+        &storage.to_string(),
+    )
+    .assert_status(422, "Invalid");
+    assert!(
+        status["details"]["causes"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Forbidden: only cpu and memory resources are mutable")),
+        "{status}"
+    );
+    assert_eq!(
+        s.get_json("/api/v1/namespaces/exact/pods/sized")["spec"]["containers"][0]["resources"]
+            ["requests"],
+        json!({"cpu": "150m", "memory": "64Mi"})
+    );
+}

@@ -61,20 +61,20 @@ fn api_subresources(r: &ResourceDef) -> Vec<Value> {
         .iter()
         .map(|sub| {
             let (kind, group, version) = subresource_kind(r, sub);
-            let mut v = json!({
-                "name": format!("{}/{sub}", r.resource),
-                "singularName": "",
-                "namespaced": r.namespaced,
-                "kind": kind,
-                "verbs": subresource_verbs(sub),
-            });
+            let mut v = serde_json::Map::new();
+            v.insert("name".into(), json!(format!("{}/{sub}", r.resource)));
+            v.insert("singularName".into(), json!(""));
+            v.insert("namespaced".into(), json!(r.namespaced));
             // Named where they differ from the resource's own (Scale,
-            // TokenRequest), as upstream's discovery does.
+            // TokenRequest), as upstream's discovery does, in APIResource's
+            // field order.
             if (group, version) != (r.group, r.version) && !group.is_empty() {
-                v["group"] = json!(group);
-                v["version"] = json!(version);
+                v.insert("group".into(), json!(group));
+                v.insert("version".into(), json!(version));
             }
-            v
+            v.insert("kind".into(), json!(kind));
+            v.insert("verbs".into(), json!(subresource_verbs(sub)));
+            Value::Object(v)
         })
         .collect()
 }

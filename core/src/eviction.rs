@@ -65,10 +65,9 @@ impl ApiCore {
                 None => {}
                 Some(budget) if !is_ready(&pod) && unhealthy_pod_may_go(&budget) => {
                     // The pod must still be the unhealthy one looked at.
-                    if delete.precondition_resource_version.is_none() {
-                        delete.precondition_resource_version =
-                            Some(object::resource_version(&pod).to_string());
-                    }
+                    delete
+                        .precondition_resource_version
+                        .get_or_insert_with(|| object::resource_version(&pod).to_string());
                 }
                 Some(budget) => {
                     self.spend_disruption(namespace, pod_name, &budget, delete.dry_run)

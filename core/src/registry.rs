@@ -366,7 +366,13 @@ fn subresources(group: &str, resource: &str) -> &'static [&'static str] {
             | "resourcequotas"
             | "services",
         ) => &["status"],
-        ("", "pods") => &["binding", "eviction", "status"],
+        ("", "pods") => &[
+            "binding",
+            "ephemeralcontainers",
+            "eviction",
+            "resize",
+            "status",
+        ],
         ("", "namespaces") => &["finalize", "status"],
         ("", "serviceaccounts") => &["token"],
         ("certificates.k8s.io", "certificatesigningrequests") => &["approval", "status"],

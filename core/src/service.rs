@@ -230,6 +230,12 @@ pub enum View {
     Finalize,
     /// `pods/<name>/eviction`: a delete within the pod's disruption budget.
     Eviction,
+    /// `pods/<name>/ephemeralcontainers`: only spec.ephemeralContainers
+    /// change, and only by additions (`kubectl debug`).
+    EphemeralContainers,
+    /// `pods/<name>/resize`: only containers' resources and resizePolicy
+    /// change (in-place vertical scaling).
+    Resize,
 }
 
 impl View {
@@ -243,6 +249,8 @@ impl View {
             Some("binding") => Some(Self::Binding),
             Some("finalize") => Some(Self::Finalize),
             Some("eviction") => Some(Self::Eviction),
+            Some("ephemeralcontainers") => Some(Self::EphemeralContainers),
+            Some("resize") => Some(Self::Resize),
             Some(_) => None,
         }
     }
@@ -256,6 +264,8 @@ impl View {
             Self::Binding => Some("binding"),
             Self::Finalize => Some("finalize"),
             Self::Eviction => Some("eviction"),
+            Self::EphemeralContainers => Some("ephemeralcontainers"),
+            Self::Resize => Some("resize"),
         }
     }
 }
@@ -370,6 +380,38 @@ pub(crate) fn decode(kv: &KeyValue) -> ApiResult<Value> {
 /// Encodes for storage; the revision is the store's, never part of the value.
 /// `base` with the value at `path` (object keys) taken from `source`, or
 /// removed where `source` has none.
+/// `old` with the resources and resizePolicy of each resizable container
+/// taken from the container of the same name in `new`.
+fn resized(old: &Value, new: &Value) -> Value {
+    let mut updated = old.clone();
+    for list in crate::validate::resizable_container_lists() {
+        let wanted = new
+            .pointer(&format!("/spec/{list}"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let Some(containers) = updated
+            .pointer_mut(&format!("/spec/{list}"))
+            .and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        for ctr in containers
+            .iter_mut()
+            .filter(|c| crate::validate::is_resizable(list, c))
+        {
+            let name = ctr.get("name").cloned();
+            let Some(source) = wanted.iter().find(|c| c.get("name") == name.as_ref()) else {
+                continue;
+            };
+            for field in ["resources", "resizePolicy"] {
+                replace_at(ctr, source, &[field]);
+            }
+        }
+    }
+    updated
+}
+
 fn replace_at(base: &mut Value, source: &Value, path: &[&str]) {
     let Some((last, parents)) = path.split_last() else {
         return;
@@ -1180,9 +1222,13 @@ impl ApiCore {
         } else {
             (object, old)
         };
-        errs.extend(match old {
-            None => crate::validate::validate_create(group, kind, object),
-            Some(old) => crate::validate::validate_update(group, kind, object, old),
+        errs.extend(match (old, view) {
+            (None, _) => crate::validate::validate_create(group, kind, object),
+            (Some(old), View::EphemeralContainers) => {
+                crate::validate::validate_ephemeral_containers_update(object, old)
+            }
+            (Some(old), View::Resize) => crate::validate::validate_pod_resize(object, old),
+            (Some(old), _) => crate::validate::validate_update(group, kind, object, old),
         });
         if view == View::Status {
             errs.retain(|e| {
@@ -1448,6 +1494,19 @@ impl ApiCore {
                 let mut updated = old.clone();
                 replace_at(&mut updated, object, &["status"]);
                 *object = updated;
+                return;
+            }
+            // Only spec.ephemeralContainers changes through ephemeralcontainers.
+            View::EphemeralContainers => {
+                let mut updated = old.clone();
+                replace_at(&mut updated, object, &["spec", "ephemeralContainers"]);
+                *object = updated;
+                return;
+            }
+            // Only resources and resizePolicy of the containers a resize
+            // may touch, matched by name (upstream's dropNonResizeUpdates).
+            View::Resize => {
+                *object = resized(old, object);
                 return;
             }
             // Only spec.finalizers changes through finalize.

@@ -2,8 +2,9 @@
 //! bytes and arbitrary JSON values, shaped after Kubernetes objects, never
 //! panic, and every success is a value the next stage can take.
 //!
-//! `PROPTEST_CASES` sets the number of cases per property (256 by default;
-//! docs/benchmarks.md records a longer run).
+//! `PROPTEST_CASES` sets the number of cases per property (256 by default).
+//! A run with `PROPTEST_CASES=20000` (60,000 cases, 23 s) was clean on
+//! 2026-11-26.
 
 use capstan_core::apply::{apply, ManagerContext};
 use capstan_core::openapi::{decode_typed, put_in_go_order};

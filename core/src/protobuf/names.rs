@@ -304,7 +304,8 @@ fn coverage(index: u32, parent: &Properties, shapes: &[Shape], depth: usize) -> 
 /// after `kind` and `apiVersion` for a type that embeds TypeMeta.
 #[derive(Debug, Default)]
 pub(crate) struct FieldOrder {
-    rank: HashMap<Box<str>, u16>,
+    /// foldhash: looked up for every key of every struct a write stores.
+    rank: HashMap<Box<str>, u16, foldhash::fast::FixedState>,
 }
 
 impl FieldOrder {

@@ -146,6 +146,27 @@ pub fn validate_update(group: &str, kind: &str, object: &Value, old: &Value) -> 
     errs
 }
 
+/// ValidatePodEphemeralContainersUpdate: the pod as [`validate_create`]
+/// checks it, without the create-only rules, and its ephemeral containers
+/// only ever added.
+pub fn validate_ephemeral_containers_update(object: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = meta::finalizers(object);
+    errs.extend(corev1::pod(object));
+    errs.extend(pod::ephemeral_containers_only_added(object, old));
+    errs
+}
+
+pub use pod::{is_resizable, resizable_container_lists};
+
+/// ValidatePodResize: the pod as [`validate_create`] checks it, without the
+/// create-only rules, and the resize rules against the stored pod.
+pub fn validate_pod_resize(object: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = meta::finalizers(object);
+    errs.extend(corev1::pod(object));
+    errs.extend(pod::resize(object, old));
+    errs
+}
+
 /// ValidateXxxStatusUpdate's checks of a status written through `/status`,
 /// against the stored `old` object (kinds without them yield nothing).
 pub fn validate_status_update(

@@ -55,6 +55,11 @@ pub fn pod_spec(spec: &Value, path: &str, is_pod: bool) -> Vec<FieldError> {
         &volume_names,
         &child(path, "initContainers"),
     ));
+    errs.extend(ephemeral_containers(
+        spec,
+        &volume_names,
+        &child(path, "ephemeralContainers"),
+    ));
     errs.extend(host_network_deps(spec, path, is_pod));
 
     let policy_path = child(path, "restartPolicy");
@@ -319,6 +324,247 @@ fn containers(spec: &Value, volumes: &HashSet<String>, path: &str) -> Vec<FieldE
         }
     }
     errs.extend(host_port_conflicts(list, path));
+    errs
+}
+
+/// The fields an ephemeral container may set (upstream's
+/// allowedEphemeralContainerFields); the rest are forbidden there.
+const EPHEMERAL_CONTAINER_FIELDS: [&str; 17] = [
+    "name",
+    "image",
+    "command",
+    "args",
+    "workingDir",
+    "envFrom",
+    "env",
+    "volumeMounts",
+    "volumeDevices",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+    "securityContext",
+    "stdin",
+    "stdinOnce",
+    "tty",
+    "targetContainerName",
+];
+const NOT_FOR_EPHEMERAL: &str = "cannot be set for an Ephemeral Container";
+
+/// validateEphemeralContainers: each a valid container with a name unique
+/// across the pod, a target that exists, none of the fields that would
+/// make the workload rely on it, and no subPaths.
+fn ephemeral_containers(spec: &Value, volumes: &HashSet<String>, path: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut names: HashSet<&str> = ["containers", "initContainers"]
+        .iter()
+        .flat_map(|list| list_of(spec, list))
+        .map(|c| str_of(c, "name"))
+        .collect();
+    for (i, ctr) in list_of(spec, "ephemeralContainers").iter().enumerate() {
+        let ctr_path = index(path, i);
+        errs.extend(container_common(ctr, volumes, &ctr_path));
+        let name = str_of(ctr, "name");
+        if !names.insert(name) {
+            errs.push(FieldError::duplicate(child(&ctr_path, "name"), name));
+        }
+        let target = str_of(ctr, "targetContainerName");
+        if !target.is_empty() && !names.contains(target) {
+            errs.push(FieldError::not_found(
+                child(&ctr_path, "targetContainerName"),
+                target,
+            ));
+        }
+        for (key, value) in ctr.as_object().into_iter().flatten() {
+            let set = !(value.is_null()
+                || value.as_array().is_some_and(Vec::is_empty)
+                || value.as_object().is_some_and(|m| m.is_empty())
+                || value.as_str() == Some(""));
+            if set && !EPHEMERAL_CONTAINER_FIELDS.contains(&key.as_str()) {
+                errs.push(FieldError::forbidden(
+                    child(&ctr_path, key),
+                    NOT_FOR_EPHEMERAL,
+                ));
+            }
+        }
+        for (m, mount) in list_of(ctr, "volumeMounts").iter().enumerate() {
+            for sub in ["subPath", "subPathExpr"] {
+                if !str_of(mount, sub).is_empty() {
+                    errs.push(FieldError::forbidden(
+                        child(&index(&child(&ctr_path, "volumeMounts"), m), sub),
+                        NOT_FOR_EPHEMERAL,
+                    ));
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// The containers a resize may change: the regular ones and restartable
+/// init containers (sidecars), as upstream's dropNonResizeUpdates.
+pub fn resizable_container_lists() -> [&'static str; 2] {
+    ["containers", "initContainers"]
+}
+
+/// Whether `ctr` (in list `list`) takes part in a resize.
+pub fn is_resizable(list: &str, ctr: &Value) -> bool {
+    list == "containers" || str_of(ctr, "restartPolicy") == "Always"
+}
+
+/// The pod's QoS class as upstream's ComputePodQOS: BestEffort without any
+/// cpu or memory request or limit, Guaranteed when every container limits
+/// both and asks for what it limits, Burstable otherwise.
+pub fn qos_class(spec: &Value) -> &'static str {
+    let compute = ["cpu", "memory"];
+    let mut any = false;
+    let mut guaranteed = true;
+    for ctr in ["initContainers", "containers"]
+        .iter()
+        .flat_map(|list| list_of(spec, list))
+    {
+        let resources = field(ctr, "resources");
+        let limits = field(resources, "limits");
+        let requests = field(resources, "requests");
+        for name in compute {
+            let limit = opt(limits, name).and_then(|q| quantity::from_json(q).ok());
+            let request = opt(requests, name).and_then(|q| quantity::from_json(q).ok());
+            if limit.is_some_and(|q| !q.is_zero()) || request.is_some_and(|q| !q.is_zero()) {
+                any = true;
+            }
+            match (request, limit) {
+                (_, None) => guaranteed = false,
+                (Some(request), Some(limit)) if request != limit => guaranteed = false,
+                _ => {}
+            }
+        }
+    }
+    match (any, guaranteed) {
+        (false, _) => "BestEffort",
+        (true, true) => "Guaranteed",
+        (true, false) => "Burstable",
+    }
+}
+
+/// ValidatePodResize's own rules against the stored pod: the QoS class
+/// stays, no request or limit is removed, only cpu and memory change, and
+/// the node must report container resources once a container runs.
+pub fn resize(new: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let (new_spec, old_spec) = (field(new, "spec"), field(old, "spec"));
+    if qos_class(old_spec) != qos_class(new_spec) {
+        let recorded = old
+            .pointer("/status/qosClass")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        errs.push(FieldError::invalid(
+            "spec",
+            recorded,
+            "Pod QOS Class may not change as a result of resizing",
+        ));
+    }
+    let statuses = list_of(field(old, "status"), "containerStatuses");
+    let running = statuses
+        .iter()
+        .find(|s| s.pointer("/state/running").is_some());
+    if running.is_some_and(|s| s.get("resources").is_none()) {
+        errs.push(FieldError::forbidden(
+            "spec",
+            "Pod running on node without support for resize",
+        ));
+    }
+    for (i, old_ctr) in list_of(old_spec, "containers").iter().enumerate() {
+        let Some(new_ctr) = list_of(new_spec, "containers").get(i) else {
+            break;
+        };
+        for kind in ["requests", "limits"] {
+            let new_resources = field(field(new_ctr, "resources"), kind);
+            for name in map_keys(field(field(old_ctr, "resources"), kind)) {
+                if opt(new_resources, name).is_none() {
+                    errs.push(FieldError::forbidden(
+                        format!("spec.containers[{i}].resources.{kind}[{name}]"),
+                        "resource removal is not supported",
+                    ));
+                }
+            }
+        }
+    }
+    // Whatever differs once cpu and memory are taken from the old spec is
+    // a change a resize may not make.
+    let mut munged = new_spec.clone();
+    for list in resizable_container_lists() {
+        let old_list = list_of(old_spec, list);
+        let Some(new_list) = munged.get_mut(list).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for (ctr, old_ctr) in new_list.iter_mut().zip(old_list) {
+            for kind in ["requests", "limits"] {
+                for name in ["cpu", "memory"] {
+                    let old_value = old_ctr
+                        .pointer(&format!("/resources/{kind}/{name}"))
+                        .cloned();
+                    let Some(resources) = ctr.get_mut("resources").and_then(Value::as_object_mut)
+                    else {
+                        continue;
+                    };
+                    let Some(map) = resources.get_mut(kind).and_then(Value::as_object_mut) else {
+                        continue;
+                    };
+                    match old_value {
+                        Some(value) => {
+                            map.insert(name.to_string(), value);
+                        }
+                        None => {
+                            map.shift_remove(name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !meta::semantically_equal(&munged, old_spec) {
+        errs.push(FieldError::forbidden(
+            "spec",
+            &format!(
+                "only cpu and memory resources are mutable\n{}",
+                meta::diff(&meta::semantic(old_spec), &meta::semantic(&munged))
+            ),
+        ));
+    }
+    errs
+}
+
+fn map_keys(value: &Value) -> Vec<&str> {
+    value
+        .as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// ValidatePodEphemeralContainersUpdate's own rule: ephemeral containers
+/// are only ever added, never removed or changed.
+pub fn ephemeral_containers_only_added(new: &Value, old: &Value) -> Vec<FieldError> {
+    let path = "spec.ephemeralContainers";
+    let new_list = list_of(field(new, "spec"), "ephemeralContainers");
+    let mut errs = Vec::new();
+    for old_ctr in list_of(field(old, "spec"), "ephemeralContainers") {
+        let name = str_of(old_ctr, "name");
+        match new_list.iter().find(|c| str_of(c, "name") == name) {
+            None => errs.push(FieldError::forbidden(
+                path,
+                &format!("existing ephemeral containers {name:?} may not be removed\n"),
+            )),
+            Some(new_ctr) if !meta::semantically_equal(new_ctr, old_ctr) => {
+                errs.push(FieldError::forbidden(
+                    path,
+                    &format!(
+                        "existing ephemeral containers {name:?} may not be changed\n{}",
+                        meta::diff(&meta::semantic(old_ctr), &meta::semantic(new_ctr))
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+    }
     errs
 }
 
