@@ -60,13 +60,7 @@ impl ApiCore {
             |old| assign(old, &node),
         )
         .await?;
-        Ok(json!({
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Success",
-            "code": 201,
-        }))
+        Ok(crate::error::created_status())
     }
 }
 

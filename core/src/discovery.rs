@@ -154,10 +154,12 @@ impl Discovery {
                     "freshness": "Current",
                 }));
             }
-            let mut metadata = json!({"creationTimestamp": null});
-            if !g.name.is_empty() {
-                metadata["name"] = json!(g.name);
-            }
+            // ObjectMeta's order: name before creationTimestamp.
+            let metadata = if g.name.is_empty() {
+                json!({"creationTimestamp": null})
+            } else {
+                json!({"name": g.name, "creationTimestamp": null})
+            };
             let item = json!({"metadata": metadata, "versions": discovery_versions});
             if g.name.is_empty() {
                 aggregated_core.push(item);
@@ -226,6 +228,21 @@ mod tests {
             "apps/v1"
         );
         assert_eq!(d.aggregated_groups["items"][0]["metadata"]["name"], "apps");
+        // Written as upstream's types order their fields.
+        assert_eq!(
+            serde_json::to_string(&d.aggregated_groups["items"][0]["metadata"]).unwrap(),
+            r#"{"name":"apps","creationTimestamp":null}"#
+        );
+        let scale = d.resource_list("apps", "v1").unwrap()["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "deployments/scale")
+            .unwrap();
+        assert_eq!(
+            serde_json::to_string(scale).unwrap(),
+            r#"{"name":"deployments/scale","singularName":"","namespaced":true,"group":"autoscaling","version":"v1","kind":"Scale","verbs":["get","patch","update"]}"#
+        );
         assert_eq!(
             d.aggregated_core["items"][0]["versions"][0]["version"],
             "v1"

@@ -519,6 +519,18 @@ impl From<ApiError> for tonic::Status {
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
+/// The Success Status a create that stores nothing of its own answers (a
+/// binding, an eviction): upstream's create handler fills in 201.
+pub fn created_status() -> Value {
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "code": 201,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,13 +77,7 @@ impl ApiCore {
         }
         self.delete_evicted(&pods, namespace, pod_name, &delete)
             .await?;
-        Ok(json!({
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Success",
-            "code": 201,
-        }))
+        Ok(crate::error::created_status())
     }
 
     /// The one budget whose selector picks `pod`, if any; more than one is

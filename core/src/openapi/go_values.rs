@@ -47,42 +47,32 @@ impl Element {
 /// Go's error text when it does not parse.
 pub(crate) fn parse_go_time(value: &str, layout: TimeLayout) -> Result<(), String> {
     use Element::*;
+    // RFC3339Micro is RFC3339 with six fraction digits before the zone.
+    const RFC3339: [Element; 12] = [
+        Year,
+        Literal("-"),
+        Month,
+        Literal("-"),
+        Day,
+        Literal("T"),
+        Hour,
+        Literal(":"),
+        Minute,
+        Literal(":"),
+        Second,
+        Zone,
+    ];
+    let micro: Vec<Element>;
     let (layout_text, elements): (&str, &[Element]) = match layout {
-        TimeLayout::Rfc3339 => (
-            "2006-01-02T15:04:05Z07:00",
-            &[
-                Year,
-                Literal("-"),
-                Month,
-                Literal("-"),
-                Day,
-                Literal("T"),
-                Hour,
-                Literal(":"),
-                Minute,
-                Literal(":"),
-                Second,
-                Zone,
-            ],
-        ),
-        TimeLayout::Rfc3339Micro => (
-            "2006-01-02T15:04:05.000000Z07:00",
-            &[
-                Year,
-                Literal("-"),
-                Month,
-                Literal("-"),
-                Day,
-                Literal("T"),
-                Hour,
-                Literal(":"),
-                Minute,
-                Literal(":"),
-                Second,
-                Micros,
-                Zone,
-            ],
-        ),
+        TimeLayout::Rfc3339 => ("2006-01-02T15:04:05Z07:00", &RFC3339),
+        TimeLayout::Rfc3339Micro => {
+            micro = RFC3339[..11]
+                .iter()
+                .copied()
+                .chain([Micros, Zone])
+                .collect();
+            ("2006-01-02T15:04:05.000000Z07:00", &micro)
+        }
     };
     let cannot_parse = |rest: &str, element: Element| {
         format!(
