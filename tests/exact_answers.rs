@@ -644,3 +644,30 @@ fn pods_are_resized_in_place_within_upstreams_rules() {
         json!({"cpu": "150m", "memory": "64Mi"})
     );
 }
+
+/// A Scale is decoded as autoscaling/v1 Scale before its replicas land in
+/// the object: a mistyped count is refused, never read as 0.
+#[test]
+fn a_mistyped_scale_is_refused_and_scales_nothing() {
+    let s = server();
+    assert_eq!(s.post_json(DEPLOYMENTS, &deployment("web")).status, 201);
+    let path = format!("{DEPLOYMENTS}/web/scale");
+    let mut scale = s.get_json(&path);
+    scale["spec"]["replicas"] = json!("three");
+    let status = send(&s, "PUT", &path, "application/json", &scale.to_string())
+        .assert_status(400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        r#"Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32"#
+    );
+    let patch = r#"{"spec":{"replicas":"three"}}"#;
+    let status = send(&s, "PATCH", &path, "application/merge-patch+json", patch)
+        .assert_status(422, "Invalid");
+    assert!(status["message"]
+        .as_str()
+        .is_some_and(|m| m.ends_with("json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32")), "{status}");
+    assert_eq!(
+        s.get_json(&format!("{DEPLOYMENTS}/web"))["spec"]["replicas"],
+        1
+    );
+}

@@ -114,9 +114,10 @@ enum BodySource<'a> {
 }
 
 impl BodySource<'_> {
+    /// `kind` and `version`: what the body was decoded as.
     fn type_error(
         self,
-        def: &ResourceDef,
+        (kind, version): (&str, &str),
         object: &Value,
         mismatch: crate::openapi::TypeMismatch,
     ) -> ApiError {
@@ -127,12 +128,12 @@ impl BodySource<'_> {
                 &mismatch.unstructured,
             ),
             BodySource::Sent | BodySource::Decoded | BodySource::Applied => {
-                cannot_be_handled(def, &mismatch.json)
+                cannot_be_handled(kind, version, &mismatch.json)
             }
         }
     }
 
-    fn strict_error(self, def: &ResourceDef, object: &Value, errors: &str) -> ApiError {
+    fn strict_error(self, (kind, version): (&str, &str), object: &Value, errors: &str) -> ApiError {
         let detail = format!("strict decoding error: {errors}");
         match self {
             BodySource::JsonPatch => patch_invalid(object_json(object), &detail),
@@ -140,19 +141,27 @@ impl BodySource<'_> {
                 patch_invalid(crate::openapi::go_values::go_format(patch), &detail)
             }
             BodySource::Sent | BodySource::Decoded | BodySource::Applied => {
-                cannot_be_handled(def, &detail)
+                cannot_be_handled(kind, version, &detail)
             }
         }
     }
 }
 
 /// upstream's transformDecodeError for a body it could not decode.
-fn cannot_be_handled(def: &ResourceDef, detail: &str) -> ApiError {
+fn cannot_be_handled(kind: &str, version: &str, detail: &str) -> ApiError {
     ApiError::bad_request(format!(
-        "{kind} in version \"{version}\" cannot be handled as a {kind}: {detail}",
-        kind = def.kind,
-        version = def.version,
+        "{kind} in version \"{version}\" cannot be handled as a {kind}: {detail}"
     ))
+}
+
+const SCALE_DEFINITION: &str = "io.k8s.api.autoscaling.v1.Scale";
+
+/// A Scale body (or a patched Scale) decoded as upstream decodes it into
+/// autoscaling/v1 Scale, before its replicas land in the object.
+fn decode_scale(source: BodySource<'_>, scale: &mut Value) -> ApiResult<()> {
+    crate::openapi::decode_typed(SCALE_DEFINITION, scale)
+        .map(|_| ())
+        .map_err(|mismatch| source.type_error(("Scale", "v1"), scale, mismatch))
 }
 
 /// What upstream's patch handler answers when the patched object does not
@@ -1261,7 +1270,9 @@ impl ApiCore {
     ) -> ApiResult<Vec<String>> {
         let unknown = match crate::openapi::decode_typed(def.definition, object) {
             Ok(unknown) => unknown,
-            Err(mismatch) => return Err(source.type_error(def, object, mismatch)),
+            Err(mismatch) => {
+                return Err(source.type_error((def.kind, def.version), object, mismatch))
+            }
         };
         let mut unknown: Vec<String> = unknown
             .into_iter()
@@ -1274,7 +1285,7 @@ impl ApiCore {
         );
         match opts.field_validation {
             FieldValidation::Strict if !unknown.is_empty() => {
-                Err(source.strict_error(def, object, &unknown.join(", ")))
+                Err(source.strict_error((def.kind, def.version), object, &unknown.join(", ")))
             }
             FieldValidation::Ignore => Ok(Vec::new()),
             _ => Ok(unknown),
@@ -1700,6 +1711,7 @@ impl ApiCore {
         // checked against the URL before anything is read.
         let mut object = object;
         let (source, decoded_warnings) = if view == View::Scale {
+            decode_scale(BodySource::Sent, &mut object)?;
             (BodySource::Sent, Vec::new())
         } else {
             self.check_type(def, &mut object)?;
@@ -1778,12 +1790,9 @@ impl ApiCore {
                 if view == View::Scale {
                     // A scale patch applies to the Scale, then lands in spec.replicas.
                     let scale = crate::scale::to_scale(def, old);
-                    let patched = patch::apply(
-                        patch_type,
-                        &scale,
-                        patch_body,
-                        "io.k8s.api.autoscaling.v1.Scale",
-                    )?;
+                    let mut patched =
+                        patch::apply(patch_type, &scale, patch_body, SCALE_DEFINITION)?;
+                    decode_scale(source, &mut patched)?;
                     return crate::scale::apply_scale(name, old, &patched);
                 }
                 patch::apply(patch_type, old, patch_body, def.definition)
