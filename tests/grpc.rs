@@ -665,3 +665,23 @@ fn write_warnings_are_response_metadata() {
     let err = s.grpc_err("capstan.v1.Resources/Create", &create("strict", "Strict"));
     assert_code(&err, "InvalidArgument", r#"unknown field "colour""#);
 }
+
+/// A mistyped value is refused over gRPC with the message REST gives
+/// (upstream's decode error), mapped to InvalidArgument, and nothing is
+/// stored.
+#[test]
+fn a_mistyped_value_is_invalid_argument_with_upstreams_message() {
+    let s = server_with_namespace("demo");
+    let mut object = configmap("typed", json!({}));
+    object["data"] = json!({"a": 5});
+    let err = s.grpc_err(
+        "capstan.v1.Resources/Create",
+        &json!({"resource": configmaps(), "namespace": "demo", "object": object}),
+    );
+    assert_code(
+        &err,
+        "InvalidArgument",
+        r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string"#,
+    );
+    assert_no_configmaps(&s, "demo");
+}
