@@ -671,3 +671,247 @@ fn a_mistyped_scale_is_refused_and_scales_nothing() {
         1
     );
 }
+
+/// Keys of `value` (an object) in the order the server wrote them.
+fn keys_of(value: &Value) -> Vec<String> {
+    value
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// `written` lists keys in the order of `go_order` (a Go struct's fields),
+/// whichever of them are present.
+#[track_caller]
+fn assert_go_order(what: &str, written: &Value, go_order: &[&str]) {
+    let keys = keys_of(written);
+    let positions: Vec<usize> = keys
+        .iter()
+        .map(|k| {
+            go_order
+                .iter()
+                .position(|g| g == k)
+                .unwrap_or_else(|| panic!("{what}: {k} is not a field of the Go type"))
+        })
+        .collect();
+    assert!(
+        positions.windows(2).all(|w| w[0] < w[1]),
+        "{what}: {keys:?} is not in Go order {go_order:?}"
+    );
+}
+
+/// One kind per API group, each sent with its keys reversed: the answer
+/// (and what is stored) has them in its Go types' field order.
+#[test]
+fn one_kind_per_group_comes_back_in_go_struct_order() {
+    let s = server();
+    struct Case {
+        path: &'static str,
+        body: &'static str,
+        top: &'static [&'static str],
+        nested: &'static [(&'static str, &'static [&'static str])],
+    }
+    let cases = [
+        Case {
+            path: "/apis/batch/v1/namespaces/exact/cronjobs",
+            body: r#"{"spec":{"jobTemplate":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"image":"busybox","name":"c"}]}}}},"schedule":"* * * * *"},"metadata":{"name":"cj"},"kind":"CronJob","apiVersion":"batch/v1"}"#,
+            top: &["kind", "apiVersion", "metadata", "spec", "status"],
+            nested: &[(
+                "/spec",
+                &[
+                    "schedule",
+                    "timeZone",
+                    "startingDeadlineSeconds",
+                    "concurrencyPolicy",
+                    "suspend",
+                    "jobTemplate",
+                    "successfulJobsHistoryLimit",
+                    "failedJobsHistoryLimit",
+                ],
+            )],
+        },
+        Case {
+            path: "/apis/networking.k8s.io/v1/namespaces/exact/ingresses",
+            body: r#"{"spec":{"rules":[{"http":{"paths":[{"backend":{"service":{"port":{"number":80},"name":"web"}},"pathType":"Prefix","path":"/"}]},"host":"a.example.com"}],"ingressClassName":"nginx"},"metadata":{"name":"in"},"kind":"Ingress","apiVersion":"networking.k8s.io/v1"}"#,
+            top: &["kind", "apiVersion", "metadata", "spec", "status"],
+            nested: &[
+                (
+                    "/spec",
+                    &["ingressClassName", "defaultBackend", "tls", "rules"],
+                ),
+                ("/spec/rules/0", &["host", "http"]),
+                (
+                    "/spec/rules/0/http/paths/0",
+                    &["path", "pathType", "backend"],
+                ),
+            ],
+        },
+        Case {
+            path: "/apis/rbac.authorization.k8s.io/v1/namespaces/exact/rolebindings",
+            body: r#"{"roleRef":{"name":"view","kind":"ClusterRole","apiGroup":"rbac.authorization.k8s.io"},"subjects":[{"namespace":"exact","name":"sa","kind":"ServiceAccount"}],"metadata":{"name":"rb"},"kind":"RoleBinding","apiVersion":"rbac.authorization.k8s.io/v1"}"#,
+            top: &["kind", "apiVersion", "metadata", "subjects", "roleRef"],
+            nested: &[
+                ("/subjects/0", &["kind", "apiGroup", "name", "namespace"]),
+                ("/roleRef", &["apiGroup", "kind", "name"]),
+            ],
+        },
+        Case {
+            path: "/apis/policy/v1/namespaces/exact/poddisruptionbudgets",
+            body: r#"{"spec":{"unhealthyPodEvictionPolicy":"AlwaysAllow","selector":{"matchLabels":{"app":"web"}},"minAvailable":1},"metadata":{"name":"pdb"},"kind":"PodDisruptionBudget","apiVersion":"policy/v1"}"#,
+            top: &["kind", "apiVersion", "metadata", "spec", "status"],
+            nested: &[(
+                "/spec",
+                &[
+                    "minAvailable",
+                    "selector",
+                    "maxUnavailable",
+                    "unhealthyPodEvictionPolicy",
+                ],
+            )],
+        },
+        Case {
+            path: "/apis/storage.k8s.io/v1/storageclasses",
+            body: r#"{"volumeBindingMode":"WaitForFirstConsumer","allowVolumeExpansion":true,"reclaimPolicy":"Retain","parameters":{"b":"2","a":"1"},"provisioner":"example.com/p","metadata":{"name":"sc"},"kind":"StorageClass","apiVersion":"storage.k8s.io/v1"}"#,
+            top: &[
+                "kind",
+                "apiVersion",
+                "metadata",
+                "provisioner",
+                "parameters",
+                "reclaimPolicy",
+                "mountOptions",
+                "allowVolumeExpansion",
+                "volumeBindingMode",
+                "allowedTopologies",
+            ],
+            nested: &[("/parameters", &["a", "b"])],
+        },
+        Case {
+            path: "/apis/scheduling.k8s.io/v1/priorityclasses",
+            body: r#"{"preemptionPolicy":"Never","description":"d","globalDefault":false,"value":1000,"metadata":{"name":"pc"},"kind":"PriorityClass","apiVersion":"scheduling.k8s.io/v1"}"#,
+            top: &[
+                "kind",
+                "apiVersion",
+                "metadata",
+                "value",
+                "globalDefault",
+                "description",
+                "preemptionPolicy",
+            ],
+            nested: &[],
+        },
+        Case {
+            path: "/apis/coordination.k8s.io/v1/namespaces/exact/leases",
+            body: r#"{"spec":{"leaseTransitions":1,"renewTime":"2026-01-01T00:00:00.000000Z","leaseDurationSeconds":15,"holderIdentity":"me"},"metadata":{"name":"ls"},"kind":"Lease","apiVersion":"coordination.k8s.io/v1"}"#,
+            top: &["kind", "apiVersion", "metadata", "spec"],
+            nested: &[(
+                "/spec",
+                &[
+                    "holderIdentity",
+                    "leaseDurationSeconds",
+                    "acquireTime",
+                    "renewTime",
+                    "leaseTransitions",
+                    "strategy",
+                    "preferredHolder",
+                ],
+            )],
+        },
+        Case {
+            path: "/apis/discovery.k8s.io/v1/namespaces/exact/endpointslices",
+            body: r#"{"ports":[{"port":80,"protocol":"TCP","name":"http"}],"endpoints":[{"nodeName":"n1","conditions":{"ready":true},"addresses":["10.0.0.1"]}],"addressType":"IPv4","metadata":{"name":"es"},"kind":"EndpointSlice","apiVersion":"discovery.k8s.io/v1"}"#,
+            top: &[
+                "kind",
+                "apiVersion",
+                "metadata",
+                "addressType",
+                "endpoints",
+                "ports",
+            ],
+            nested: &[
+                (
+                    "/endpoints/0",
+                    &[
+                        "addresses",
+                        "conditions",
+                        "hostname",
+                        "targetRef",
+                        "nodeName",
+                        "zone",
+                        "hints",
+                    ],
+                ),
+                ("/ports/0", &["name", "protocol", "port", "appProtocol"]),
+            ],
+        },
+        Case {
+            path: "/apis/autoscaling/v2/namespaces/exact/horizontalpodautoscalers",
+            body: r#"{"spec":{"maxReplicas":5,"minReplicas":1,"scaleTargetRef":{"name":"web","kind":"Deployment","apiVersion":"apps/v1"}},"metadata":{"name":"hpa"},"kind":"HorizontalPodAutoscaler","apiVersion":"autoscaling/v2"}"#,
+            top: &["kind", "apiVersion", "metadata", "spec", "status"],
+            nested: &[
+                (
+                    "/spec",
+                    &[
+                        "scaleTargetRef",
+                        "minReplicas",
+                        "maxReplicas",
+                        "metrics",
+                        "behavior",
+                    ],
+                ),
+                ("/spec/scaleTargetRef", &["kind", "name", "apiVersion"]),
+            ],
+        },
+        Case {
+            path: "/apis/node.k8s.io/v1/runtimeclasses",
+            body: r#"{"overhead":{"podFixed":{"memory":"64Mi","cpu":"250m"}},"handler":"runc","metadata":{"name":"rc"},"kind":"RuntimeClass","apiVersion":"node.k8s.io/v1"}"#,
+            top: &[
+                "kind",
+                "apiVersion",
+                "metadata",
+                "handler",
+                "overhead",
+                "scheduling",
+            ],
+            nested: &[("/overhead/podFixed", &["cpu", "memory"])],
+        },
+    ];
+    for case in cases {
+        let resp = send(&s, "POST", case.path, "application/json", case.body);
+        assert_eq!(resp.status, 201, "{}: {resp:#?}", case.path);
+        assert!(resp.body.ends_with("}\n"), "{}", case.path);
+        let name = resp.json()["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let stored = s.get(&format!("{}/{name}", case.path));
+        for written in [resp.json(), stored.json()] {
+            assert_go_order(case.path, &written, case.top);
+            assert_go_order(
+                &format!("{} metadata", case.path),
+                &written["metadata"],
+                &[
+                    "name",
+                    "generateName",
+                    "namespace",
+                    "selfLink",
+                    "uid",
+                    "resourceVersion",
+                    "generation",
+                    "creationTimestamp",
+                    "deletionTimestamp",
+                    "deletionGracePeriodSeconds",
+                    "labels",
+                    "annotations",
+                    "ownerReferences",
+                    "finalizers",
+                    "managedFields",
+                ],
+            );
+            for (pointer, order) in case.nested {
+                let inner = written.pointer(pointer).unwrap_or(&Value::Null);
+                assert_go_order(&format!("{}{pointer}", case.path), inner, order);
+            }
+        }
+    }
+}
