@@ -6,26 +6,11 @@
 mod common;
 
 use common::TestServer;
-use serde_json::{json, Value};
+use serde_json::json;
 
 const NS: &str = "evict";
 const PODS: &str = "/api/v1/namespaces/evict/pods";
 const PDBS: &str = "/apis/policy/v1/namespaces/evict/poddisruptionbudgets";
-
-fn send(
-    s: &TestServer,
-    method: &str,
-    path: &str,
-    content_type: &str,
-    body: &Value,
-) -> common::HttpResponse {
-    s.curl(
-        method,
-        path,
-        &[("Content-Type", content_type)],
-        Some(body.to_string().as_bytes()),
-    )
-}
 
 /// A running, ready pod labelled app=web on `node`, as a kubelet would
 /// report it.
@@ -38,12 +23,11 @@ fn running_pod(s: &TestServer, name: &str, node: &str) {
     let created = s.post_json(PODS, &pod);
     assert_eq!(created.status, 201, "{created:#?}");
     let status = json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}});
-    let resp = send(
-        s,
+    let resp = s.send(
         "PATCH",
         &format!("{PODS}/{name}/status"),
         "application/merge-patch+json",
-        &status,
+        &status.to_string(),
     );
     assert_eq!(resp.status, 200, "{resp:#?}");
 }
@@ -62,12 +46,11 @@ fn budget(s: &TestServer, allowed: i64, current: i64) {
         "observedGeneration": 1, "disruptionsAllowed": allowed,
         "currentHealthy": current, "desiredHealthy": 2, "expectedPods": current
     }});
-    let resp = send(
-        s,
+    let resp = s.send(
         "PATCH",
         &format!("{PDBS}/web/status"),
         "application/merge-patch+json",
-        &status,
+        &status.to_string(),
     );
     assert_eq!(resp.status, 200, "{resp:#?}");
 }
@@ -77,12 +60,11 @@ fn evict(s: &TestServer, pod: &str) -> common::HttpResponse {
         "apiVersion": "policy/v1", "kind": "Eviction",
         "metadata": {"name": pod, "namespace": NS}
     });
-    send(
-        s,
+    s.send(
         "POST",
         &format!("{PODS}/{pod}/eviction"),
         "application/json",
-        &eviction,
+        &eviction.to_string(),
     )
 }
 
@@ -124,12 +106,11 @@ fn evictions_spend_the_budget_and_are_refused_past_it() {
     // and dry run (checked, nothing spent or deleted).
     let wrong =
         json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "other"}});
-    let resp = send(
-        &s,
+    let resp = s.send(
         "POST",
         &format!("{PODS}/web-2/eviction"),
         "application/json",
-        &wrong,
+        &wrong.to_string(),
     );
     let status = resp.assert_status(400, "BadRequest");
     assert_eq!(
@@ -138,12 +119,11 @@ fn evictions_spend_the_budget_and_are_refused_past_it() {
     );
     let resp = evict(&s, "nope");
     resp.assert_status(404, "NotFound");
-    let resp = send(
-        &s,
+    let resp = s.send(
         "PATCH",
         &format!("{PDBS}/web/status"),
         "application/merge-patch+json",
-        &json!({"status": {"disruptionsAllowed": 1}}),
+        &json!({"status": {"disruptionsAllowed": 1}}).to_string(),
     );
     assert_eq!(resp.status, 200, "{resp:#?}");
     let resp = s.curl(
@@ -225,11 +205,7 @@ fn kubectl_drain_evicts_a_nodes_pods() {
 /// one disruption left: exactly one eviction succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_cannot_both_spend_the_last_disruption() {
-    let etcd = capstan_core::storage::etcd::testing::EtcdServer::start()
-        .await
-        .expect("a real etcd (Debian's etcd-server)");
-    let args = ["--etcd-servers", etcd.endpoint.as_str()];
-    let (a, b) = (TestServer::start_with(&args), TestServer::start_with(&args));
+    let (_etcd, a, b) = common::two_replicas_on_etcd().await;
     tokio::task::block_in_place(|| {
         a.create_namespace(NS);
         for pod in ["p1", "p2"] {

@@ -36,21 +36,6 @@ fn deployment(name: &str) -> Value {
     })
 }
 
-fn send(
-    s: &TestServer,
-    method: &str,
-    path: &str,
-    content_type: &str,
-    body: &str,
-) -> common::HttpResponse {
-    s.curl(
-        method,
-        path,
-        &[("Content-Type", content_type)],
-        Some(body.as_bytes()),
-    )
-}
-
 #[test]
 fn mistyped_values_are_refused_with_gos_decode_error_and_nothing_is_stored() {
     let s = server();
@@ -82,13 +67,7 @@ fn mistyped_values_are_refused_with_gos_decode_error_and_nothing_is_stored() {
         "json: cannot unmarshal string into Go struct field ContainerPort.spec.template.spec.containers.ports.containerPort of type int32".into(),
     ));
     for (body, message) in cases {
-        let resp = send(
-            &s,
-            "POST",
-            DEPLOYMENTS,
-            "application/json",
-            &body.to_string(),
-        );
+        let resp = s.send("POST", DEPLOYMENTS, "application/json", &body.to_string());
         let status = resp.assert_status(400, "BadRequest");
         assert_eq!(status["message"], format!("{prefix}{message}"));
     }
@@ -96,8 +75,9 @@ fn mistyped_values_are_refused_with_gos_decode_error_and_nothing_is_stored() {
     let raw = deployment("w5")
         .to_string()
         .replace("\"replicas\":1", "\"replicas\":1e20");
-    let status =
-        send(&s, "POST", DEPLOYMENTS, "application/json", &raw).assert_status(400, "BadRequest");
+    let status = s
+        .send("POST", DEPLOYMENTS, "application/json", &raw)
+        .assert_status(400, "BadRequest");
     let message = status["message"].as_str().unwrap_or_default();
     assert!(
         message.starts_with(&format!("{prefix}json: cannot unmarshal number 1e")),
@@ -111,13 +91,15 @@ fn mistyped_values_are_refused_with_gos_decode_error_and_nothing_is_stored() {
         (json!([1, 2]), "json: cannot unmarshal array into Go struct field ConfigMap.data of type map[string]string"),
     ] {
         let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": data});
-        let status = send(&s, "POST", CMS, "application/json", &body.to_string()).assert_status(400, "BadRequest");
+        let status = s.send("POST", CMS, "application/json", &body.to_string()).assert_status(400, "BadRequest");
         assert_eq!(status["message"], format!("{cm_prefix}{message}"));
     }
     // YAML bodies take the same decoder.
     let yaml =
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\nbinaryData:\n  b: not base64!\n";
-    let status = send(&s, "POST", CMS, "application/yaml", yaml).assert_status(400, "BadRequest");
+    let status = s
+        .send("POST", CMS, "application/yaml", yaml)
+        .assert_status(400, "BadRequest");
     assert_eq!(
         status["message"],
         format!("{cm_prefix}illegal base64 data at input byte 3")
@@ -153,8 +135,7 @@ fn patches_whose_result_is_mistyped_are_invalid_and_change_nothing() {
     let before = s.get_json(&format!("{DEPLOYMENTS}/web"));
 
     let merge = r#"{"spec":{"replicas":"three"}}"#;
-    let resp = send(
-        &s,
+    let resp = s.send(
         "PATCH",
         &format!("{DEPLOYMENTS}/web"),
         "application/merge-patch+json",
@@ -176,8 +157,7 @@ fn patches_whose_result_is_mistyped_are_invalid_and_change_nothing() {
         "FieldValueInvalid"
     );
 
-    let resp = send(
-        &s,
+    let resp = s.send(
         "PATCH",
         &format!("{DEPLOYMENTS}/web"),
         "application/strategic-merge-patch+json",
@@ -190,8 +170,7 @@ fn patches_whose_result_is_mistyped_are_invalid_and_change_nothing() {
     );
 
     let json_patch = r#"[{"op":"add","path":"/spec/paused","value":"yes"}]"#;
-    let resp = send(
-        &s,
+    let resp = s.send(
         "PATCH",
         &format!("{DEPLOYMENTS}/web"),
         "application/json-patch+json",
@@ -210,8 +189,7 @@ fn patches_whose_result_is_mistyped_are_invalid_and_change_nothing() {
 fn an_update_names_its_object_before_anything_is_looked_up() {
     let s = server();
     let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "xyz"}});
-    let resp = send(
-        &s,
+    let resp = s.send(
         "PUT",
         &format!("{CMS}/abc"),
         "application/json",
@@ -223,8 +201,7 @@ fn an_update_names_its_object_before_anything_is_looked_up() {
         "the name of the object (xyz) does not match the name on the URL (abc)"
     );
     let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "abc", "namespace": "other"}});
-    let resp = send(
-        &s,
+    let resp = s.send(
         "PUT",
         &format!("{CMS}/abc"),
         "application/json",
@@ -244,7 +221,7 @@ fn bodies_are_written_in_go_struct_order_with_a_newline() {
     let s = server();
     // Keys in an order no Go type has.
     let body = r#"{"data":{"z":"1","a":"2"},"metadata":{"labels":{"b":"x","a":"y"},"name":"ordered"},"apiVersion":"v1","kind":"ConfigMap"}"#;
-    let resp = send(&s, "POST", CMS, "application/json", body);
+    let resp = s.send("POST", CMS, "application/json", body);
     assert_eq!(resp.status, 201, "{resp:#?}");
     let created = resp.json();
     let meta = &created["metadata"];
@@ -264,13 +241,12 @@ fn bodies_are_written_in_go_struct_order_with_a_newline() {
         missing.body,
         "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"configmaps \\\"nope\\\" not found\",\"reason\":\"NotFound\",\"details\":{\"name\":\"nope\",\"kind\":\"configmaps\"},\"code\":404}\n"
     );
-    let again = send(&s, "POST", CMS, "application/json", body);
+    let again = s.send("POST", CMS, "application/json", body);
     assert_eq!(
         again.body,
         "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"configmaps \\\"ordered\\\" already exists\",\"reason\":\"AlreadyExists\",\"details\":{\"name\":\"ordered\",\"kind\":\"configmaps\"},\"code\":409}\n"
     );
-    let invalid = send(
-        &s,
+    let invalid = s.send(
         "POST",
         CMS,
         "application/json",
@@ -438,8 +414,7 @@ fn finalize_releases_a_namespace_stuck_terminating() {
     let mut body = terminating.clone();
     body["spec"]["finalizers"] = json!([]);
     body["metadata"]["labels"]["added"] = json!("no");
-    let resp = send(
-        &s,
+    let resp = s.send(
         "PUT",
         "/api/v1/namespaces/stuck/finalize",
         "application/json",
@@ -499,8 +474,7 @@ fn kubectl_debug_adds_an_ephemeral_container() {
         ephemeral[0].clone(),
         {"name": "dbg2", "image": "busybox", "ports": [{"containerPort": 80}], "targetContainerName": "nope"}
     ]}});
-    let resp = send(
-        &s,
+    let resp = s.send(
         "PATCH",
         path,
         "application/strategic-merge-patch+json",
@@ -535,7 +509,7 @@ fn kubectl_debug_adds_an_ephemeral_container() {
 
     let mut removed = s.get_json(path);
     removed["spec"]["ephemeralContainers"] = json!([]);
-    let resp = send(&s, "PUT", path, "application/json", &removed.to_string());
+    let resp = s.send("PUT", path, "application/json", &removed.to_string());
     let status = resp.assert_status(422, "Invalid");
     assert_eq!(
         status["details"]["causes"][0]["message"],
@@ -548,7 +522,7 @@ fn kubectl_debug_adds_an_ephemeral_container() {
         .as_array_mut()
         .expect("a list")
         .push(json!({"name": "dbg3", "image": "busybox"}));
-    let resp = send(&s, "PUT", path, "application/json", &relabelled.to_string());
+    let resp = s.send("PUT", path, "application/json", &relabelled.to_string());
     assert_eq!(resp.status, 200, "{resp:#?}");
     let after = resp.json();
     assert_eq!(after["spec"]["ephemeralContainers"][1]["name"], "dbg3");
@@ -571,8 +545,7 @@ fn pods_are_resized_in_place_within_upstreams_rules() {
     let path = "/api/v1/namespaces/exact/pods/sized/resize";
     let patch = json!({"spec": {"containers": [{"name": "c", "image": "httpd",
         "resources": {"requests": {"cpu": "150m"}}}]}});
-    let resp = send(
-        &s,
+    let resp = s.send(
         "PATCH",
         path,
         "application/strategic-merge-patch+json",
@@ -588,14 +561,14 @@ fn pods_are_resized_in_place_within_upstreams_rules() {
     );
 
     let removal = json!([{"op": "remove", "path": "/spec/containers/0/resources/limits/memory"}]);
-    let status = send(
-        &s,
-        "PATCH",
-        path,
-        "application/json-patch+json",
-        &removal.to_string(),
-    )
-    .assert_status(422, "Invalid");
+    let status = s
+        .send(
+            "PATCH",
+            path,
+            "application/json-patch+json",
+            &removal.to_string(),
+        )
+        .assert_status(422, "Invalid");
     assert_eq!(
         status["details"]["causes"][0]["field"],
         "spec.containers[0].resources.limits[memory]"
@@ -607,14 +580,14 @@ fn pods_are_resized_in_place_within_upstreams_rules() {
 
     let guaranteed = json!({"spec": {"containers": [{"name": "c", "resources": {
         "requests": {"cpu": "200m", "memory": "128Mi"}}}]}});
-    let status = send(
-        &s,
-        "PATCH",
-        path,
-        "application/strategic-merge-patch+json",
-        &guaranteed.to_string(),
-    )
-    .assert_status(422, "Invalid");
+    let status = s
+        .send(
+            "PATCH",
+            path,
+            "application/strategic-merge-patch+json",
+            &guaranteed.to_string(),
+        )
+        .assert_status(422, "Invalid");
     assert!(
         status["details"]["causes"][0]["message"]
             .as_str()
@@ -624,14 +597,14 @@ fn pods_are_resized_in_place_within_upstreams_rules() {
 
     let storage = json!({"spec": {"containers": [{"name": "c", "resources": {
         "requests": {"ephemeral-storage": "1Gi"}}}]}});
-    let status = send(
-        &s,
-        "PATCH",
-        path,
-        "application/strategic-merge-patch+json",
-        &storage.to_string(),
-    )
-    .assert_status(422, "Invalid");
+    let status = s
+        .send(
+            "PATCH",
+            path,
+            "application/strategic-merge-patch+json",
+            &storage.to_string(),
+        )
+        .assert_status(422, "Invalid");
     assert!(
         status["details"]["causes"][0]["message"]
             .as_str()
@@ -654,14 +627,16 @@ fn a_mistyped_scale_is_refused_and_scales_nothing() {
     let path = format!("{DEPLOYMENTS}/web/scale");
     let mut scale = s.get_json(&path);
     scale["spec"]["replicas"] = json!("three");
-    let status = send(&s, "PUT", &path, "application/json", &scale.to_string())
+    let status = s
+        .send("PUT", &path, "application/json", &scale.to_string())
         .assert_status(400, "BadRequest");
     assert_eq!(
         status["message"],
         r#"Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32"#
     );
     let patch = r#"{"spec":{"replicas":"three"}}"#;
-    let status = send(&s, "PATCH", &path, "application/merge-patch+json", patch)
+    let status = s
+        .send("PATCH", &path, "application/merge-patch+json", patch)
         .assert_status(422, "Invalid");
     assert!(status["message"]
         .as_str()
@@ -877,7 +852,7 @@ fn one_kind_per_group_comes_back_in_go_struct_order() {
         },
     ];
     for case in cases {
-        let resp = send(&s, "POST", case.path, "application/json", case.body);
+        let resp = s.send("POST", case.path, "application/json", case.body);
         assert_eq!(resp.status, 201, "{}: {resp:#?}", case.path);
         assert!(resp.body.ends_with("}\n"), "{}", case.path);
         let name = resp.json()["metadata"]["name"]

@@ -168,11 +168,7 @@ metadata:
 /// they still delete every dependent exactly as one would.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_collect_together() {
-    let etcd = capstan_core::storage::etcd::testing::EtcdServer::start()
-        .await
-        .expect("a real etcd (Debian's etcd-server)");
-    let args = ["--etcd-servers", etcd.endpoint.as_str()];
-    let (a, b) = (TestServer::start_with(&args), TestServer::start_with(&args));
+    let (_etcd, a, b) = common::two_replicas_on_etcd().await;
     tokio::task::block_in_place(|| {
         a.kubectl_ok(&["create", "configmap", "owner"]);
         let uid = a.kubectl_ok(&[

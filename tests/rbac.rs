@@ -4,7 +4,6 @@
 
 mod common;
 
-use capstan_core::storage::etcd::testing::EtcdServer;
 use common::TestServer;
 
 /// `kubectl` arguments acting as `user` (and `groups`), through
@@ -464,12 +463,7 @@ fn impersonation_needs_the_impersonate_verb() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_binding_written_through_one_replica_authorizes_on_another() {
-    let etcd = EtcdServer::start()
-        .await
-        .expect("a real etcd (Debian's etcd-server)");
-    let args = ["--etcd-servers", etcd.endpoint.as_str()];
-    let a = TestServer::start_with(&args);
-    let b = TestServer::start_with(&args);
+    let (_etcd, a, b) = common::two_replicas_on_etcd().await;
     err_as(&b, "alice", &[], "get secrets");
     a.kubectl_line("create role secret-reader --verb=list --resource=secrets");
     a.kubectl_line("create rolebinding alice-reads-secrets --role=secret-reader --user=alice");

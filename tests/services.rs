@@ -6,7 +6,6 @@ mod common;
 use std::collections::HashSet;
 use std::thread;
 
-use capstan_core::storage::etcd::testing::EtcdServer;
 use common::TestServer;
 
 fn service(name: &str) -> String {
@@ -18,11 +17,8 @@ fn service(name: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_creates_on_two_replicas_never_share_an_address() {
-    let etcd = EtcdServer::start()
-        .await
-        .expect("a real etcd (Debian's etcd-server)");
-    let args = ["--etcd-servers", etcd.endpoint.as_str()];
-    let replicas = [TestServer::start_with(&args), TestServer::start_with(&args)];
+    let (_etcd, a, b) = common::two_replicas_on_etcd().await;
+    let replicas = [a, b];
     thread::scope(|scope| {
         for (r, server) in replicas.iter().enumerate() {
             scope.spawn(move || {

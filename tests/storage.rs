@@ -46,12 +46,7 @@ fn names(prefix: &str, n: usize) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_on_one_etcd_serve_one_api() {
-    let etcd = EtcdServer::start()
-        .await
-        .expect("a real etcd (Debian's etcd-server)");
-    let args = ["--etcd-servers", etcd.endpoint.as_str()];
-    let a = TestServer::start_with(&args);
-    let b = TestServer::start_with(&args);
+    let (_etcd, a, b) = common::two_replicas_on_etcd().await;
 
     a.kubectl_ok(&["create", "namespace", "shared"]);
     let mut watch = b.kubectl_spawn(&[

@@ -13,7 +13,9 @@ use crate::auth::UserInfo;
 use crate::error::{ApiError, FieldError, StatusDetails, StatusReason};
 use crate::object;
 use crate::selectors::LabelSelector;
-use crate::service::{ApiCore, DeleteOptions, ListOptions, View, WriteOptions};
+use crate::service::{
+    ApiCore, BodySource, DeleteOptions, ListOptions, View, WriteOptions, WriteResult,
+};
 
 const EVICTION_DEFINITION: &str = "io.k8s.api.policy.v1.Eviction";
 
@@ -33,7 +35,7 @@ impl ApiCore {
         pod_name: &str,
         mut eviction: Value,
         opts: &WriteOptions,
-    ) -> crate::ApiResult<Value> {
+    ) -> crate::ApiResult<WriteResult> {
         let pods = self.resolve("", "v1", "pods")?;
         self.authorize(
             user,
@@ -44,12 +46,12 @@ impl ApiCore {
             View::Eviction,
         )
         .await?;
-        crate::openapi::decode_typed(EVICTION_DEFINITION, &mut eviction).map_err(|mismatch| {
-            ApiError::bad_request(format!(
-                "Eviction in version \"v1\" cannot be handled as a Eviction: {}",
-                mismatch.json
-            ))
-        })?;
+        crate::service::decode_body_as(
+            BodySource::Sent,
+            EVICTION_DEFINITION,
+            ("Eviction", "v1"),
+            &mut eviction,
+        )?;
         let named = object::name(&eviction);
         if !named.is_empty() && named != pod_name {
             return Err(ApiError::bad_request(
@@ -75,9 +77,9 @@ impl ApiCore {
                 }
             }
         }
-        self.delete_evicted(&pods, namespace, pod_name, &delete)
+        self.delete_pod_for_eviction(&pods, namespace, pod_name, &delete)
             .await?;
-        Ok(crate::error::created_status())
+        Ok(WriteResult::computed(crate::error::created_status()))
     }
 
     /// The one budget whose selector picks `pod`, if any; more than one is
@@ -92,20 +94,12 @@ impl ApiCore {
                 &ListOptions::default(),
             )
             .await?;
-        let labels = json!({"metadata": {"labels": pod.pointer("/metadata/labels").cloned().unwrap_or(json!({}))}});
         let mut matching = list.items.into_iter().filter(|budget| {
-            let Some(selector) = budget.pointer("/spec/selector") else {
-                return false;
-            };
             // A nil or empty selector matches nothing here, not everything.
-            let empty = ["matchLabels", "matchExpressions"].iter().all(|key| {
-                selector.get(key).is_none_or(|v| {
-                    v.as_object().is_some_and(|m| m.is_empty())
-                        || v.as_array().is_some_and(|a| a.is_empty())
-                        || v.is_null()
-                })
-            });
-            !empty && LabelSelector::from_object(selector).is_some_and(|s| s.matches(&labels))
+            budget
+                .pointer("/spec/selector")
+                .and_then(LabelSelector::from_object)
+                .is_some_and(|selector| !selector.is_empty() && selector.matches(pod))
         });
         let first = matching.next();
         if matching.next().is_some() {
@@ -146,17 +140,6 @@ impl ApiCore {
         )
         .await?;
         Ok(())
-    }
-
-    async fn delete_evicted(
-        &self,
-        pods: &crate::registry::ResourceDef,
-        namespace: &str,
-        name: &str,
-        delete: &DeleteOptions,
-    ) -> crate::ApiResult<()> {
-        self.delete_pod_for_eviction(pods, namespace, name, delete)
-            .await
     }
 }
 

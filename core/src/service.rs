@@ -98,7 +98,7 @@ enum FieldOwnership {
 /// Where a written object came from. Upstream decodes each with another
 /// decoder and words a type or strict-decoding error in that handler's way.
 #[derive(Debug, Clone, Copy)]
-enum BodySource<'a> {
+pub(crate) enum BodySource<'a> {
     /// A create's or update's body (encoding/json): 400.
     Sent,
     /// An update's body that was already decoded before the read.
@@ -114,54 +114,56 @@ enum BodySource<'a> {
 }
 
 impl BodySource<'_> {
-    /// `kind` and `version`: what the body was decoded as.
-    fn type_error(
+    /// Upstream's refusal of a body decoded as `kind` in `version`: `json`
+    /// is what Go's decoder said, `unstructured` what the unstructured
+    /// converter said (strategic merge patches use that one).
+    fn refusal(
         self,
         (kind, version): (&str, &str),
         object: &Value,
-        mismatch: crate::openapi::TypeMismatch,
+        json: &str,
+        unstructured: &str,
     ) -> ApiError {
         match self {
-            BodySource::JsonPatch => patch_invalid(object_json(object), &mismatch.json),
-            BodySource::StrategicPatch(patch) => patch_invalid(
-                crate::openapi::go_values::go_format(patch),
-                &mismatch.unstructured,
-            ),
-            BodySource::Sent | BodySource::Decoded | BodySource::Applied => {
-                cannot_be_handled(kind, version, &mismatch.json)
-            }
-        }
-    }
-
-    fn strict_error(self, (kind, version): (&str, &str), object: &Value, errors: &str) -> ApiError {
-        let detail = format!("strict decoding error: {errors}");
-        match self {
-            BodySource::JsonPatch => patch_invalid(object_json(object), &detail),
+            BodySource::JsonPatch => patch_invalid(object_json(object), json),
             BodySource::StrategicPatch(patch) => {
-                patch_invalid(crate::openapi::go_values::go_format(patch), &detail)
+                patch_invalid(crate::openapi::go_values::go_format(patch), unstructured)
             }
-            BodySource::Sent | BodySource::Decoded | BodySource::Applied => {
-                cannot_be_handled(kind, version, &detail)
-            }
+            BodySource::Sent | BodySource::Decoded | BodySource::Applied => ApiError::bad_request(
+                format!("{kind} in version \"{version}\" cannot be handled as a {kind}: {json}"),
+            ),
         }
     }
-}
 
-/// upstream's transformDecodeError for a body it could not decode.
-fn cannot_be_handled(kind: &str, version: &str, detail: &str) -> ApiError {
-    ApiError::bad_request(format!(
-        "{kind} in version \"{version}\" cannot be handled as a {kind}: {detail}"
-    ))
+    fn type_error(
+        self,
+        kind_version: (&str, &str),
+        object: &Value,
+        mismatch: &crate::openapi::TypeMismatch,
+    ) -> ApiError {
+        self.refusal(kind_version, object, &mismatch.json, &mismatch.unstructured)
+    }
+
+    fn strict_error(self, kind_version: (&str, &str), object: &Value, errors: &str) -> ApiError {
+        let detail = format!("strict decoding error: {errors}");
+        self.refusal(kind_version, object, &detail, &detail)
+    }
 }
 
 const SCALE_DEFINITION: &str = "io.k8s.api.autoscaling.v1.Scale";
 
-/// A Scale body (or a patched Scale) decoded as upstream decodes it into
-/// autoscaling/v1 Scale, before its replicas land in the object.
-fn decode_scale(source: BodySource<'_>, scale: &mut Value) -> ApiResult<()> {
-    crate::openapi::decode_typed(SCALE_DEFINITION, scale)
+/// A body of another kind than the resource's own (a Scale, an Eviction)
+/// decoded as upstream decodes it into that kind, refused in `source`'s
+/// words (upstream's transformDecodeError for a sent body).
+pub(crate) fn decode_body_as(
+    source: BodySource<'_>,
+    definition: &str,
+    kind_version: (&str, &str),
+    body: &mut Value,
+) -> ApiResult<()> {
+    crate::openapi::decode_typed(definition, body)
         .map(|_| ())
-        .map_err(|mismatch| source.type_error(("Scale", "v1"), scale, mismatch))
+        .map_err(|mismatch| source.type_error(kind_version, body, &mismatch))
 }
 
 /// What upstream's patch handler answers when the patched object does not
@@ -386,38 +388,13 @@ pub(crate) fn decode(kv: &KeyValue) -> ApiResult<Value> {
     Ok(obj)
 }
 
-/// Encodes for storage; the revision is the store's, never part of the value.
 /// `base` with the value at `path` (object keys) taken from `source`, or
 /// removed where `source` has none.
-/// `old` with the resources and resizePolicy of each resizable container
-/// taken from the container of the same name in `new`.
-fn resized(old: &Value, new: &Value) -> Value {
+/// `old` with only the value at `path` taken from `new`: what a
+/// subresource that owns one part of the object writes.
+fn only_at(old: &Value, new: &Value, path: &[&str]) -> Value {
     let mut updated = old.clone();
-    for list in crate::validate::resizable_container_lists() {
-        let wanted = new
-            .pointer(&format!("/spec/{list}"))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let Some(containers) = updated
-            .pointer_mut(&format!("/spec/{list}"))
-            .and_then(Value::as_array_mut)
-        else {
-            continue;
-        };
-        for ctr in containers
-            .iter_mut()
-            .filter(|c| crate::validate::is_resizable(list, c))
-        {
-            let name = ctr.get("name").cloned();
-            let Some(source) = wanted.iter().find(|c| c.get("name") == name.as_ref()) else {
-                continue;
-            };
-            for field in ["resources", "resizePolicy"] {
-                replace_at(ctr, source, &[field]);
-            }
-        }
-    }
+    replace_at(&mut updated, new, path);
     updated
 }
 
@@ -1271,7 +1248,7 @@ impl ApiCore {
         let unknown = match crate::openapi::decode_typed(def.definition, object) {
             Ok(unknown) => unknown,
             Err(mismatch) => {
-                return Err(source.type_error((def.kind, def.version), object, mismatch))
+                return Err(source.type_error((def.kind, def.version), object, &mismatch))
             }
         };
         let mut unknown: Vec<String> = unknown
@@ -1495,36 +1472,28 @@ impl ApiCore {
         match view {
             // Upstream's approval strategy: the new conditions, nothing else.
             View::Approval => {
-                let mut approved = old.clone();
-                replace_at(&mut approved, object, &["status", "conditions"]);
-                *object = approved;
+                *object = only_at(old, object, &["status", "conditions"]);
                 return;
             }
             // Only status changes through the status subresource.
             View::Status => {
-                let mut updated = old.clone();
-                replace_at(&mut updated, object, &["status"]);
-                *object = updated;
+                *object = only_at(old, object, &["status"]);
                 return;
             }
             // Only spec.ephemeralContainers changes through ephemeralcontainers.
             View::EphemeralContainers => {
-                let mut updated = old.clone();
-                replace_at(&mut updated, object, &["spec", "ephemeralContainers"]);
-                *object = updated;
+                *object = only_at(old, object, &["spec", "ephemeralContainers"]);
                 return;
             }
             // Only resources and resizePolicy of the containers a resize
             // may touch, matched by name (upstream's dropNonResizeUpdates).
             View::Resize => {
-                *object = resized(old, object);
+                *object = crate::strategy::pod_resized(old, object);
                 return;
             }
             // Only spec.finalizers changes through finalize.
             View::Finalize => {
-                let mut updated = old.clone();
-                replace_at(&mut updated, object, &["spec", "finalizers"]);
-                *object = updated;
+                *object = only_at(old, object, &["spec", "finalizers"]);
                 return;
             }
             // A binding writes spec.nodeName and status together; an
@@ -1711,7 +1680,12 @@ impl ApiCore {
         // checked against the URL before anything is read.
         let mut object = object;
         let (source, decoded_warnings) = if view == View::Scale {
-            decode_scale(BodySource::Sent, &mut object)?;
+            decode_body_as(
+                BodySource::Sent,
+                SCALE_DEFINITION,
+                ("Scale", "v1"),
+                &mut object,
+            )?;
             (BodySource::Sent, Vec::new())
         } else {
             self.check_type(def, &mut object)?;
@@ -1792,7 +1766,7 @@ impl ApiCore {
                     let scale = crate::scale::to_scale(def, old);
                     let mut patched =
                         patch::apply(patch_type, &scale, patch_body, SCALE_DEFINITION)?;
-                    decode_scale(source, &mut patched)?;
+                    decode_body_as(source, SCALE_DEFINITION, ("Scale", "v1"), &mut patched)?;
                     return crate::scale::apply_scale(name, old, &patched);
                 }
                 patch::apply(patch_type, old, patch_body, def.definition)

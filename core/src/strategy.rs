@@ -317,13 +317,50 @@ impl Strategy for PodStrategy {
     }
 }
 
+/// What `pods/<name>/resize` writes (upstream's dropNonResizeUpdates):
+/// `old` with the resources and resizePolicy of each container, and of
+/// each restartable init container (sidecar), taken from the container of
+/// the same name in `new`; nothing else.
+pub(crate) fn pod_resized(old: &Value, new: &Value) -> Value {
+    let mut updated = old.clone();
+    for list in ["containers", "initContainers"] {
+        let wanted = new
+            .pointer(&format!("/spec/{list}"))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let Some(containers) = updated
+            .pointer_mut(&format!("/spec/{list}"))
+            .and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        let resizable = |c: &Value| list == "containers" || c["restartPolicy"] == "Always";
+        for ctr in containers.iter_mut().filter(|c| resizable(c)) {
+            let Some(source) = wanted.iter().find(|c| c.get("name") == ctr.get("name")) else {
+                continue;
+            };
+            let Some(fields) = ctr.as_object_mut() else {
+                continue;
+            };
+            for field in ["resources", "resizePolicy"] {
+                match source.get(field) {
+                    Some(value) => fields.insert(field.to_string(), value.clone()),
+                    None => fields.shift_remove(field),
+                };
+            }
+        }
+    }
+    updated
+}
+
 /// Upstream's GetPodQOS over cpu and memory of the (init) containers:
 /// BestEffort without any request or limit, Guaranteed when every container
 /// limits both and requests what it limits, Burstable otherwise. Requests
 /// and limits are compared per container as written (defaulting has copied
 /// limits into missing requests); upstream compares the sums, which only
 /// differs for equal amounts spelled differently.
-fn qos_class(spec: &Value) -> &'static str {
+pub(crate) fn qos_class(spec: &Value) -> &'static str {
     const COMPUTE: [&str; 2] = ["cpu", "memory"];
     let containers = ["containers", "initContainers"]
         .into_iter()

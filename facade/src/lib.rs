@@ -589,55 +589,36 @@ const OVERSIZED_DRAIN_TIME: Duration = Duration::from_secs(10);
 /// the client finish sending: over HTTP/2 an answer sent while the client
 /// is still writing is followed by a reset of the stream, which some
 /// clients (curl) report instead of the answer.
-async fn read_body(body: Body) -> Result<Bytes, ApiError> {
+async fn read_body(mut body: Body) -> Result<Bytes, ApiError> {
     use http_body_util::BodyExt;
-    let too_large = || ApiError::too_large(MAX_REQUEST_BODY_BYTES);
-    let mut body = body;
     let hint = usize::try_from(axum::body::HttpBody::size_hint(&body).lower()).unwrap_or(0);
     let mut collected = bytes::BytesMut::with_capacity(hint.min(MAX_REQUEST_BODY_BYTES));
-    let mut oversized = false;
-    let mut drained = 0_usize;
-    let mut deadline = None;
-    loop {
-        let next = match deadline {
-            // Draining is bounded in time too; reading a body in bounds is not.
-            Some(deadline) => match tokio::time::timeout_at(deadline, body.frame()).await {
-                Ok(next) => next,
-                Err(_) => return Err(too_large()),
-            },
-            None => body.frame().await,
-        };
-        let frame = match next {
-            Some(Ok(frame)) => frame,
-            None => break,
-            Some(Err(_)) if oversized => return Err(too_large()),
-            Some(Err(e)) => {
-                return Err(ApiError::bad_request(format!(
-                    "error reading the request body: {e}"
-                )))
-            }
-        };
+    while let Some(frame) = body.frame().await {
+        let frame = frame
+            .map_err(|e| ApiError::bad_request(format!("error reading the request body: {e}")))?;
         let Ok(data) = frame.into_data() else {
             continue;
         };
-        if oversized {
-            drained += data.len();
-            if drained > OVERSIZED_DRAIN_BYTES {
-                return Err(too_large());
-            }
-        } else if collected.len() + data.len() > MAX_REQUEST_BODY_BYTES {
-            oversized = true;
-            drained = collected.len() + data.len();
-            collected = bytes::BytesMut::new();
-            deadline = Some(tokio::time::Instant::now() + OVERSIZED_DRAIN_TIME);
-        } else {
-            collected.extend_from_slice(&data);
+        if collected.len() + data.len() > MAX_REQUEST_BODY_BYTES {
+            drain(body, collected.len() + data.len()).await;
+            return Err(ApiError::too_large(MAX_REQUEST_BODY_BYTES));
         }
-    }
-    if oversized {
-        return Err(too_large());
+        collected.extend_from_slice(&data);
     }
     Ok(collected.freeze())
+}
+
+/// Reads and drops the rest of an oversized body, `drained` bytes into it,
+/// up to [`OVERSIZED_DRAIN_BYTES`] and [`OVERSIZED_DRAIN_TIME`].
+async fn drain(mut body: Body, mut drained: usize) {
+    use http_body_util::BodyExt;
+    let deadline = tokio::time::Instant::now() + OVERSIZED_DRAIN_TIME;
+    while drained <= OVERSIZED_DRAIN_BYTES {
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(Ok(frame))) => drained += frame.data_ref().map_or(0, |data| data.len()),
+            _ => return,
+        }
+    }
 }
 
 fn verb_of_method(method: &Method) -> String {
@@ -950,24 +931,28 @@ async fn resource_request(
                 ));
             }
             // Upstream answers an immediate delete with a Success Status.
-            let mut status = json!({
+            // StatusDetails.group is omitempty: the core group has none.
+            let mut details = serde_json::Map::new();
+            details.insert("name".into(), json!(name));
+            if !def.group.is_empty() {
+                details.insert("group".into(), json!(def.group));
+            }
+            details.insert("kind".into(), json!(def.resource));
+            details.insert(
+                "uid".into(),
+                result
+                    .object
+                    .pointer("/metadata/uid")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            );
+            let status = json!({
                 "kind": "Status",
                 "apiVersion": "v1",
                 "metadata": {},
                 "status": "Success",
-                "details": {
-                    "name": name,
-                    "group": def.group,
-                    "kind": def.resource,
-                    "uid": result.object.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
-                },
+                "details": details,
             });
-            // StatusDetails.group is omitempty: the core group has none.
-            if def.group.is_empty() {
-                if let Some(details) = status["details"].as_object_mut() {
-                    details.shift_remove("group");
-                }
-            }
             let output = output.without_object_views();
             Ok(encode(StatusCode::OK, output, &status, &[]))
         }
@@ -1034,55 +1019,33 @@ async fn subresource_request(
     } else {
         def.kind
     };
-    if view == View::Eviction {
-        // pods/<name>/eviction takes an Eviction for this pod and only POST.
+    // pods/<name>/binding and pods/<name>/eviction take a Binding or an
+    // Eviction for this pod, and only POST.
+    if matches!(view, View::Binding | View::Eviction) {
+        let (subresource, kind) = match view {
+            View::Binding => ("pods/binding", "Binding"),
+            _ => ("pods/eviction", "Eviction"),
+        };
         if *method != Method::POST {
             return Err(ApiError::method_not_supported(
                 def.group,
-                "pods/eviction",
+                subresource,
                 &method.as_str().to_ascii_lowercase(),
             ));
         }
         let format = negotiation::body_format(content_type, false)?;
-        let eviction = negotiation::decode_body(format, body, "Eviction")?;
-        let status = core
-            .evict_pod_subresource(
-                user,
-                ns.unwrap_or_default(),
-                name,
-                eviction,
-                &write_options(q, agent)?,
-            )
-            .await?;
-        return Ok(encode(
-            StatusCode::CREATED,
-            output.without_object_views(),
-            &status,
-            &[],
-        ));
-    }
-    if view == View::Binding {
-        // pods/<name>/binding takes a Binding for this pod and only POST.
-        if *method != Method::POST {
-            return Err(ApiError::method_not_supported(
-                def.group,
-                "pods/binding",
-                &method.as_str().to_ascii_lowercase(),
-            ));
-        }
-        let format = negotiation::body_format(content_type, false)?;
-        let mut binding = negotiation::decode_body(format, body, "Binding")?;
-        if capstan_core::object::name(&binding).is_empty() {
-            capstan_core::object::set_meta(&mut binding, "name", json!(name));
-        }
-        let result = core
-            .bind_pod_subresource(
-                user,
-                ns.unwrap_or_default(),
-                binding,
-                &write_options(q, agent)?,
-            )
-            .await?;
+        let mut posted = negotiation::decode_body(format, body, kind)?;
+        let (namespace, opts) = (ns.unwrap_or_default(), write_options(q, agent)?);
+        let result = if view == View::Binding {
+            if capstan_core::object::name(&posted).is_empty() {
+                capstan_core::object::set_meta(&mut posted, "name", json!(name));
+            }
+            core.bind_pod_subresource(user, namespace, posted, &opts)
+                .await?
+        } else {
+            core.evict_pod_subresource(user, namespace, name, posted, &opts)
+                .await?
+        };
         return Ok(encode(
             StatusCode::CREATED,
             output.without_object_views(),

@@ -842,6 +842,16 @@ impl TestServer {
         resp.json()
     }
 
+    /// A request whose body is `body` of `content_type`.
+    pub fn send(&self, method: &str, path: &str, content_type: &str, body: &str) -> HttpResponse {
+        self.curl(
+            method,
+            path,
+            &[("Content-Type", content_type)],
+            Some(body.as_bytes()),
+        )
+    }
+
     /// POST of a JSON document.
     pub fn post_json(&self, path: &str, body: &Value) -> HttpResponse {
         self.curl(
@@ -942,4 +952,19 @@ pub fn table_rows(out: &str) -> Vec<Vec<String>> {
 pub fn write_file(path: &Path, contents: &str) {
     let mut f = File::create(path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
     f.write_all(contents.as_bytes()).expect("write file");
+}
+
+/// A real etcd (Debian's etcd-server) and two capstan replicas on it; the
+/// etcd lives as long as the first value is kept.
+pub async fn two_replicas_on_etcd() -> (
+    capstan_core::storage::etcd::testing::EtcdServer,
+    TestServer,
+    TestServer,
+) {
+    let etcd = capstan_core::storage::etcd::testing::EtcdServer::start()
+        .await
+        .expect("a real etcd (Debian's etcd-server)");
+    let args = ["--etcd-servers", etcd.endpoint.as_str()];
+    let (a, b) = (TestServer::start_with(&args), TestServer::start_with(&args));
+    (etcd, a, b)
 }

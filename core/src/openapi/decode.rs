@@ -41,21 +41,19 @@ pub struct TypeMismatch {
 /// Decodes `object` (Kubernetes JSON of kind `definition`) in place: checks
 /// every value's type, drops unknown fields and returns their paths the way
 /// upstream's strict decoding reports them (`spec.replica`,
-/// `spec.template.spec.containers[0].imagee`; at most 100), canonicalizes
-/// quantities and puts keys in Go's order.
+/// `spec.template.spec.containers[0].imagee`; at most 100), and
+/// canonicalizes quantities. Key order is [`put_in_go_order`]'s, once the
+/// write is finished.
 ///
 /// A definition without a built-in schema (a custom resource) is left as
 /// it is: its schema lives elsewhere.
 pub fn decode_typed(definition: &str, object: &mut Value) -> Result<Vec<String>, TypeMismatch> {
-    let definitions = definitions::builtin();
-    let Some(schema) = definitions.get(definition) else {
-        return Ok(Vec::new());
-    };
-    let mut walker = Walker::new(definitions);
-    walker.walk(schema, object, 0);
-    match walker.error {
-        Some(error) => Err(error.mismatch),
-        None => Ok(walker.found),
+    match walked(definition, object) {
+        Some(Walker {
+            error: Some(error), ..
+        }) => Err(error.mismatch),
+        Some(walker) => Ok(walker.found),
+        None => Ok(Vec::new()),
     }
 }
 
@@ -68,13 +66,16 @@ pub fn unknown_fields(definition: &str, object: &Value) -> Vec<String> {
 /// Removes unknown fields from `object` and reports their paths, whatever
 /// the types (the walk goes on past a type error, as Go's decoder does).
 pub fn strip_unknown_fields(definition: &str, object: &mut Value) -> Vec<String> {
+    walked(definition, object).map_or_else(Vec::new, |walker| walker.found)
+}
+
+/// The walk of `object` against `definition`'s schema, if it has one.
+fn walked(definition: &str, object: &mut Value) -> Option<Walker> {
     let definitions = definitions::builtin();
-    let Some(schema) = definitions.get(definition) else {
-        return Vec::new();
-    };
+    let schema = definitions.get(definition)?;
     let mut walker = Walker::new(definitions);
     walker.walk(schema, object, 0);
-    walker.found
+    Some(walker)
 }
 
 /// Puts `object`'s keys where Go's encoder writes them: each struct's

@@ -302,7 +302,7 @@ fn coverage(index: u32, parent: &Properties, shapes: &[Shape], depth: usize) -> 
 /// The JSON keys of one Go struct in the order Go writes them: the struct's
 /// fields as declared, with inline-embedded structs' fields in their place,
 /// after `kind` and `apiVersion` for a type that embeds TypeMeta.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct FieldOrder {
     /// foldhash: looked up for every key of every struct a write stores.
     rank: HashMap<Box<str>, u16, foldhash::fast::FixedState>,

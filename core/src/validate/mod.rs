@@ -156,8 +156,6 @@ pub fn validate_ephemeral_containers_update(object: &Value, old: &Value) -> Vec<
     errs
 }
 
-pub use pod::{is_resizable, resizable_container_lists};
-
 /// ValidatePodResize: the pod as [`validate_create`] checks it, without the
 /// create-only rules, and the resize rules against the stored pod.
 pub fn validate_pod_resize(object: &Value, old: &Value) -> Vec<FieldError> {

@@ -400,57 +400,13 @@ fn ephemeral_containers(spec: &Value, volumes: &HashSet<String>, path: &str) -> 
     errs
 }
 
-/// The containers a resize may change: the regular ones and restartable
-/// init containers (sidecars), as upstream's dropNonResizeUpdates.
-pub fn resizable_container_lists() -> [&'static str; 2] {
-    ["containers", "initContainers"]
-}
-
-/// Whether `ctr` (in list `list`) takes part in a resize.
-pub fn is_resizable(list: &str, ctr: &Value) -> bool {
-    list == "containers" || str_of(ctr, "restartPolicy") == "Always"
-}
-
-/// The pod's QoS class as upstream's ComputePodQOS: BestEffort without any
-/// cpu or memory request or limit, Guaranteed when every container limits
-/// both and asks for what it limits, Burstable otherwise.
-pub fn qos_class(spec: &Value) -> &'static str {
-    let compute = ["cpu", "memory"];
-    let mut any = false;
-    let mut guaranteed = true;
-    for ctr in ["initContainers", "containers"]
-        .iter()
-        .flat_map(|list| list_of(spec, list))
-    {
-        let resources = field(ctr, "resources");
-        let limits = field(resources, "limits");
-        let requests = field(resources, "requests");
-        for name in compute {
-            let limit = opt(limits, name).and_then(|q| quantity::from_json(q).ok());
-            let request = opt(requests, name).and_then(|q| quantity::from_json(q).ok());
-            if limit.is_some_and(|q| !q.is_zero()) || request.is_some_and(|q| !q.is_zero()) {
-                any = true;
-            }
-            match (request, limit) {
-                (_, None) => guaranteed = false,
-                (Some(request), Some(limit)) if request != limit => guaranteed = false,
-                _ => {}
-            }
-        }
-    }
-    match (any, guaranteed) {
-        (false, _) => "BestEffort",
-        (true, true) => "Guaranteed",
-        (true, false) => "Burstable",
-    }
-}
-
 /// ValidatePodResize's own rules against the stored pod: the QoS class
 /// stays, no request or limit is removed, only cpu and memory change, and
 /// the node must report container resources once a container runs.
 pub fn resize(new: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let (new_spec, old_spec) = (field(new, "spec"), field(old, "spec"));
+    let qos_class = crate::strategy::qos_class;
     if qos_class(old_spec) != qos_class(new_spec) {
         let recorded = old
             .pointer("/status/qosClass")
@@ -472,72 +428,70 @@ pub fn resize(new: &Value, old: &Value) -> Vec<FieldError> {
             "Pod running on node without support for resize",
         ));
     }
-    for (i, old_ctr) in list_of(old_spec, "containers").iter().enumerate() {
-        let Some(new_ctr) = list_of(new_spec, "containers").get(i) else {
-            break;
-        };
+    for (i, (old_ctr, new_ctr)) in list_of(old_spec, "containers")
+        .iter()
+        .zip(list_of(new_spec, "containers"))
+        .enumerate()
+    {
         for kind in ["requests", "limits"] {
             let new_resources = field(field(new_ctr, "resources"), kind);
-            for name in map_keys(field(field(old_ctr, "resources"), kind)) {
-                if opt(new_resources, name).is_none() {
-                    errs.push(FieldError::forbidden(
-                        format!("spec.containers[{i}].resources.{kind}[{name}]"),
-                        "resource removal is not supported",
-                    ));
-                }
+            let old_names = map_of(field(old_ctr, "resources"), kind)
+                .into_iter()
+                .flat_map(|m| m.keys());
+            for name in old_names.filter(|name| opt(new_resources, name).is_none()) {
+                errs.push(FieldError::forbidden(
+                    format!("spec.containers[{i}].resources.{kind}[{name}]"),
+                    "resource removal is not supported",
+                ));
             }
         }
     }
     // Whatever differs once cpu and memory are taken from the old spec is
     // a change a resize may not make.
     let mut munged = new_spec.clone();
-    for list in resizable_container_lists() {
+    for list in ["containers", "initContainers"] {
         let old_list = list_of(old_spec, list);
         let Some(new_list) = munged.get_mut(list).and_then(Value::as_array_mut) else {
             continue;
         };
         for (ctr, old_ctr) in new_list.iter_mut().zip(old_list) {
             for kind in ["requests", "limits"] {
+                let Some(map) = ctr
+                    .pointer_mut(&format!("/resources/{kind}"))
+                    .and_then(Value::as_object_mut)
+                else {
+                    continue;
+                };
                 for name in ["cpu", "memory"] {
-                    let old_value = old_ctr
-                        .pointer(&format!("/resources/{kind}/{name}"))
-                        .cloned();
-                    let Some(resources) = ctr.get_mut("resources").and_then(Value::as_object_mut)
-                    else {
-                        continue;
+                    match old_ctr.pointer(&format!("/resources/{kind}/{name}")) {
+                        Some(value) => map.insert(name.to_string(), value.clone()),
+                        None => map.shift_remove(name),
                     };
-                    let Some(map) = resources.get_mut(kind).and_then(Value::as_object_mut) else {
-                        continue;
-                    };
-                    match old_value {
-                        Some(value) => {
-                            map.insert(name.to_string(), value);
-                        }
-                        None => {
-                            map.shift_remove(name);
-                        }
-                    }
                 }
             }
         }
     }
-    if !meta::semantically_equal(&munged, old_spec) {
-        errs.push(FieldError::forbidden(
-            "spec",
-            &format!(
-                "only cpu and memory resources are mutable\n{}",
-                meta::diff(&meta::semantic(old_spec), &meta::semantic(&munged))
-            ),
-        ));
-    }
+    errs.extend(forbidden_change(
+        "spec",
+        "only cpu and memory resources are mutable",
+        old_spec,
+        &munged,
+    ));
     errs
 }
 
-fn map_keys(value: &Value) -> Vec<&str> {
-    value
-        .as_object()
-        .map(|m| m.keys().map(String::as_str).collect())
-        .unwrap_or_default()
+/// Forbidden on `path` when `new` differs from `old`, with upstream's
+/// explanation followed by the difference.
+fn forbidden_change(path: &str, what: &str, old: &Value, new: &Value) -> Option<FieldError> {
+    (!meta::semantically_equal(new, old)).then(|| {
+        FieldError::forbidden(
+            path,
+            &format!(
+                "{what}\n{}",
+                meta::diff(&meta::semantic(old), &meta::semantic(new))
+            ),
+        )
+    })
 }
 
 /// ValidatePodEphemeralContainersUpdate's own rule: ephemeral containers
@@ -553,16 +507,12 @@ pub fn ephemeral_containers_only_added(new: &Value, old: &Value) -> Vec<FieldErr
                 path,
                 &format!("existing ephemeral containers {name:?} may not be removed\n"),
             )),
-            Some(new_ctr) if !meta::semantically_equal(new_ctr, old_ctr) => {
-                errs.push(FieldError::forbidden(
-                    path,
-                    &format!(
-                        "existing ephemeral containers {name:?} may not be changed\n{}",
-                        meta::diff(&meta::semantic(old_ctr), &meta::semantic(new_ctr))
-                    ),
-                ))
-            }
-            Some(_) => {}
+            Some(new_ctr) => errs.extend(forbidden_change(
+                path,
+                &format!("existing ephemeral containers {name:?} may not be changed"),
+                old_ctr,
+                new_ctr,
+            )),
         }
     }
     errs
@@ -1404,15 +1354,12 @@ pub fn pod_update(new: &Value, old: &Value) -> Vec<FieldError> {
         return errs;
     }
     let munged = munge_updatable(new_spec, old_spec);
-    if !meta::semantically_equal(&munged, old_spec) {
-        errs.push(FieldError::forbidden(
-            "spec",
-            &format!(
-                "pod updates may not change fields other than {UPDATABLE_POD_SPEC_FIELDS}\n{}",
-                meta::diff(&meta::semantic(old_spec), &meta::semantic(&munged))
-            ),
-        ));
-    }
+    errs.extend(forbidden_change(
+        "spec",
+        &format!("pod updates may not change fields other than {UPDATABLE_POD_SPEC_FIELDS}"),
+        old_spec,
+        &munged,
+    ));
     errs
 }
 
