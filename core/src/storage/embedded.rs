@@ -191,6 +191,20 @@ pub struct EmbeddedStore {
     events: broadcast::Sender<Arc<StorageEvent>>,
     /// The revision readers want quiet watches to confirm (request_progress).
     progress_wanted: tokio::sync::watch::Sender<Revision>,
+    /// Joined on drop: the thread holds the database file's lock, and a
+    /// store reopened right after (a restart, a repair tool) must find it free.
+    writer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for EmbeddedStore {
+    fn drop(&mut self) {
+        // Closing the only sender ends the writer's loop after its current batch.
+        let (closed, _) = mpsc::channel(1);
+        drop(std::mem::replace(&mut self.writes, closed));
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
 }
 
 /// How often a watch with nothing to deliver reports its revision unasked,
@@ -227,7 +241,7 @@ impl EmbeddedStore {
             revision,
             events: events.clone(),
         };
-        std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name("capstan-store-writer".into())
             .spawn(move || writer.run(rx))
             .map_err(backend)?;
@@ -236,6 +250,7 @@ impl EmbeddedStore {
             writes,
             events,
             progress_wanted: tokio::sync::watch::channel(0).0,
+            writer: Some(writer),
         })
     }
 
@@ -885,8 +900,6 @@ mod tests {
             let s = EmbeddedStore::open(dir.path()).unwrap();
             s.create("/r/a", b"1".to_vec()).await.unwrap().mod_revision
         };
-        // The writer thread holds the database until its channel closes.
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         let s = EmbeddedStore::open(dir.path()).unwrap();
         assert_eq!(s.current_revision().await.unwrap(), rev);
         let next = s.create("/r/b", b"2".to_vec()).await.unwrap();
