@@ -27,7 +27,6 @@ mod events;
 
 use serde_json::{json, Map, Value};
 
-use crate::defaults::apply_defaults;
 
 type Object = Map<String, Value>;
 
@@ -62,39 +61,62 @@ pub enum ConversionError {
     },
 }
 
-/// Converts an object between served versions of its group through upstream's
-/// rules; identity when from == to. Errors typed (ConversionError) for
-/// unsupported pairs, which includes every kind served at a single version.
-pub fn convert(object: Value, target_api_version: &str) -> Result<Value, ConversionError> {
-    let api_version = object
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .ok_or(ConversionError::MissingTypeMeta)?
-        .to_string();
-    let kind = object
-        .get("kind")
-        .and_then(Value::as_str)
-        .ok_or(ConversionError::MissingTypeMeta)?
-        .to_string();
+/// The apiVersion and kind an object says it has.
+fn type_meta(object: &Value) -> Result<(String, String), ConversionError> {
+    let text = |key: &str| {
+        object
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or(ConversionError::MissingTypeMeta)
+    };
+    Ok((text("apiVersion")?, text("kind")?))
+}
+
+fn unsupported(kind: String, from: String, to: &str) -> ConversionError {
+    ConversionError::Unsupported {
+        kind,
+        from,
+        to: to.to_string(),
+    }
+}
+
+/// What a kind served at one version does: the object as it is when it is
+/// already at `target_api_version`, an error otherwise.
+pub fn unconvertible(object: Value, target_api_version: &str) -> Result<Value, ConversionError> {
+    let (api_version, kind) = type_meta(&object)?;
     if api_version == target_api_version {
         return Ok(object);
     }
-    match (kind.as_str(), api_version.as_str(), target_api_version) {
-        ("HorizontalPodAutoscaler", HPA_V2, HPA_V1) => Ok(hpa_v2_to_v1(object)),
-        ("HorizontalPodAutoscaler", HPA_V1, HPA_V2) => hpa_v1_to_v2(object),
-        (
-            "Event",
-            events::CORE_API_VERSION | events::EVENTS_API_VERSION,
-            events::CORE_API_VERSION | events::EVENTS_API_VERSION,
-        ) => match object {
-            Value::Object(map) => Ok(Value::Object(events::convert(map, target_api_version))),
-            _ => Err(ConversionError::MissingTypeMeta),
-        },
-        _ => Err(ConversionError::Unsupported {
-            kind,
-            from: api_version,
-            to: target_api_version.to_string(),
-        }),
+    Err(unsupported(kind, api_version, target_api_version))
+}
+
+/// HorizontalPodAutoscaler between autoscaling/v1 and autoscaling/v2.
+pub fn horizontal_pod_autoscaler(
+    object: Value,
+    target_api_version: &str,
+) -> Result<Value, ConversionError> {
+    let (api_version, kind) = type_meta(&object)?;
+    match (api_version.as_str(), target_api_version) {
+        (from, to) if from == to => Ok(object),
+        (HPA_V2, HPA_V1) => Ok(hpa_v2_to_v1(object)),
+        (HPA_V1, HPA_V2) => hpa_v1_to_v2(object),
+        _ => Err(unsupported(kind, api_version, target_api_version)),
+    }
+}
+
+/// Event between core/v1 and events.k8s.io/v1.
+pub fn event(object: Value, target_api_version: &str) -> Result<Value, ConversionError> {
+    let (api_version, kind) = type_meta(&object)?;
+    let ours = [events::CORE_API_VERSION, events::EVENTS_API_VERSION];
+    match object {
+        _ if api_version == target_api_version => Ok(object),
+        Value::Object(map)
+            if ours.contains(&api_version.as_str()) && ours.contains(&target_api_version) =>
+        {
+            Ok(Value::Object(events::convert(map, target_api_version)))
+        }
+        _ => Err(unsupported(kind, api_version, target_api_version)),
     }
 }
 
@@ -542,7 +564,9 @@ fn hpa_v1_to_v2(object: Value) -> Result<Value, ConversionError> {
 
 fn default_metrics() -> Value {
     let mut hpa = json!({"spec": {}});
-    apply_defaults("autoscaling", "v2", "HorizontalPodAutoscaler", &mut hpa);
+    if let Some(map) = hpa.as_object_mut() {
+        crate::defaults::other::hpa_v2(map);
+    }
     hpa.pointer("/spec/metrics").cloned().unwrap_or(Value::Null)
 }
 
@@ -819,6 +843,16 @@ fn behavior_from_go_fields(text: &str) -> Option<Value> {
 mod tests {
     use super::*;
 
+    use super::horizontal_pod_autoscaler as convert;
+
+    fn apply_defaults(_group: &str, version: &str, _kind: &str, object: &mut Value) {
+        let map = object.as_object_mut().expect("an object");
+        match version {
+            "v1" => crate::defaults::other::hpa_v1(map),
+            _ => crate::defaults::other::hpa_v2(map),
+        }
+    }
+
     fn annotation(object: &Value, key: &str) -> Value {
         let text = object["metadata"]["annotations"][key].as_str().unwrap();
         serde_json::from_str(text).unwrap()
@@ -1052,13 +1086,16 @@ mod tests {
     #[test]
     fn errors_and_identity() {
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment"});
-        assert_eq!(convert(deployment.clone(), "apps/v1").unwrap(), deployment);
+        assert_eq!(
+            unconvertible(deployment.clone(), "apps/v1").unwrap(),
+            deployment
+        );
         assert!(matches!(
-            convert(deployment, "apps/v1beta1"),
+            unconvertible(deployment, "apps/v1beta1"),
             Err(ConversionError::Unsupported { .. })
         ));
         assert_eq!(
-            convert(json!({"kind": "X"}), "v1"),
+            unconvertible(json!({"kind": "X"}), "v1"),
             Err(ConversionError::MissingTypeMeta)
         );
         let broken = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",

@@ -52,7 +52,7 @@ fn subresource_kind<'a>(r: &'a ResourceDef, sub: &str) -> (&'a str, &'a str, &'a
         "binding" => ("Binding", "", "v1"),
         "eviction" => ("Eviction", "policy", "v1"),
         "token" => ("TokenRequest", "authentication.k8s.io", "v1"),
-        _ => (r.kind, r.group, r.version),
+        _ => (&r.kind, &r.group, &r.version),
     }
 }
 
@@ -68,7 +68,7 @@ fn api_subresources(r: &ResourceDef) -> Vec<Value> {
             // Named where they differ from the resource's own (Scale,
             // TokenRequest), as upstream's discovery does, in APIResource's
             // field order.
-            if (group, version) != (r.group, r.version) && !group.is_empty() {
+            if (group, version) != (r.group.as_str(), r.version.as_str()) && !group.is_empty() {
                 v.insert("group".into(), json!(group));
                 v.insert("version".into(), json!(version));
             }

@@ -36,7 +36,7 @@ pub mod selectors;
 pub mod service;
 pub mod services;
 pub mod storage;
-pub mod strategy;
+pub mod kinds;
 pub mod tokens;
 pub mod validate;
 pub mod validation;

@@ -357,7 +357,7 @@ impl ApiCore {
             }
             let cache = self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
             let count = i64::try_from(cache.len()).unwrap_or(i64::MAX);
-            let name = crate::error::qualified(def.resource, def.group);
+            let name = crate::error::qualified(&def.resource, &def.group);
             m.storage_objects.with_label_values(&[&name]).set(count);
         }
         let mut out = Vec::new();

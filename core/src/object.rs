@@ -3,7 +3,7 @@
 
 use rand::Rng;
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 pub fn meta(object: &Value) -> Option<&Map<String, Value>> {
     object.get("metadata").and_then(Value::as_object)
@@ -169,9 +169,64 @@ pub fn decode_at(raw: &[u8], revision: i64) -> Option<Value> {
     Some(obj)
 }
 
+/// `old` with only the value at `path` taken from `new`: what a
+/// subresource that owns one part of the object writes.
+pub fn only_at(old: &Value, new: &Value, path: &[&str]) -> Value {
+    let mut updated = old.clone();
+    replace_at(&mut updated, new, path);
+    updated
+}
+
+/// `base` with the value at `path` (object keys) taken from `source`, or
+/// removed where `source` has none.
+pub fn replace_at(base: &mut Value, source: &Value, path: &[&str]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let wanted = parents
+        .iter()
+        .try_fold(source, |v, key| v.get(key))
+        .and_then(|v| v.get(last))
+        .cloned();
+    let mut target = base;
+    for key in parents {
+        let Some(map) = target.as_object_mut() else {
+            return;
+        };
+        target = map.entry(*key).or_insert_with(|| json!({}));
+    }
+    if let Some(map) = target.as_object_mut() {
+        match wanted {
+            Some(value) => {
+                map.insert((*last).to_string(), value);
+            }
+            None => {
+                map.remove(*last);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    #[test]
+    fn replace_at_takes_one_field_from_the_source() {
+        let mut base = json!({"spec": {"a": 1}, "status": {"phase": "old", "conditions": [1]}});
+        replace_at(
+            &mut base,
+            &json!({"status": {"conditions": [2]}}),
+            &["status", "conditions"],
+        );
+        assert_eq!(base["status"], json!({"phase": "old", "conditions": [2]}));
+        replace_at(&mut base, &json!({}), &["status"]);
+        assert_eq!(base, json!({"spec": {"a": 1}}));
+        replace_at(&mut base, &json!({"status": {"x": true}}), &["status"]);
+        assert_eq!(base["status"], json!({"x": true}));
+    }
 
     #[test]
     fn uids_are_random_version_4_uuids() {

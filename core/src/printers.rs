@@ -30,10 +30,11 @@ pub struct TableColumn {
     pub priority: i32,
 }
 
-/// Which printer handles a resource. Resources without one of their own get
-/// upstream's default table convertor (Name, Created At).
+/// Upstream's printers for the built-in kinds; a kind names its own
+/// ([`crate::kinds::Kind::printer`]). Kinds without one get upstream's
+/// default table convertor (Name, Created At).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Printer {
+pub enum Printer {
     Pod,
     PodTemplate,
     ReplicationController,
@@ -60,7 +61,7 @@ enum Printer {
     Ingress,
     IngressClass,
     NetworkPolicy,
-    RoleBinding,
+    RoleBinding { cluster: bool },
     PodDisruptionBudget,
     StorageClass,
     CsiDriver,
@@ -73,57 +74,6 @@ enum Printer {
     WebhookConfiguration,
     CertificateSigningRequest,
     Default,
-}
-
-fn printer_for(group: &str, resource: &str) -> Printer {
-    use Printer::*;
-    match (group, resource) {
-        ("", "pods") => Pod,
-        ("", "podtemplates") => PodTemplate,
-        ("", "replicationcontrollers") => ReplicationController,
-        ("", "services") => Service,
-        ("", "endpoints") => Endpoints,
-        ("", "nodes") => Node,
-        ("", "events") => Event { events_api: false },
-        ("events.k8s.io", "events") => Event { events_api: true },
-        ("", "namespaces") => Namespace,
-        ("", "secrets") => Secret,
-        ("", "serviceaccounts") => ServiceAccount,
-        ("", "configmaps") => ConfigMap,
-        ("", "persistentvolumes") => PersistentVolume,
-        ("", "persistentvolumeclaims") => PersistentVolumeClaim,
-        ("", "resourcequotas") => ResourceQuota,
-        ("", "componentstatuses") => ComponentStatus,
-        ("apps", "deployments") => Deployment,
-        ("apps", "replicasets") => ReplicaSet,
-        ("apps", "statefulsets") => StatefulSet,
-        ("apps", "daemonsets") => DaemonSet,
-        ("apps", "controllerrevisions") => ControllerRevision,
-        ("batch", "jobs") => Job,
-        ("batch", "cronjobs") => CronJob,
-        ("autoscaling", "horizontalpodautoscalers") => HorizontalPodAutoscaler,
-        ("networking.k8s.io", "ingresses") => Ingress,
-        ("networking.k8s.io", "ingressclasses") => IngressClass,
-        ("networking.k8s.io", "networkpolicies") => NetworkPolicy,
-        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => RoleBinding,
-        ("policy", "poddisruptionbudgets") => PodDisruptionBudget,
-        ("storage.k8s.io", "storageclasses") => StorageClass,
-        ("storage.k8s.io", "csidrivers") => CsiDriver,
-        ("storage.k8s.io", "csinodes") => CsiNode,
-        ("storage.k8s.io", "volumeattachments") => VolumeAttachment,
-        ("coordination.k8s.io", "leases") => Lease,
-        ("scheduling.k8s.io", "priorityclasses") => PriorityClass,
-        ("node.k8s.io", "runtimeclasses") => RuntimeClass,
-        ("discovery.k8s.io", "endpointslices") => EndpointSlice,
-        (
-            "admissionregistration.k8s.io",
-            "mutatingwebhookconfigurations" | "validatingwebhookconfigurations",
-        ) => WebhookConfiguration,
-        ("certificates.k8s.io", "certificatesigningrequests") => CertificateSigningRequest,
-        // limitranges, roles, clusterroles and everything else have no printer
-        // upstream either; they get the default convertor.
-        _ => Default,
-    }
 }
 
 fn col(name: &'static str, type_: &'static str, description: &'static str) -> TableColumn {
@@ -164,10 +114,10 @@ fn containers_images_cols() -> [TableColumn; 2] {
     ]
 }
 
-/// The columns for a resource; `group` is "" for core.
-pub fn table_columns(group: &str, resource: &str) -> Vec<TableColumn> {
+/// The columns `printer` prints.
+pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
     use Printer::*;
-    match printer_for(group, resource) {
+    match printer {
         Pod => vec![
             name_col(),
             col(
@@ -447,8 +397,8 @@ pub fn table_columns(group: &str, resource: &str) -> Vec<TableColumn> {
             col("Pod-Selector", "string", D_NETPOL_POD_SELECTOR),
             age_col(),
         ],
-        RoleBinding => {
-            let (role_ref, users, groups, sas) = if resource == "clusterrolebindings" {
+        RoleBinding { cluster } => {
+            let (role_ref, users, groups, sas) = if cluster {
                 (
                     D_CRB_ROLE_REF,
                     "Users in the clusterRoleBinding",
@@ -575,10 +525,10 @@ pub fn table_columns(group: &str, resource: &str) -> Vec<TableColumn> {
 
 /// One row's cells (same length as the columns), for one object (Kubernetes JSON).
 /// `now` is passed in so AGE is testable.
-pub fn table_cells(group: &str, resource: &str, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
     use Printer::*;
     let o = object;
-    match printer_for(group, resource) {
+    match printer {
         Pod => pod_cells(o, now),
         PodTemplate => pod_template_cells(o),
         ReplicationController => replication_controller_cells(o, now),
@@ -617,7 +567,7 @@ pub fn table_cells(group: &str, resource: &str, object: &Value, now: DateTime<Ut
             format_label_selector(get(o, "/spec/podSelector")).into(),
             age(o, now),
         ],
-        RoleBinding => role_binding_cells(o, now),
+        RoleBinding { .. } => role_binding_cells(o, now),
         PodDisruptionBudget => pdb_cells(o, now),
         StorageClass => storage_class_cells(o, now),
         CsiDriver => csi_driver_cells(o, now),
@@ -2140,8 +2090,26 @@ mod tests {
         (now() - TimeDelta::seconds(secs)).to_rfc3339_opts(SecondsFormat::Secs, true)
     }
 
+    /// The kind served as `group`'s `resource`, at its preferred version.
+    fn kind_of(group: &str, resource: &str) -> std::sync::Arc<dyn crate::kinds::Kind> {
+        crate::kinds::builtin_resources()
+            .into_iter()
+            .find(|r| r.group == group && r.resource == resource)
+            .map(|r| r.kind_impl)
+            .unwrap_or_else(|| std::sync::Arc::new(NoPrinter))
+    }
+
+    /// A kind that prints nothing of its own, as every custom resource
+    /// without printer columns.
+    struct NoPrinter;
+    impl crate::kinds::Kind for NoPrinter {}
+
     fn cells(group: &str, resource: &str, obj: Value) -> Vec<Value> {
-        table_cells(group, resource, &obj, now())
+        kind_of(group, resource).table_cells(&obj, now())
+    }
+
+    fn table_columns(group: &str, resource: &str) -> Vec<TableColumn> {
+        kind_of(group, resource).table_columns()
     }
 
     /// The cell under the column called `column`.
@@ -2880,7 +2848,7 @@ mod tests {
                 "{g}/{r}"
             );
             for obj in &objects {
-                let row = table_cells(g, r, obj, now());
+                let row = cells(g, r, obj.clone());
                 assert_eq!(row.len(), cols.len(), "{g}/{r} with {obj}");
             }
         }

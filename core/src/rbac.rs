@@ -301,7 +301,7 @@ pub(crate) struct RbacDefs {
 
 impl RbacDefs {
     fn cache(&self, def: &ResourceDef) -> &Arc<crate::cache::WatchCache> {
-        let at = match def.resource {
+        let at = match def.resource.as_str() {
             "roles" => 0,
             "clusterroles" => 1,
             "rolebindings" => 2,
@@ -689,7 +689,7 @@ impl ApiCore {
         let scope = namespace.filter(|_| def.namespaced);
         // Writes of RBAC objects are rare: decide from a consistent read.
         let objects = self.rbac_read(scope).await?;
-        let rules = match def.resource {
+        let rules = match def.resource.as_str() {
             "roles" | "clusterroles" => {
                 if old.is_some_and(|old| old.get("rules") == object.get("rules")) {
                     return Ok(());
@@ -697,7 +697,7 @@ impl ApiCore {
                 let escalate = ResourceAttributes {
                     verb: "escalate",
                     group: RBAC_GROUP,
-                    resource: def.resource,
+                    resource: &def.resource,
                     subresource: None,
                     namespace: scope,
                     name: Some(name),
@@ -729,7 +729,7 @@ impl ApiCore {
                     return Ok(());
                 }
                 Self::role_reference_rules(&objects, role_ref, scope.unwrap_or("")).map_err(
-                    |err| ApiError::forbidden_resource(def.group, def.resource, name, &err.message),
+                    |err| ApiError::forbidden_resource(&def.group, &def.resource, name, &err.message),
                 )?
             }
             _ => return Ok(()),
@@ -754,8 +754,8 @@ impl ApiCore {
             described.into_iter().collect::<Vec<_>>().join("\n")
         );
         Err(ApiError::forbidden_resource(
-            def.group,
-            def.resource,
+            &def.group,
+            &def.resource,
             name,
             &message,
         ))

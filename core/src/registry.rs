@@ -1,16 +1,19 @@
 //! The resource registry: which group/version/resources exist, their names,
-//! scope, verbs and the strategy that gives each kind its behaviour.
+//! scope, verbs, and the [`Kind`] that gives each its behaviour.
 //!
-//! Adding a kind is adding a [`ResourceDef`] (and, where the kind needs it, a
-//! strategy); the pipeline does not change.
+//! The registry is a value that changes while the server serves (custom
+//! resources, API services): [`RegistryHandle`] holds the current snapshot,
+//! swapped whole on change, so a request reads one consistent set of
+//! resources without waiting on a change.
 
-use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
-use crate::strategy::{self, Strategy};
+use crate::kinds::{Handling, Kind};
 
 /// The verbs of a resource that supports every generic operation.
 pub const ALL_VERBS: &[&str] = &[
@@ -24,48 +27,135 @@ pub const ALL_VERBS: &[&str] = &[
     "watch",
 ];
 
-/// Namespaces cannot be deleted as a collection (upstream serves no such verb).
-const NAMESPACE_VERBS: &[&str] = &[
-    "create", "delete", "get", "list", "patch", "update", "watch",
-];
-
-/// One served resource at one version.
+/// One served resource at one version. Strings are owned: definitions are
+/// built at run time too (a CustomResourceDefinition's versions).
 pub struct ResourceDef {
-    pub group: &'static str,
-    pub version: &'static str,
+    pub group: String,
+    pub version: String,
     /// Plural, lowercase: the URL segment.
-    pub resource: &'static str,
-    pub kind: &'static str,
-    pub singular: &'static str,
-    pub short_names: &'static [&'static str],
-    pub categories: &'static [&'static str],
+    pub resource: String,
+    pub kind: String,
+    pub singular: String,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
     pub namespaced: bool,
-    pub verbs: &'static [&'static str],
+    pub verbs: Vec<String>,
     /// Key segment under the storage prefix; upstream keeps a few historical
     /// names (nodes under "minions", services under "services/specs").
-    pub storage_segment: &'static str,
+    pub storage_segment: String,
     /// The group/version/kind objects are stored as; differs from the served
     /// one for kinds served at several versions and for events.k8s.io events.
-    pub storage_group: &'static str,
-    pub storage_version: &'static str,
-    pub storage_kind: &'static str,
+    pub storage_group: String,
+    pub storage_version: String,
+    pub storage_kind: String,
     /// OpenAPI definition name of the kind, e.g. "io.k8s.api.apps.v1.Deployment".
-    pub definition: &'static str,
+    pub definition: String,
     /// Field selectors beyond metadata.name and metadata.namespace.
-    pub selectable_fields: &'static [&'static str],
+    pub selectable_fields: Vec<String>,
     /// Whether an immediate delete answers with the deleted object (upstream's
     /// ReturnDeletedObject) rather than a Success Status.
     pub returns_deleted_object: bool,
-    /// Served subresources: "status" (status written only through it) and
-    /// "scale" (autoscaling/v1 Scale over spec.replicas).
-    pub subresources: &'static [&'static str],
-    pub strategy: Arc<dyn Strategy>,
+    /// Served subresources ("status", "scale", "binding", ...).
+    pub subresources: Vec<String>,
+    /// What objects of this resource do: defaults, validation, printing, ...
+    pub kind_impl: Arc<dyn Kind>,
+}
+
+fn owned(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
 }
 
 impl ResourceDef {
+    /// A resource stored under its own name at its own group/version, with
+    /// every generic verb and no short names, categories or subresources;
+    /// the builder methods below say what differs.
+    pub fn new(
+        group: &str,
+        version: &str,
+        resource: &str,
+        kind: &str,
+        namespaced: bool,
+        kind_impl: Arc<dyn Kind>,
+    ) -> Self {
+        let package = match group {
+            "" => "core",
+            g => g.split('.').next().unwrap_or(g),
+        };
+        Self {
+            group: group.to_string(),
+            version: version.to_string(),
+            resource: resource.to_string(),
+            kind: kind.to_string(),
+            singular: kind.to_lowercase(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced,
+            verbs: owned(ALL_VERBS),
+            storage_segment: resource.to_string(),
+            storage_group: group.to_string(),
+            storage_version: version.to_string(),
+            storage_kind: kind.to_string(),
+            definition: format!("io.k8s.api.{package}.{version}.{kind}"),
+            selectable_fields: Vec::new(),
+            returns_deleted_object: false,
+            subresources: Vec::new(),
+            kind_impl,
+        }
+    }
+
+    pub fn short_names(mut self, names: &[&str]) -> Self {
+        self.short_names = owned(names);
+        self
+    }
+
+    pub fn categories(mut self, categories: &[&str]) -> Self {
+        self.categories = owned(categories);
+        self
+    }
+
+    pub fn verbs(mut self, verbs: &[&str]) -> Self {
+        self.verbs = owned(verbs);
+        self
+    }
+
+    pub fn subresources(mut self, subresources: &[&str]) -> Self {
+        self.subresources = owned(subresources);
+        self
+    }
+
+    pub fn selectable_fields(mut self, fields: &[&str]) -> Self {
+        self.selectable_fields = owned(fields);
+        self
+    }
+
+    pub fn returns_deleted_object(mut self) -> Self {
+        self.returns_deleted_object = true;
+        self
+    }
+
+    /// Stored under `segment` of the storage prefix instead of the resource name.
+    pub fn storage_segment(mut self, segment: &str) -> Self {
+        self.storage_segment = segment.to_string();
+        self
+    }
+
+    /// Stored as another group/version/kind (upstream's storage version).
+    pub fn stored_as(mut self, group: &str, version: &str, kind: &str) -> Self {
+        self.storage_group = group.to_string();
+        self.storage_version = version.to_string();
+        self.storage_kind = kind.to_string();
+        self
+    }
+
+    /// The OpenAPI definition name, when not `io.k8s.api.<package>.<version>.<kind>`.
+    pub fn definition(mut self, definition: &str) -> Self {
+        self.definition = definition.to_string();
+        self
+    }
+
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
-            self.version.to_string()
+            self.version.clone()
         } else {
             format!("{}/{}", self.group, self.version)
         }
@@ -76,44 +166,49 @@ impl ResourceDef {
     }
 
     pub fn supports(&self, verb: &str) -> bool {
-        self.verbs.contains(&verb)
+        self.verbs.iter().any(|v| v == verb)
     }
 
     pub fn has_subresource(&self, name: &str) -> bool {
-        self.subresources.contains(&name)
+        self.subresources.iter().any(|s| s == name)
+    }
+
+    /// How the pipeline serves this resource: stored, or answered on the spot.
+    pub fn handling(&self) -> Handling {
+        self.kind_impl.handling()
     }
 
     /// core/v1 bindings: a create that places a pod, stored nowhere.
     pub fn is_binding(&self) -> bool {
-        (self.group, self.resource) == ("", "bindings")
+        self.handling() == Handling::Binding
     }
 
     /// core/v1 componentstatuses: computed on each read, stored nowhere.
     pub fn is_component_status(&self) -> bool {
-        (self.group, self.resource) == ("", "componentstatuses")
+        self.handling() == Handling::ComponentStatus
     }
 
     /// The reviews (`kubectl auth can-i`, `kubectl auth whoami`,
     /// TokenReview): a create answered from the request, stored nowhere.
     pub fn is_review(&self) -> bool {
-        crate::review::is_review(self.group, self.resource)
+        self.handling() == Handling::Review
     }
 
     /// Whether objects of this resource live in storage (and so have a
     /// watch cache, a namespace to be emptied, garbage to collect).
     pub fn is_stored(&self) -> bool {
-        !self.is_binding() && !self.is_component_status() && !self.is_review()
+        self.handling() == Handling::Stored
     }
 
     /// Whether objects are stored in another group/version than this one serves.
     pub fn converts_for_storage(&self) -> bool {
-        (self.group, self.version) != (self.storage_group, self.storage_version)
+        (&self.group, &self.version) != (&self.storage_group, &self.storage_version)
     }
 
     /// The apiVersion objects are stored at.
     pub fn storage_api_version(&self) -> String {
         if self.storage_group.is_empty() {
-            self.storage_version.to_string()
+            self.storage_version.clone()
         } else {
             format!("{}/{}", self.storage_group, self.storage_version)
         }
@@ -149,13 +244,50 @@ impl std::fmt::Debug for ResourceDef {
     }
 }
 
-/// All served resources, indexed for the lookups the pipeline makes.
+/// Group, version and resource (or kind) of an index entry.
+#[derive(PartialEq, Eq)]
+struct Triple(String, String, String);
+
+/// A lookup's borrowed key: hashes and compares as a [`Triple`], so a
+/// lookup allocates nothing.
+struct TripleRef<'a>(&'a str, &'a str, &'a str);
+
+impl Hash for Triple {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        TripleRef(&self.0, &self.1, &self.2).hash(state)
+    }
+}
+
+impl Hash for TripleRef<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+        self.1.hash(state);
+        self.2.hash(state);
+    }
+}
+
+impl hashbrown::Equivalent<Triple> for TripleRef<'_> {
+    fn equivalent(&self, key: &Triple) -> bool {
+        (self.0, self.1, self.2) == (key.0.as_str(), key.1.as_str(), key.2.as_str())
+    }
+}
+
+/// Hashed, not ordered: every request looks a resource up at least once,
+/// and a B-tree's string comparisons cost more than one hash. A fixed hash
+/// state is safe: the keys are the registry's own, never a client's.
+type Index = hashbrown::HashMap<Triple, Arc<ResourceDef>, foldhash::fast::FixedState>;
+
+/// One snapshot of the served resources, indexed for the lookups the
+/// pipeline makes. Never changed once built: a change builds a new one.
 pub struct Registry {
     resources: Vec<Arc<ResourceDef>>,
     by_gvr: Index,
     /// Group, version and kind → resource, for references that name a kind
     /// (ownerReferences).
     by_gvk: Index,
+    /// Counts changes since start; caches built from a snapshot (discovery,
+    /// OpenAPI) key on it.
+    generation: u64,
 }
 
 /// A served group with its versions, preferred first.
@@ -165,54 +297,47 @@ pub struct GroupInfo {
     pub versions: Vec<String>,
 }
 
-/// Group, version and resource (or kind): the definitions' own strings, so
-/// building the indexes copies nothing and a lookup allocates nothing.
-type Triple = (&'static str, &'static str, &'static str);
-
-/// Hashed, not ordered: every request looks a resource up at least once,
-/// and a B-tree's string comparisons cost more than one hash. A fixed hash
-/// state is safe: the keys are the registry's own, never a client's.
-type Index = HashMap<Triple, Arc<ResourceDef>, foldhash::fast::FixedState>;
-
-fn find<'a>(
-    index: &HashMap<(&'a str, &'a str, &'a str), Arc<ResourceDef>, foldhash::fast::FixedState>,
-    key: (&'a str, &'a str, &'a str),
-) -> Option<Arc<ResourceDef>> {
-    index.get(&key).cloned()
-}
-
 impl Registry {
     pub fn new(resources: Vec<ResourceDef>) -> Self {
-        let resources: Vec<Arc<ResourceDef>> = resources.into_iter().map(Arc::new).collect();
+        Self::indexed(resources.into_iter().map(Arc::new).collect(), 0)
+    }
+
+    fn indexed(resources: Vec<Arc<ResourceDef>>, generation: u64) -> Self {
+        let key = |r: &ResourceDef, last: &str| Triple(r.group.clone(), r.version.clone(), last.to_string());
         let by_gvr = resources
             .iter()
-            .map(|r| ((r.group, r.version, r.resource), r.clone()))
+            .map(|r| (key(r, &r.resource), r.clone()))
             .collect();
         let by_gvk = resources
             .iter()
             .filter(|r| r.is_stored())
-            .map(|r| ((r.group, r.version, r.kind), r.clone()))
+            .map(|r| (key(r, &r.kind), r.clone()))
             .collect();
         Self {
             resources,
             by_gvr,
             by_gvk,
+            generation,
         }
     }
 
-    /// The registry of everything Capstan serves.
+    /// The registry of everything Capstan serves built in.
     pub fn builtin() -> Self {
-        Self::new(builtin_resources())
+        Self::new(crate::kinds::builtin_resources())
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ResourceDef>> {
-        find(&self.by_gvr, (group, version, resource))
+        self.by_gvr.get(&TripleRef(group, version, resource)).cloned()
     }
 
     /// The stored resource of a kind at a group/version, e.g. an owner
     /// reference's `apps/v1` `Deployment`.
     pub fn lookup_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceDef>> {
-        find(&self.by_gvk, (group, version, kind))
+        self.by_gvk.get(&TripleRef(group, version, kind)).cloned()
     }
 
     pub fn resources(&self) -> &[Arc<ResourceDef>] {
@@ -239,646 +364,121 @@ impl Registry {
         for r in &self.resources {
             match groups.iter_mut().find(|g| g.name == r.group) {
                 Some(g) => {
-                    if !g.versions.iter().any(|v| v == r.version) {
-                        g.versions.push(r.version.to_string());
+                    if !g.versions.iter().any(|v| *v == r.version) {
+                        g.versions.push(r.version.clone());
                     }
                 }
                 None => groups.push(GroupInfo {
-                    name: r.group.to_string(),
-                    versions: vec![r.version.to_string()],
+                    name: r.group.clone(),
+                    versions: vec![r.version.clone()],
                 }),
             }
         }
         groups
     }
-}
 
-/// One row of the built-in table: what discovery says about a resource.
-struct Def {
-    group: &'static str,
-    version: &'static str,
-    resource: &'static str,
-    kind: &'static str,
-    short_names: &'static [&'static str],
-    categories: &'static [&'static str],
-    namespaced: bool,
-}
-
-/// Where a resource lives in storage when that is not its own group/version:
-/// a kind served at several versions is stored at one (upstream's storage
-/// version), and events.k8s.io/v1 events are core/v1 events.
-struct StorageOf {
-    group: &'static str,
-    version: &'static str,
-    kind: &'static str,
-    segment: &'static str,
-}
-
-fn def(d: Def, verbs: &'static [&'static str], strategy: Arc<dyn Strategy>) -> ResourceDef {
-    let storage_segment = match (d.group, d.resource) {
-        ("", "nodes") => "minions",
-        ("", "services") => "services/specs",
-        ("", "endpoints") => "services/endpoints",
-        ("", "replicationcontrollers") => "controllers",
-        (_, r) => r,
-    };
-    def_stored(
-        d,
-        verbs,
-        strategy,
-        StorageOf {
-            group: "",
-            version: "",
-            kind: "",
-            segment: storage_segment,
-        },
-    )
-}
-
-fn def_stored(
-    d: Def,
-    verbs: &'static [&'static str],
-    strategy: Arc<dyn Strategy>,
-    storage: StorageOf,
-) -> ResourceDef {
-    let singular: &'static str = Box::leak(d.kind.to_lowercase().into_boxed_str());
-    let package = match d.group {
-        "" => "core".to_string(),
-        g => g.split('.').next().unwrap_or(g).to_string(),
-    };
-    let definition: &'static str =
-        Box::leak(format!("io.k8s.api.{package}.{}.{}", d.version, d.kind).into_boxed_str());
-    let (storage_group, storage_version, storage_kind) = if storage.version.is_empty() {
-        (d.group, d.version, d.kind)
-    } else {
-        (storage.group, storage.version, storage.kind)
-    };
-    ResourceDef {
-        group: d.group,
-        version: d.version,
-        resource: d.resource,
-        kind: d.kind,
-        singular,
-        short_names: d.short_names,
-        categories: d.categories,
-        namespaced: d.namespaced,
-        verbs,
-        storage_segment: storage.segment,
-        storage_group,
-        storage_version,
-        storage_kind,
-        definition,
-        selectable_fields: selectable_fields(d.group, d.resource),
-        subresources: subresources(d.group, d.resource),
-        returns_deleted_object: returns_deleted_object(d.group, d.resource),
-        strategy,
+    /// A new snapshot with `added` (replacing resources of the same
+    /// group/version/resource) and without the resources `removed` names.
+    fn changed(&self, added: Vec<ResourceDef>, removed: &[(String, String, String)]) -> Self {
+        let added: Vec<Arc<ResourceDef>> = added.into_iter().map(Arc::new).collect();
+        let replaced = |r: &ResourceDef| {
+            added.iter().any(|a| (&a.group, &a.version, &a.resource) == (&r.group, &r.version, &r.resource))
+                || removed.iter().any(|(g, v, res)| (g, v, res) == (&r.group, &r.version, &r.resource))
+        };
+        let resources = self
+            .resources
+            .iter()
+            .filter(|r| !replaced(r))
+            .cloned()
+            .chain(added.iter().cloned())
+            .collect();
+        Self::indexed(resources, self.generation + 1)
     }
 }
 
-/// The kinds whose upstream store sets `ReturnDeletedObject`: a delete
-/// answers with the object, not a Success Status.
-fn returns_deleted_object(group: &str, resource: &str) -> bool {
-    matches!(
-        (group, resource),
-        ("", "pods")
-            | ("", "services")
-            | ("", "serviceaccounts")
-            | ("storage.k8s.io", "storageclasses")
-    )
+/// A change to the set of served resources, as the parts that follow the
+/// registry (watch caches, discovery, OpenAPI) hear of it.
+#[derive(Debug, Clone)]
+pub struct RegistryChange {
+    pub added: Vec<Arc<ResourceDef>>,
+    pub removed: Vec<Arc<ResourceDef>>,
+    pub generation: u64,
 }
 
-/// Upstream's status and scale subresources for these kinds.
-fn subresources(group: &str, resource: &str) -> &'static [&'static str] {
-    match (group, resource) {
-        ("apps", "deployments" | "replicasets" | "statefulsets")
-        | ("", "replicationcontrollers") => &["scale", "status"],
-        ("apps", "daemonsets")
-        | ("batch", "jobs" | "cronjobs")
-        | ("autoscaling", "horizontalpodautoscalers")
-        | ("policy", "poddisruptionbudgets")
-        | ("networking.k8s.io", "ingresses")
-        | ("storage.k8s.io", "volumeattachments")
-        | (
-            "",
-            "nodes"
-            | "persistentvolumeclaims"
-            | "persistentvolumes"
-            | "resourcequotas"
-            | "services",
-        ) => &["status"],
-        ("", "pods") => &[
-            "binding",
-            "ephemeralcontainers",
-            "eviction",
-            "resize",
-            "status",
-        ],
-        ("", "namespaces") => &["finalize", "status"],
-        ("", "serviceaccounts") => &["token"],
-        ("certificates.k8s.io", "certificatesigningrequests") => &["approval", "status"],
-        _ => &[],
+/// The registry as the server holds it: a snapshot readers load without
+/// locking, replaced whole when resources are added or removed.
+pub struct RegistryHandle {
+    current: ArcSwap<Registry>,
+    /// Serialises changes (not reads): two changes racing would each build
+    /// on the same snapshot and one would be lost.
+    change: std::sync::Mutex<()>,
+    changes: tokio::sync::broadcast::Sender<RegistryChange>,
+}
+
+impl RegistryHandle {
+    pub fn new(registry: Registry) -> Self {
+        Self {
+            current: ArcSwap::from_pointee(registry),
+            change: std::sync::Mutex::new(()),
+            changes: tokio::sync::broadcast::channel(64).0,
+        }
     }
-}
 
-/// Upstream's extra selectable fields per kind (each kind's GetAttrs/FieldLabelConversion).
-fn selectable_fields(group: &str, resource: &str) -> &'static [&'static str] {
-    match (group, resource) {
-        ("", "pods") => &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ],
-        // events.k8s.io events are stored as core events, and selectors
-        // match the stored form.
-        ("" | "events.k8s.io", "events") => &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-        ],
-        ("", "secrets") => &["type"],
-        ("", "namespaces") => &["status.phase"],
-        ("", "nodes") => &["spec.unschedulable"],
-        ("", "replicationcontrollers") | ("apps", "replicasets") => &["status.replicas"],
-        ("batch", "jobs") => &["status.successful"],
-        ("certificates.k8s.io", "certificatesigningrequests") => &["spec.signerName"],
-        _ => &[],
+    /// The current snapshot.
+    pub fn snapshot(&self) -> Arc<Registry> {
+        self.current.load_full()
     }
-}
 
-fn builtin_resources() -> Vec<ResourceDef> {
-    use strategy::{GenericStrategy as G, NameRule};
-    let generic = |name_rule: NameRule, tracks_generation: bool| -> Arc<dyn Strategy> {
-        Arc::new(G {
-            name_rule,
-            tracks_generation,
-        })
-    };
-    let plain = generic(NameRule::Subdomain, false);
-    let workload = generic(NameRule::Subdomain, true);
-    // RBAC names are path segments, not DNS names (upstream's ValidateRBACName).
-    let path_segment = generic(NameRule::PathSegment, false);
-    let ns = |group, version, resource, kind, short_names, categories| Def {
-        group,
-        version,
-        resource,
-        kind,
-        short_names,
-        categories,
-        namespaced: true,
-    };
-    let cluster = |group, version, resource, kind, short_names| Def {
-        group,
-        version,
-        resource,
-        kind,
-        short_names,
-        categories: &[],
-        namespaced: false,
-    };
-    const ALL: &[&str] = &["all"];
-    const NONE: &[&str] = &[];
-    const HPA_STORAGE: StorageOf = StorageOf {
-        group: "autoscaling",
-        version: "v2",
-        kind: "HorizontalPodAutoscaler",
-        segment: "horizontalpodautoscalers",
-    };
-    let self_review = |group, resource, kind| {
-        def(
-            cluster(group, "v1", resource, kind, NONE),
-            &["create"],
-            plain.clone(),
-        )
-    };
-    vec![
-        // core/v1, in upstream's discovery order.
-        def(
-            ns("", "v1", "bindings", "Binding", NONE, NONE),
-            &["create"],
-            plain.clone(),
-        ),
-        def(
-            cluster("", "v1", "componentstatuses", "ComponentStatus", &["cs"]),
-            &["get", "list"],
-            plain.clone(),
-        ),
-        def(
-            ns("", "v1", "configmaps", "ConfigMap", &["cm"], NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns("", "v1", "endpoints", "Endpoints", &["ep"], NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns("", "v1", "events", "Event", &["ev"], NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns("", "v1", "limitranges", "LimitRange", &["limits"], NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            cluster("", "v1", "namespaces", "Namespace", &["ns"]),
-            NAMESPACE_VERBS,
-            Arc::new(strategy::NamespaceStrategy),
-        ),
-        def(
-            cluster("", "v1", "nodes", "Node", &["no"]),
-            ALL_VERBS,
-            Arc::new(strategy::NodeStrategy),
-        ),
-        def(
-            ns(
-                "",
-                "v1",
-                "persistentvolumeclaims",
-                "PersistentVolumeClaim",
-                &["pvc"],
-                NONE,
-            ),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            cluster("", "v1", "persistentvolumes", "PersistentVolume", &["pv"]),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns("", "v1", "pods", "Pod", &["po"], ALL),
-            ALL_VERBS,
-            Arc::new(strategy::PodStrategy),
-        ),
-        def(
-            ns("", "v1", "podtemplates", "PodTemplate", NONE, NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns(
-                "",
-                "v1",
-                "replicationcontrollers",
-                "ReplicationController",
-                &["rc"],
-                ALL,
-            ),
-            ALL_VERBS,
-            workload.clone(),
-        ),
-        def(
-            ns(
-                "",
-                "v1",
-                "resourcequotas",
-                "ResourceQuota",
-                &["quota"],
-                NONE,
-            ),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns("", "v1", "secrets", "Secret", NONE, NONE),
-            ALL_VERBS,
-            Arc::new(strategy::SecretStrategy),
-        ),
-        def(
-            ns("", "v1", "serviceaccounts", "ServiceAccount", &["sa"], NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns("", "v1", "services", "Service", &["svc"], ALL),
-            ALL_VERBS,
-            Arc::new(strategy::ServiceStrategy),
-        ),
-        // apps/v1
-        def(
-            ns(
-                "apps",
-                "v1",
-                "controllerrevisions",
-                "ControllerRevision",
-                NONE,
-                NONE,
-            ),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns("apps", "v1", "daemonsets", "DaemonSet", &["ds"], ALL),
-            ALL_VERBS,
-            workload.clone(),
-        ),
-        def(
-            ns("apps", "v1", "deployments", "Deployment", &["deploy"], ALL),
-            ALL_VERBS,
-            workload.clone(),
-        ),
-        def(
-            ns("apps", "v1", "replicasets", "ReplicaSet", &["rs"], ALL),
-            ALL_VERBS,
-            workload.clone(),
-        ),
-        def(
-            ns("apps", "v1", "statefulsets", "StatefulSet", &["sts"], ALL),
-            ALL_VERBS,
-            workload.clone(),
-        ),
-        // events.k8s.io/v1: a second view of core/v1 events.
-        def_stored(
-            ns("events.k8s.io", "v1", "events", "Event", &["ev"], NONE),
-            ALL_VERBS,
-            plain.clone(),
-            StorageOf {
-                group: "",
-                version: "v1",
-                kind: "Event",
-                segment: "events",
-            },
-        ),
-        // The reviews: answered on create, stored nowhere (review.rs).
-        self_review(
-            "authentication.k8s.io",
-            "selfsubjectreviews",
-            "SelfSubjectReview",
-        ),
-        self_review("authentication.k8s.io", "tokenreviews", "TokenReview"),
-        def(
-            ns(
-                "authorization.k8s.io",
-                "v1",
-                "localsubjectaccessreviews",
-                "LocalSubjectAccessReview",
-                NONE,
-                NONE,
-            ),
-            &["create"],
-            plain.clone(),
-        ),
-        self_review(
-            "authorization.k8s.io",
-            "selfsubjectaccessreviews",
-            "SelfSubjectAccessReview",
-        ),
-        self_review(
-            "authorization.k8s.io",
-            "selfsubjectrulesreviews",
-            "SelfSubjectRulesReview",
-        ),
-        self_review(
-            "authorization.k8s.io",
-            "subjectaccessreviews",
-            "SubjectAccessReview",
-        ),
-        // autoscaling: v2 preferred; both versions share the v2 storage.
-        def_stored(
-            ns(
-                "autoscaling",
-                "v2",
-                "horizontalpodautoscalers",
-                "HorizontalPodAutoscaler",
-                &["hpa"],
-                ALL,
-            ),
-            ALL_VERBS,
-            plain.clone(),
-            HPA_STORAGE,
-        ),
-        def_stored(
-            ns(
-                "autoscaling",
-                "v1",
-                "horizontalpodautoscalers",
-                "HorizontalPodAutoscaler",
-                &["hpa"],
-                ALL,
-            ),
-            ALL_VERBS,
-            plain.clone(),
-            HPA_STORAGE,
-        ),
-        // batch/v1
-        def(
-            ns("batch", "v1", "cronjobs", "CronJob", &["cj"], ALL),
-            ALL_VERBS,
-            workload.clone(),
-        ),
-        def(
-            ns("batch", "v1", "jobs", "Job", NONE, ALL),
-            ALL_VERBS,
-            Arc::new(strategy::JobStrategy),
-        ),
-        // certificates.k8s.io/v1
-        def(
-            cluster(
-                "certificates.k8s.io",
-                "v1",
-                "certificatesigningrequests",
-                "CertificateSigningRequest",
-                &["csr"],
-            ),
-            ALL_VERBS,
-            Arc::new(strategy::CertificateSigningRequestStrategy),
-        ),
-        // networking.k8s.io/v1
-        def(
-            cluster(
-                "networking.k8s.io",
-                "v1",
-                "ingressclasses",
-                "IngressClass",
-                NONE,
-            ),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns(
-                "networking.k8s.io",
-                "v1",
-                "ingresses",
-                "Ingress",
-                &["ing"],
-                NONE,
-            ),
-            ALL_VERBS,
-            workload.clone(),
-        ),
-        def(
-            ns(
-                "networking.k8s.io",
-                "v1",
-                "networkpolicies",
-                "NetworkPolicy",
-                &["netpol"],
-                NONE,
-            ),
-            ALL_VERBS,
-            workload.clone(),
-        ),
-        // policy/v1
-        def(
-            ns(
-                "policy",
-                "v1",
-                "poddisruptionbudgets",
-                "PodDisruptionBudget",
-                &["pdb"],
-                NONE,
-            ),
-            ALL_VERBS,
-            workload.clone(),
-        ),
-        // rbac.authorization.k8s.io/v1
-        def(
-            cluster(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "clusterrolebindings",
-                "ClusterRoleBinding",
-                NONE,
-            ),
-            ALL_VERBS,
-            path_segment.clone(),
-        ),
-        def(
-            cluster(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "clusterroles",
-                "ClusterRole",
-                NONE,
-            ),
-            ALL_VERBS,
-            path_segment.clone(),
-        ),
-        def(
-            ns(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "rolebindings",
-                "RoleBinding",
-                NONE,
-                NONE,
-            ),
-            ALL_VERBS,
-            path_segment.clone(),
-        ),
-        def(
-            ns(
-                "rbac.authorization.k8s.io",
-                "v1",
-                "roles",
-                "Role",
-                NONE,
-                NONE,
-            ),
-            ALL_VERBS,
-            path_segment,
-        ),
-        // storage.k8s.io/v1
-        def(
-            cluster("storage.k8s.io", "v1", "csidrivers", "CSIDriver", NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            cluster("storage.k8s.io", "v1", "csinodes", "CSINode", NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            ns(
-                "storage.k8s.io",
-                "v1",
-                "csistoragecapacities",
-                "CSIStorageCapacity",
-                NONE,
-                NONE,
-            ),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            cluster(
-                "storage.k8s.io",
-                "v1",
-                "storageclasses",
-                "StorageClass",
-                &["sc"],
-            ),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        def(
-            cluster(
-                "storage.k8s.io",
-                "v1",
-                "volumeattachments",
-                "VolumeAttachment",
-                NONE,
-            ),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        // scheduling.k8s.io/v1
-        def(
-            cluster(
-                "scheduling.k8s.io",
-                "v1",
-                "priorityclasses",
-                "PriorityClass",
-                &["pc"],
-            ),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        // coordination.k8s.io/v1
-        def(
-            ns("coordination.k8s.io", "v1", "leases", "Lease", NONE, NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        // node.k8s.io/v1
-        def(
-            cluster("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", NONE),
-            ALL_VERBS,
-            plain.clone(),
-        ),
-        // discovery.k8s.io/v1
-        def(
-            ns(
-                "discovery.k8s.io",
-                "v1",
-                "endpointslices",
-                "EndpointSlice",
-                NONE,
-                NONE,
-            ),
-            ALL_VERBS,
-            plain,
-        ),
-    ]
+    pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ResourceDef>> {
+        self.current.load().lookup(group, version, resource)
+    }
+
+    pub fn lookup_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceDef>> {
+        self.current.load().lookup_kind(group, version, kind)
+    }
+
+    /// Hears of every change made after this call.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<RegistryChange> {
+        self.changes.subscribe()
+    }
+
+    /// Serves `resources` from now on, replacing any of the same
+    /// group/version/resource.
+    pub fn add(&self, resources: Vec<ResourceDef>) -> RegistryChange {
+        self.apply(resources, &[])
+    }
+
+    /// Stops serving the named group/version/resources.
+    pub fn remove(&self, resources: &[(String, String, String)]) -> RegistryChange {
+        self.apply(Vec::new(), resources)
+    }
+
+    fn apply(&self, added: Vec<ResourceDef>, removed: &[(String, String, String)]) -> RegistryChange {
+        let _serialised = self.change.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let old = self.current.load_full();
+        let new = old.changed(added, removed);
+        let gone = old
+            .resources()
+            .iter()
+            .filter(|r| new.lookup(&r.group, &r.version, &r.resource).is_none_or(|n| !Arc::ptr_eq(&n, r)))
+            .cloned()
+            .collect();
+        let came = new
+            .resources()
+            .iter()
+            .filter(|r| old.lookup(&r.group, &r.version, &r.resource).is_none_or(|o| !Arc::ptr_eq(&o, r)))
+            .cloned()
+            .collect();
+        let change = RegistryChange {
+            added: came,
+            removed: gone,
+            generation: new.generation(),
+        };
+        self.current.store(Arc::new(new));
+        // Nobody listening is fine: the snapshot is the truth.
+        let _ = self.changes.send(change.clone());
+        change
+    }
 }
 
 #[cfg(test)]
@@ -927,7 +527,7 @@ mod tests {
             .lookup_kind("autoscaling", "v1", "HorizontalPodAutoscaler")
             .unwrap();
         assert_eq!(
-            (hpa.version, hpa.resource),
+            (hpa.version.as_str(), hpa.resource.as_str()),
             ("v1", "horizontalpodautoscalers")
         );
         assert!(r.lookup_kind("", "v1", "Binding").is_none());

@@ -21,26 +21,6 @@ pub(crate) const SELF_REVIEWS: &[(&str, &[&str])] = &[
     ("authentication.k8s.io", &["selfsubjectreviews"]),
 ];
 
-/// The reviews answered on create and stored nowhere: the self-reviews
-/// and TokenReview (tokens.rs).
-pub fn is_review(group: &str, resource: &str) -> bool {
-    is_self_review(group, resource)
-        || matches!(
-            (group, resource),
-            ("authentication.k8s.io", "tokenreviews")
-                | (
-                    "authorization.k8s.io",
-                    "subjectaccessreviews" | "localsubjectaccessreviews"
-                )
-        )
-}
-
-pub fn is_self_review(group: &str, resource: &str) -> bool {
-    SELF_REVIEWS
-        .iter()
-        .any(|(g, resources)| *g == group && resources.contains(&resource))
-}
-
 /// The review with its status filled in, as upstream answers a create of it.
 pub async fn answer(
     core: &ApiCore,
@@ -52,7 +32,7 @@ pub async fn answer(
         return Err(ApiError::bad_request("a review must be a JSON object"));
     };
     let spec = review.get("spec").unwrap_or(&Value::Null);
-    let status = match def.resource {
+    let status = match def.resource.as_str() {
         "selfsubjectreviews" => who_am_i(user),
         "tokenreviews" => {
             if text(spec, "token").is_empty() {
@@ -143,7 +123,7 @@ async fn may_they(
         }
     }
     if !errs.is_empty() {
-        return Err(ApiError::invalid(def.group, def.kind, "", errs));
+        return Err(ApiError::invalid(&def.group, &def.kind, "", errs));
     }
     let extra = spec
         .get("extra")
@@ -205,7 +185,7 @@ async fn may_i(
 ) -> Result<Value, ApiError> {
     let errs = attribute_errors(spec);
     if !errs.is_empty() {
-        return Err(ApiError::invalid(def.group, def.kind, "", errs));
+        return Err(ApiError::invalid(&def.group, &def.kind, "", errs));
     }
     Ok(decision_status(core, user, spec).await)
 }

@@ -234,13 +234,27 @@ impl LabelSelector {
 /// A parsed field selector: `field=value`, `field==value`, `field!=value`, comma-separated.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldSelector {
-    terms: Vec<(String, bool, String)>,
+    terms: Vec<FieldTerm>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FieldTerm {
+    field: String,
+    equal: bool,
+    value: String,
+    /// What the field reads as when the object leaves it out.
+    absent: &'static str,
 }
 
 impl FieldSelector {
     /// Parses and checks every field against the kind's selectable fields
-    /// (upstream answers 400 for any other field).
-    pub fn parse(selector: &str, selectable: &[&str]) -> Result<Self, ApiError> {
+    /// (upstream answers 400 for any other field). `absent` is how the kind
+    /// renders a field an object leaves out: its Go zero value.
+    pub fn parse(
+        selector: &str,
+        selectable: &[&str],
+        absent: &dyn Fn(&str) -> &'static str,
+    ) -> Result<Self, ApiError> {
         let mut terms = Vec::new();
         for part in selector.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (field, equal, value) = if let Some((f, v)) = part.split_once("!=") {
@@ -260,7 +274,12 @@ impl FieldSelector {
                     "field label not supported: {field}"
                 )));
             }
-            terms.push((field.to_string(), equal, value.trim().to_string()));
+            terms.push(FieldTerm {
+                field: field.to_string(),
+                equal,
+                value: value.trim().to_string(),
+                absent: absent(field),
+            });
         }
         Ok(Self { terms })
     }
@@ -271,26 +290,15 @@ impl FieldSelector {
 
     /// Matches by reading each field's dotted path from the object.
     pub fn matches(&self, object: &Value) -> bool {
-        self.terms.iter().all(|(field, equal, value)| {
-            let pointer = format!("/{}", field.replace('.', "/"));
+        self.terms.iter().all(|term| {
+            let pointer = format!("/{}", term.field.replace('.', "/"));
             let actual = match object.pointer(&pointer) {
                 Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => absent_field_value(field).to_string(),
+                Some(Value::Null) | None => term.absent.to_string(),
                 Some(other) => other.to_string(),
             };
-            (actual == *value) == *equal
+            (actual == term.value) == term.equal
         })
-    }
-}
-
-/// How upstream renders a selectable field the object leaves out: its Go
-/// value's `fmt.Sprint`, the zero of its type (`false` for a bool, `0` for
-/// an int32, "" for a string).
-fn absent_field_value(field: &str) -> &'static str {
-    match field {
-        "spec.unschedulable" | "spec.hostNetwork" => "false",
-        "status.replicas" | "status.successful" => "0",
-        _ => "",
     }
 }
 
@@ -302,14 +310,19 @@ mod tests {
     #[test]
     fn absent_fields_select_as_their_go_zero_values() {
         let node = json!({"metadata": {"name": "n"}, "spec": {}});
-        let select = |s: &str| FieldSelector::parse(s, &["spec.unschedulable"]).expect("parses");
+        let node_zero = |field: &str| crate::kinds::builtin("", "Node").absent_field_value(field);
+        let select = |s: &str| {
+            FieldSelector::parse(s, &["spec.unschedulable"], &node_zero).expect("parses")
+        };
         assert!(select("spec.unschedulable==false").matches(&node));
         assert!(!select("spec.unschedulable==true").matches(&node));
         assert!(select("spec.unschedulable!=true").matches(&node));
         let cordoned = json!({"spec": {"unschedulable": true}});
         assert!(select("spec.unschedulable=true").matches(&cordoned));
         let job = json!({"status": {}});
-        let successful = FieldSelector::parse("status.successful=0", &["status.successful"]);
+        let job_zero = |field: &str| crate::kinds::builtin("batch", "Job").absent_field_value(field);
+        let successful =
+            FieldSelector::parse("status.successful=0", &["status.successful"], &job_zero);
         assert!(successful.expect("parses").matches(&job));
     }
 
@@ -376,16 +389,13 @@ mod tests {
 
     #[test]
     fn field_selector_checks_supported_fields() {
-        let fs = FieldSelector::parse("metadata.name=a", &["metadata.name", "metadata.namespace"])
-            .unwrap();
+        let empty = |_: &str| "";
+        let fields = ["metadata.name", "metadata.namespace"];
+        let fs = FieldSelector::parse("metadata.name=a", &fields, &empty).unwrap();
         assert!(fs.matches(&obj(json!({}))));
-        let fs = FieldSelector::parse(
-            "metadata.namespace!=d",
-            &["metadata.name", "metadata.namespace"],
-        )
-        .unwrap();
+        let fs = FieldSelector::parse("metadata.namespace!=d", &fields, &empty).unwrap();
         assert!(!fs.matches(&obj(json!({}))));
-        let err = FieldSelector::parse("spec.foo=1", &["metadata.name"]).unwrap_err();
+        let err = FieldSelector::parse("spec.foo=1", &fields, &empty).unwrap_err();
         assert_eq!(err.code(), 400);
     }
 }

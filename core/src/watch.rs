@@ -321,8 +321,8 @@ impl ApiCore {
         };
         let attrs = crate::auth::ResourceAttributes {
             verb: "watch",
-            group: def.group,
-            resource: def.resource,
+            group: &def.group,
+            resource: &def.resource,
             subresource: None,
             namespace,
             name,
@@ -331,8 +331,8 @@ impl ApiCore {
             .await?;
         if !def.supports("watch") {
             return Err(ApiError::method_not_supported(
-                def.group,
-                def.resource,
+                &def.group,
+                &def.resource,
                 "watch",
             ));
         }
@@ -346,7 +346,9 @@ impl ApiCore {
         }
         let filter = Filter {
             labels: LabelSelector::parse(&opts.label_selector)?,
-            fields: FieldSelector::parse(&field_selector, &selectable_fields(def))?,
+            fields: FieldSelector::parse(&field_selector, &selectable_fields(def), &|field| {
+                def.kind_impl.absent_field_value(field)
+            })?,
         };
         let prefix = def.key_prefix(&self.prefix, namespace);
         let rv = opts.resource_version.as_str();
@@ -400,14 +402,14 @@ impl ApiCore {
             }
         };
         if opts.send_initial_events == Some(true) && opts.allow_bookmarks {
-            head.push(bookmark(def.kind, &def.api_version(), start, true));
+            head.push(bookmark(&def.kind, &def.api_version(), start, true));
         }
         let timeout = opts.timeout.unwrap_or_else(|| {
             let extra = rand::random::<f64>();
             MIN_REQUEST_TIMEOUT.mul_f64(1.0 + extra)
         });
         let deadline = tokio::time::Instant::now() + timeout;
-        let kind = def.kind;
+        let kind = def.kind.clone();
         let api_version = def.api_version();
         let bookmarks = opts.allow_bookmarks;
         struct State {
@@ -423,7 +425,7 @@ impl ApiCore {
             done: false,
         };
         let tail = stream::unfold(state, move |mut st| {
-            let api_version = api_version.clone();
+            let (api_version, kind) = (api_version.clone(), kind.clone());
             async move {
                 loop {
                     if st.done {
@@ -433,7 +435,7 @@ impl ApiCore {
                         _ = tokio::time::sleep_until(deadline) => return None,
                         _ = tokio::time::sleep(BOOKMARK_INTERVAL), if bookmarks => {
                             st.last = st.source.progress(st.last);
-                            return Some((bookmark(kind, &api_version, st.last, false), st));
+                            return Some((bookmark(&kind, &api_version, st.last, false), st));
                         }
                         next = st.source.next() => match next {
                             None => return None,
@@ -466,10 +468,11 @@ impl ApiCore {
         }
         // Stored at another version: every object goes out at the watched one.
         let served_version = def.api_version();
+        let kind = def.kind_impl.clone();
         Ok(events
             .map(move |event| match event.event_type {
                 EventType::Bookmark | EventType::Error => event,
-                event_type => match crate::conversion::convert(
+                event_type => match kind.convert(
                     Arc::unwrap_or_clone(event.object),
                     &served_version,
                 ) {

@@ -884,12 +884,12 @@ async fn resource_request(
             Ok(encode(StatusCode::OK, output, &doc, &[]))
         }
         (Method::POST, None) => {
-            let (obj, opts) = written_object(content_type, &body, def.kind, q, agent)?;
+            let (obj, opts) = written_object(content_type, &body, &def.kind, q, agent)?;
             let result = core.create(user, &def, ns, obj, &opts).await?;
             write_response(&def, output, q, result)
         }
         (Method::PUT, Some(name)) => {
-            let (obj, opts) = written_object(content_type, &body, def.kind, q, agent)?;
+            let (obj, opts) = written_object(content_type, &body, &def.kind, q, agent)?;
             let result = core
                 .update(user, &def, ns, name, obj, &opts, View::Main)
                 .await?;
@@ -900,7 +900,7 @@ async fn resource_request(
             else {
                 return Err(ApiError::internal("patch body format"));
             };
-            let patch = negotiation::decode_body(BodyFormat::Patch(patch_type), &body, def.kind)?;
+            let patch = negotiation::decode_body(BodyFormat::Patch(patch_type), &body, &def.kind)?;
             let result = core
                 .patch(
                     user,
@@ -1017,7 +1017,7 @@ async fn subresource_request(
     let body_kind = if view == View::Scale {
         "Scale"
     } else {
-        def.kind
+        &def.kind
     };
     // pods/<name>/binding and pods/<name>/eviction take a Binding or an
     // Eviction for this pod, and only POST.
@@ -1028,7 +1028,7 @@ async fn subresource_request(
         };
         if *method != Method::POST {
             return Err(ApiError::method_not_supported(
-                def.group,
+                &def.group,
                 subresource,
                 &method.as_str().to_ascii_lowercase(),
             ));

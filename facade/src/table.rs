@@ -1,7 +1,6 @@
 //! metav1.Table responses (what kubectl get prints), built from the core's
 //! per-kind printers.
 
-use capstan_core::printers::{table_cells, table_columns};
 use capstan_core::registry::ResourceDef;
 use serde_json::{json, Value};
 
@@ -22,7 +21,7 @@ fn row(
     include: IncludeObject,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Value {
-    let mut row = json!({"cells": table_cells(def.group, def.resource, object, now)});
+    let mut row = json!({"cells": def.kind_impl.table_cells(object, now)});
     match include {
         IncludeObject::None => {}
         IncludeObject::Metadata => row["object"] = partial_metadata(object),
@@ -43,7 +42,7 @@ pub fn to_table<T: std::borrow::Borrow<Value>>(
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": list_metadata,
-        "columnDefinitions": table_columns(def.group, def.resource),
+        "columnDefinitions": def.kind_impl.table_columns(),
         "rows": objects.iter().map(|o| row(def, o.borrow(), include, now)).collect::<Vec<_>>(),
     })
 }

@@ -7,7 +7,7 @@ use super::{child, default_pointer, default_zero, each_item, ensure_child, str_f
 
 /// `SetDefaults_Deployment`: replicas 1, RollingUpdate 25%/25%, history 10,
 /// progress deadline 600 s.
-pub(super) fn deployment(deployment: &mut Object) {
+pub(crate) fn deployment(deployment: &mut Object) {
     let Some(spec) = ensure_child(deployment, "spec") else {
         return;
     };
@@ -27,7 +27,7 @@ pub(super) fn deployment(deployment: &mut Object) {
 }
 
 /// `SetDefaults_ReplicaSet`: replicas 1.
-pub(super) fn replica_set(replica_set: &mut Object) {
+pub(crate) fn replica_set(replica_set: &mut Object) {
     let Some(spec) = ensure_child(replica_set, "spec") else {
         return;
     };
@@ -37,7 +37,7 @@ pub(super) fn replica_set(replica_set: &mut Object) {
 
 /// `SetDefaults_StatefulSet` (StatefulSetAutoDeletePVC is on by default in
 /// 1.32) and the claim templates' PersistentVolumeClaim defaults.
-pub(super) fn stateful_set(stateful_set: &mut Object) {
+pub(crate) fn stateful_set(stateful_set: &mut Object) {
     let Some(spec) = ensure_child(stateful_set, "spec") else {
         return;
     };
@@ -66,7 +66,7 @@ pub(super) fn stateful_set(stateful_set: &mut Object) {
 }
 
 /// `SetDefaults_DaemonSet`: RollingUpdate maxUnavailable 1 maxSurge 0, history 10.
-pub(super) fn daemon_set(daemon_set: &mut Object) {
+pub(crate) fn daemon_set(daemon_set: &mut Object) {
     let Some(spec) = ensure_child(daemon_set, "spec") else {
         return;
     };

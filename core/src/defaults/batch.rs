@@ -7,7 +7,7 @@ use super::core_v1::pod_template_spec;
 use super::{child, default_pointer, default_zero, each_item, ensure_child, is_nil, Object};
 
 /// `SetDefaults_Job` (JobPodReplacementPolicy is on by default in 1.32).
-pub(super) fn job(job: &mut Object) {
+pub(crate) fn job(job: &mut Object) {
     let template_labels = job
         .get("spec")
         .and_then(|spec| spec.pointer("/template/metadata/labels"))
@@ -51,7 +51,7 @@ pub(super) fn job(job: &mut Object) {
 /// `SetDefaults_CronJob`. The job template gets only the type-level defaults
 /// beneath it (pod template, failure-policy patterns): `SetDefaults_Job` is
 /// registered for Job objects, not for the JobSpec inside a JobTemplateSpec.
-pub(super) fn cron_job(cron_job: &mut Object) {
+pub(crate) fn cron_job(cron_job: &mut Object) {
     let Some(spec) = ensure_child(cron_job, "spec") else {
         return;
     };

@@ -9,7 +9,7 @@ use super::{
 };
 
 /// `SetObjectDefaults_Pod`: the pod-only defaults, then the PodSpec's.
-pub(super) fn pod(pod: &mut Object) {
+pub(crate) fn pod(pod: &mut Object) {
     let Some(spec) = ensure_child(pod, "spec") else {
         return;
     };
@@ -18,7 +18,7 @@ pub(super) fn pod(pod: &mut Object) {
 }
 
 /// `SetObjectDefaults_PodTemplate`.
-pub(super) fn pod_template(template: &mut Object) {
+pub(crate) fn pod_template(template: &mut Object) {
     if let Some(template) = ensure_child(template, "template") {
         pod_template_spec(template);
     }
@@ -26,7 +26,7 @@ pub(super) fn pod_template(template: &mut Object) {
 
 /// `SetDefaults_ReplicationController` (selector and labels from the template,
 /// replicas 1) and the template's PodSpec defaults.
-pub(super) fn replication_controller(rc: &mut Object) {
+pub(crate) fn replication_controller(rc: &mut Object) {
     let template_labels = rc
         .get("spec")
         .and_then(|spec| spec.get("template"))
@@ -54,7 +54,7 @@ pub(super) fn replication_controller(rc: &mut Object) {
 }
 
 /// `SetObjectDefaults_PersistentVolume`.
-pub(super) fn persistent_volume(pv: &mut Object) {
+pub(crate) fn persistent_volume(pv: &mut Object) {
     if let Some(spec) = ensure_child(pv, "spec") {
         default_zero(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
         default_pointer(spec, "volumeMode", json!("Filesystem"));
@@ -67,7 +67,7 @@ pub(super) fn persistent_volume(pv: &mut Object) {
 
 /// The volume-source defaults of a PersistentVolumeSpec (also used for the
 /// inline spec of a VolumeAttachment).
-pub(super) fn persistent_volume_source(spec: &mut Object) {
+pub(crate) fn persistent_volume_source(spec: &mut Object) {
     if let Some(host_path) = child(spec, "hostPath") {
         default_pointer(host_path, "type", json!(""));
     }
@@ -86,7 +86,7 @@ pub(super) fn persistent_volume_source(spec: &mut Object) {
 }
 
 /// `SetObjectDefaults_PersistentVolumeClaim`.
-pub(super) fn persistent_volume_claim(pvc: &mut Object) {
+pub(crate) fn persistent_volume_claim(pvc: &mut Object) {
     if let Some(spec) = ensure_child(pvc, "spec") {
         persistent_volume_claim_spec(spec);
     }
@@ -96,12 +96,12 @@ pub(super) fn persistent_volume_claim(pvc: &mut Object) {
 }
 
 /// `SetDefaults_PersistentVolumeClaimSpec`.
-pub(super) fn persistent_volume_claim_spec(spec: &mut Object) {
+pub(crate) fn persistent_volume_claim_spec(spec: &mut Object) {
     default_pointer(spec, "volumeMode", json!("Filesystem"));
 }
 
 /// `SetDefaults_NodeStatus`: allocatable starts as capacity.
-pub(super) fn node(node: &mut Object) {
+pub(crate) fn node(node: &mut Object) {
     let Some(status) = ensure_child(node, "status") else {
         return;
     };
@@ -113,12 +113,12 @@ pub(super) fn node(node: &mut Object) {
 }
 
 /// `SetDefaults_Secret`.
-pub(super) fn secret(secret: &mut Object) {
+pub(crate) fn secret(secret: &mut Object) {
     default_zero(secret, "type", json!("Opaque"));
 }
 
 /// `SetDefaults_Endpoints`: port protocol TCP.
-pub(super) fn endpoints(endpoints: &mut Object) {
+pub(crate) fn endpoints(endpoints: &mut Object) {
     each_item(endpoints, "subsets", |subset| {
         each_item(subset, "ports", |port| {
             default_zero(port, "protocol", json!("TCP"));
@@ -131,7 +131,7 @@ pub(super) fn endpoints(endpoints: &mut Object) {
 /// Not a defaulter upstream, but what Go's encoding of a core/v1 Event
 /// always shows: the reporting strings and the two references have no
 /// `omitempty`, so clients read them as "" and {} when nobody set them.
-pub(super) fn event(event: &mut Object) {
+pub(crate) fn event(event: &mut Object) {
     for field in ["reportingComponent", "reportingInstance"] {
         event
             .entry(field)
@@ -144,7 +144,7 @@ pub(super) fn event(event: &mut Object) {
     }
 }
 
-pub(super) fn limit_range(limit_range: &mut Object) {
+pub(crate) fn limit_range(limit_range: &mut Object) {
     let Some(spec) = child(limit_range, "spec") else {
         return;
     };
@@ -179,7 +179,7 @@ pub(super) fn limit_range(limit_range: &mut Object) {
 }
 
 /// A PodTemplateSpec: its metadata as upstream encodes it and its PodSpec's defaults.
-pub(super) fn pod_template_spec(template: &mut Object) {
+pub(crate) fn pod_template_spec(template: &mut Object) {
     // ObjectMeta is a non-pointer struct in PodTemplateSpec and its zero
     // CreationTimestamp encodes as null, so every stored template shows
     // `metadata: {creationTimestamp: null}` in 1.32.
@@ -443,7 +443,7 @@ fn image_tag(image: &str) -> Option<String> {
 /// `SetDefaults_NamespaceStatus`: a namespace is Active unless it says
 /// otherwise. The status struct always exists in Go, so a status write
 /// without one stores `{"phase": "Active"}`.
-pub(super) fn namespace(namespace: &mut Object) {
+pub(crate) fn namespace(namespace: &mut Object) {
     if let Some(status) = ensure_child(namespace, "status") {
         default_zero(status, "phase", json!("Active"));
     }

@@ -9,7 +9,7 @@ use super::{child, default_pointer, default_zero, each_item, ensure_child, str_f
 
 /// autoscaling/v1 `SetDefaults_HorizontalPodAutoscaler`: minReplicas 1. The
 /// implicit 80 % CPU target is not a v1 default; conversion adds it.
-pub(super) fn hpa_v1(hpa: &mut Object) {
+pub(crate) fn hpa_v1(hpa: &mut Object) {
     if let Some(spec) = ensure_child(hpa, "spec") {
         default_pointer(spec, "minReplicas", json!(1));
     }
@@ -18,7 +18,7 @@ pub(super) fn hpa_v1(hpa: &mut Object) {
 /// autoscaling/v2 `SetDefaults_HorizontalPodAutoscaler`: minReplicas 1, an
 /// 80 % CPU utilization metric when none is given, and full scaling rules for
 /// both directions once `behavior` is sent at all.
-pub(super) fn hpa_v2(hpa: &mut Object) {
+pub(crate) fn hpa_v2(hpa: &mut Object) {
     let Some(spec) = ensure_child(hpa, "spec") else {
         return;
     };
@@ -80,7 +80,7 @@ fn fill_scaling_rules(behavior: &mut Object, key: &str, defaults: Value) {
 }
 
 /// rbac/v1: roleRef's group, and each subject's group by kind.
-pub(super) fn role_binding(binding: &mut Object) {
+pub(crate) fn role_binding(binding: &mut Object) {
     if let Some(role_ref) = ensure_child(binding, "roleRef") {
         default_zero(role_ref, "apiGroup", json!("rbac.authorization.k8s.io"));
     }
@@ -94,7 +94,7 @@ pub(super) fn role_binding(binding: &mut Object) {
 }
 
 /// networking/v1 `SetDefaults_NetworkPolicy` and `SetDefaults_NetworkPolicyPort`.
-pub(super) fn network_policy(policy: &mut Object) {
+pub(crate) fn network_policy(policy: &mut Object) {
     let Some(spec) = ensure_child(policy, "spec") else {
         return;
     };
@@ -120,21 +120,21 @@ pub(super) fn network_policy(policy: &mut Object) {
 }
 
 /// networking/v1 `SetDefaults_IngressClass`: parameters scope Cluster.
-pub(super) fn ingress_class(class: &mut Object) {
+pub(crate) fn ingress_class(class: &mut Object) {
     if let Some(parameters) = child(class, "spec").and_then(|spec| child(spec, "parameters")) {
         default_pointer(parameters, "scope", json!("Cluster"));
     }
 }
 
 /// storage/v1 `SetDefaults_StorageClass`.
-pub(super) fn storage_class(class: &mut Object) {
+pub(crate) fn storage_class(class: &mut Object) {
     default_pointer(class, "reclaimPolicy", json!("Delete"));
     default_pointer(class, "volumeBindingMode", json!("Immediate"));
 }
 
 /// storage/v1 `SetDefaults_CSIDriver` (SELinuxMountReadWriteOncePod is on by
 /// default in 1.32, so seLinuxMount is defaulted too).
-pub(super) fn csi_driver(driver: &mut Object) {
+pub(crate) fn csi_driver(driver: &mut Object) {
     let Some(spec) = ensure_child(driver, "spec") else {
         return;
     };
@@ -148,7 +148,7 @@ pub(super) fn csi_driver(driver: &mut Object) {
 }
 
 /// storage/v1 VolumeAttachment: the inline PersistentVolumeSpec's source defaults.
-pub(super) fn volume_attachment(attachment: &mut Object) {
+pub(crate) fn volume_attachment(attachment: &mut Object) {
     if let Some(inline) = child(attachment, "spec")
         .and_then(|spec| child(spec, "source"))
         .and_then(|source| child(source, "inlineVolumeSpec"))
@@ -158,12 +158,12 @@ pub(super) fn volume_attachment(attachment: &mut Object) {
 }
 
 /// scheduling/v1 `SetDefaults_PriorityClass`.
-pub(super) fn priority_class(class: &mut Object) {
+pub(crate) fn priority_class(class: &mut Object) {
     default_pointer(class, "preemptionPolicy", json!("PreemptLowerPriority"));
 }
 
 /// discovery/v1 `SetDefaults_EndpointPort`: name "" and protocol TCP.
-pub(super) fn endpoint_slice(slice: &mut Object) {
+pub(crate) fn endpoint_slice(slice: &mut Object) {
     each_item(slice, "ports", |port| {
         default_pointer(port, "name", json!(""));
         default_pointer(port, "protocol", json!("TCP"));
@@ -173,7 +173,7 @@ pub(super) fn endpoint_slice(slice: &mut Object) {
 /// admissionregistration/v1 webhook defaults (`SetDefaults_ValidatingWebhook`,
 /// `SetDefaults_MutatingWebhook`, `SetDefaults_Rule`, `SetDefaults_ServiceReference`).
 /// sideEffects and admissionReviewVersions are required in v1, not defaulted.
-pub(super) fn webhook_configuration(configuration: &mut Object, mutating: bool) {
+pub(crate) fn webhook_configuration(configuration: &mut Object, mutating: bool) {
     each_item(configuration, "webhooks", |webhook| {
         default_pointer(webhook, "failurePolicy", json!("Fail"));
         default_pointer(webhook, "matchPolicy", json!("Equivalent"));
@@ -207,7 +207,7 @@ fn match_resources(resources: &mut Object) {
 }
 
 /// admissionregistration/v1 `SetDefaults_ValidatingAdmissionPolicySpec`.
-pub(super) fn validating_admission_policy(policy: &mut Object) {
+pub(crate) fn validating_admission_policy(policy: &mut Object) {
     let Some(spec) = ensure_child(policy, "spec") else {
         return;
     };
@@ -218,21 +218,21 @@ pub(super) fn validating_admission_policy(policy: &mut Object) {
 }
 
 /// admissionregistration/v1 ValidatingAdmissionPolicyBinding: its match resources.
-pub(super) fn validating_admission_policy_binding(binding: &mut Object) {
+pub(crate) fn validating_admission_policy_binding(binding: &mut Object) {
     if let Some(resources) = child(binding, "spec").and_then(|spec| child(spec, "matchResources")) {
         match_resources(resources);
     }
 }
 
 /// flowcontrol/v1 `SetDefaults_FlowSchemaSpec`: matching precedence 1000.
-pub(super) fn flow_schema(schema: &mut Object) {
+pub(crate) fn flow_schema(schema: &mut Object) {
     if let Some(spec) = ensure_child(schema, "spec") {
         default_zero(spec, "matchingPrecedence", json!(1000));
     }
 }
 
 /// flowcontrol/v1 priority levels: shares, lendable percent and queuing shape.
-pub(super) fn priority_level_configuration(configuration: &mut Object) {
+pub(crate) fn priority_level_configuration(configuration: &mut Object) {
     let Some(spec) = child(configuration, "spec") else {
         return;
     };
@@ -254,7 +254,7 @@ pub(super) fn priority_level_configuration(configuration: &mut Object) {
 
 /// apiextensions/v1 `SetDefaults_CustomResourceDefinitionSpec` and the
 /// conversion webhook's service port.
-pub(super) fn custom_resource_definition(crd: &mut Object) {
+pub(crate) fn custom_resource_definition(crd: &mut Object) {
     let Some(spec) = ensure_child(crd, "spec") else {
         return;
     };
@@ -276,7 +276,7 @@ pub(super) fn custom_resource_definition(crd: &mut Object) {
 }
 
 /// apiregistration/v1 `SetDefaults_ServiceReference`: port 443.
-pub(super) fn api_service(service: &mut Object) {
+pub(crate) fn api_service(service: &mut Object) {
     if let Some(reference) = child(service, "spec").and_then(|spec| child(spec, "service")) {
         default_pointer(reference, "port", json!(443));
     }

@@ -10,7 +10,7 @@ use super::pod;
 use super::quantity::{self, QUANTITY_FORMAT_MSG};
 use super::{child, field, index, int_of, key, list_of, map_of, opt, str_of};
 use crate::error::FieldError;
-use crate::strategy::NameRule;
+use crate::kinds::NameRule;
 
 /// Upstream's MaxSecretSize, shared by Secrets and ConfigMaps.
 const MAX_SECRET_SIZE: usize = 1024 * 1024;

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::{child, index, list_of, map_of, opt, str_of};
 use crate::error::FieldError;
-use crate::strategy::NameRule;
+use crate::kinds::NameRule;
 use crate::validation;
 
 pub const NEGATIVE_MSG: &str = "must be greater than or equal to 0";

@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::meta;
 use super::{child, field, index, int_of, list_of, opt, str_of};
 use crate::error::FieldError;
-use crate::strategy::NameRule;
+use crate::kinds::NameRule;
 
 pub fn ingress(object: &Value) -> Vec<FieldError> {
     let spec = field(object, "spec");

@@ -9,7 +9,7 @@ use super::meta::{self, go_opt_int, NEGATIVE_MSG};
 use super::quantity::{self, QUANTITY_FORMAT_MSG};
 use super::{bool_of, child, field, index, int_of, key, list_of, map_of, opt, str_of};
 use crate::error::FieldError;
-use crate::strategy::NameRule;
+use crate::kinds::NameRule;
 
 const MAX_INT32: i64 = 2_147_483_647;
 
@@ -406,7 +406,7 @@ fn ephemeral_containers(spec: &Value, volumes: &HashSet<String>, path: &str) -> 
 pub fn resize(new: &Value, old: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let (new_spec, old_spec) = (field(new, "spec"), field(old, "spec"));
-    let qos_class = crate::strategy::qos_class;
+    let qos_class = crate::kinds::core::qos_class;
     if qos_class(old_spec) != qos_class(new_spec) {
         let recorded = old
             .pointer("/status/qosClass")

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::meta::{self, go_quote, go_string_slice};
 use super::{child, field, index, list_of, opt, str_of};
 use crate::error::FieldError;
-use crate::strategy::NameRule;
+use crate::kinds::NameRule;
 
 const GROUP: &str = "rbac.authorization.k8s.io";
 

@@ -3,7 +3,23 @@
 
 use serde_json::{json, Value};
 
-use super::{validate_create, validate_update};
+/// What the pipeline checks beyond the generic metadata for a new object:
+/// the finalizer names and the kind's own rules.
+fn validate_create(group: &str, kind: &str, object: &Value) -> Vec<FieldError> {
+    let mut errs = super::meta::finalizers(object);
+    errs.extend(crate::kinds::builtin(group, kind).validate_create(object));
+    errs
+}
+
+fn validate_update(group: &str, kind: &str, object: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = super::meta::finalizers(object);
+    errs.extend(crate::kinds::builtin(group, kind).validate_update(object, old));
+    errs
+}
+
+fn validate_status_update(group: &str, kind: &str, object: &Value, old: &Value) -> Vec<FieldError> {
+    crate::kinds::builtin(group, kind).validate_status_update(object, old)
+}
 use crate::error::FieldError;
 
 const REQUIRED: &str = "FieldValueRequired";
@@ -1725,14 +1741,9 @@ fn pod_disruption_budget_rules() {
 }
 
 #[test]
-fn unknown_kinds_are_not_validated() {
-    create(
-        "example.com",
-        "Widget",
-        &json!({"spec": {"anything": true}}),
-        &[],
-    );
-    create("", "Service", &json!({"spec": {}}), &[]);
+fn kinds_without_rules_of_their_own_are_not_validated() {
+    create("apps", "ControllerRevision", &json!({"data": {"anything": true}}), &[]);
+    create("", "Endpoints", &json!({"subsets": []}), &[]);
 }
 
 #[test]
@@ -1905,7 +1916,7 @@ fn zero_values_do_not_count_as_changes_on_update() {
 #[track_caller]
 fn status_update(kind: &str, object: &Value, old: &Value, want: &[(&str, &str, &str)]) {
     expect(
-        super::validate_status_update("apps", kind, object, old),
+        validate_status_update("apps", kind, object, old),
         want,
     );
 }
@@ -2042,7 +2053,7 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
     );
     // A ReplicationController's status is checked as a ReplicaSet's.
     expect(
-        super::validate_status_update(
+        validate_status_update(
             "",
             "ReplicationController",
             &json!({"status": {"replicas": 1, "readyReplicas": 2, "availableReplicas": 1}}),
@@ -2056,7 +2067,7 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
     );
     // Upstream's path for desiredReplicas carries a typo; clients see it.
     expect(
-        super::validate_status_update(
+        validate_status_update(
             "autoscaling",
             "HorizontalPodAutoscaler",
             &json!({"status": {"currentReplicas": -1, "desiredReplicas": -2}}),
@@ -2078,7 +2089,7 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
     // A PodDisruptionBudget's conditions are metav1 Conditions.
     let condition = json!({"type": "DisruptionAllowed", "status": "True", "reason": "SufficientPods", "lastTransitionTime": "2026-11-22T10:00:00Z"});
     expect(
-        super::validate_status_update(
+        validate_status_update(
             "policy",
             "PodDisruptionBudget",
             &json!({"status": {"conditions": [condition.clone()], "expectedPods": 1}}),
@@ -2087,7 +2098,7 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
         &[],
     );
     expect(
-        super::validate_status_update(
+        validate_status_update(
             "policy",
             "PodDisruptionBudget",
             &json!({"status": {
@@ -2114,7 +2125,7 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
         if deleting {
             ns["metadata"]["deletionTimestamp"] = json!("2026-11-22T10:00:00Z");
         }
-        super::validate_status_update("", "Namespace", &ns, &none)
+        validate_status_update("", "Namespace", &ns, &none)
     };
     expect(namespace("Active", false), &[]);
     expect(namespace("Terminating", true), &[]);
@@ -2136,7 +2147,7 @@ fn replica_set_stateful_set_and_daemon_set_status_rejections() {
     );
     // Kinds without status rules accept any status.
     expect(
-        super::validate_status_update("", "Pod", &json!({"status": {"x": -1}}), &none),
+        validate_status_update("", "Pod", &json!({"status": {"x": -1}}), &none),
         &[],
     );
 }

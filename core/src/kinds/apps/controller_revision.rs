@@ -1,0 +1,20 @@
+//! ControllerRevision (apps/v1): an immutable snapshot of a workload's state.
+
+use std::sync::Arc;
+
+use crate::kinds::Kind;
+use crate::printers::Printer;
+use crate::registry::ResourceDef;
+
+pub struct ControllerRevision;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(ControllerRevision);
+    vec![ResourceDef::new("apps", "v1", "controllerrevisions", "ControllerRevision", true, kind.clone())]
+}
+
+impl Kind for ControllerRevision {
+    fn printer(&self) -> Printer {
+        Printer::ControllerRevision
+    }
+}

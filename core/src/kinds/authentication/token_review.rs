@@ -1,0 +1,20 @@
+//! TokenReview (authentication.k8s.io/v1): who a bearer token belongs to, answered on create.
+
+use std::sync::Arc;
+
+use crate::kinds::{Handling, Kind};
+use crate::registry::ResourceDef;
+
+pub struct TokenReview;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(TokenReview);
+    vec![ResourceDef::new("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", false, kind.clone())
+            .verbs(&["create"])]
+}
+
+impl Kind for TokenReview {
+    fn handling(&self) -> Handling {
+        Handling::Review
+    }
+}

@@ -1,0 +1,20 @@
+//! LocalSubjectAccessReview (authorization.k8s.io/v1): may a user act in one namespace, answered on create.
+
+use std::sync::Arc;
+
+use crate::kinds::{Handling, Kind};
+use crate::registry::ResourceDef;
+
+pub struct LocalSubjectAccessReview;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(LocalSubjectAccessReview);
+    vec![ResourceDef::new("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", true, kind.clone())
+            .verbs(&["create"])]
+}
+
+impl Kind for LocalSubjectAccessReview {
+    fn handling(&self) -> Handling {
+        Handling::Review
+    }
+}

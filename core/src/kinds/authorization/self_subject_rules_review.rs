@@ -1,0 +1,20 @@
+//! SelfSubjectRulesReview (authorization.k8s.io/v1): `kubectl auth can-i --list`, answered on create.
+
+use std::sync::Arc;
+
+use crate::kinds::{Handling, Kind};
+use crate::registry::ResourceDef;
+
+pub struct SelfSubjectRulesReview;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(SelfSubjectRulesReview);
+    vec![ResourceDef::new("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", false, kind.clone())
+            .verbs(&["create"])]
+}
+
+impl Kind for SelfSubjectRulesReview {
+    fn handling(&self) -> Handling {
+        Handling::Review
+    }
+}

@@ -1,0 +1,20 @@
+//! SubjectAccessReview (authorization.k8s.io/v1): may a user act, answered on create.
+
+use std::sync::Arc;
+
+use crate::kinds::{Handling, Kind};
+use crate::registry::ResourceDef;
+
+pub struct SubjectAccessReview;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(SubjectAccessReview);
+    vec![ResourceDef::new("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", false, kind.clone())
+            .verbs(&["create"])]
+}
+
+impl Kind for SubjectAccessReview {
+    fn handling(&self) -> Handling {
+        Handling::Review
+    }
+}

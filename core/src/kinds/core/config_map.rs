@@ -1,0 +1,35 @@
+//! ConfigMap (core/v1): configuration data as strings and bytes.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::FieldError;
+use crate::kinds::Kind;
+use crate::printers::Printer;
+use crate::registry::ResourceDef;
+use crate::validate::corev1 as rules;
+
+pub struct ConfigMap;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(ConfigMap);
+    vec![ResourceDef::new("", "v1", "configmaps", "ConfigMap", true, kind.clone())
+            .short_names(&["cm"])]
+}
+
+impl Kind for ConfigMap {
+    fn validate_create(&self, object: &Value) -> Vec<FieldError> {
+        rules::config_map(object)
+    }
+
+    fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = rules::config_map(object);
+        errs.extend(rules::config_map_update(object, old));
+        errs
+    }
+
+    fn printer(&self) -> Printer {
+        Printer::ConfigMap
+    }
+}

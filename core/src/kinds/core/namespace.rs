@@ -1,0 +1,146 @@
+//! Namespace (core/v1): a scope for names.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::error::FieldError;
+use crate::kinds::{Kind, NameRule};
+use crate::printers::Printer;
+use serde_json::json;
+use crate::registry::ResourceDef;
+use crate::validate::corev1 as rules;
+
+pub struct Namespace;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(Namespace);
+    vec![ResourceDef::new("", "v1", "namespaces", "Namespace", false, kind.clone())
+            .short_names(&["ns"])
+            .verbs(&["create", "delete", "get", "list", "patch", "update", "watch"])
+            .subresources(&["finalize", "status"])
+            .selectable_fields(&[
+                "status.phase",
+            ])]
+}
+
+impl Kind for Namespace {
+
+    fn prepare_for_create(&self, object: &mut Value) {
+        let Some(obj) = object.as_object_mut() else {
+            return;
+        };
+        // Upstream keeps the finalizers a client asked for and makes sure
+        // "kubernetes" is among them.
+        let spec = obj.entry("spec").or_insert_with(|| json!({}));
+        if !spec.is_object() {
+            *spec = json!({});
+        }
+        if let Some(spec) = spec.as_object_mut() {
+            let finalizers = spec.entry("finalizers").or_insert_with(|| json!([]));
+            if !finalizers.is_array() {
+                *finalizers = json!([]);
+            }
+            if let Some(list) = finalizers.as_array_mut() {
+                if !list.iter().any(|f| f == "kubernetes") {
+                    list.push(json!("kubernetes"));
+                }
+            }
+        }
+        obj.insert("status".into(), json!({"phase": "Active"}));
+        label_with_own_name(object);
+    }
+
+    fn finalizers_done(&self, object: &Value) -> bool {
+        object
+            .pointer("/spec/finalizers")
+            .and_then(Value::as_array)
+            .is_none_or(|f| f.is_empty())
+    }
+
+    fn prepare_for_delete(&self, object: &mut Value) {
+        if let Some(obj) = object.as_object_mut() {
+            obj.insert("status".into(), json!({"phase": "Terminating"}));
+        }
+    }
+
+    fn prepare_for_update(&self, object: &mut Value, old: &Value) {
+        // spec.finalizers and status belong to the finalize and status subresources.
+        if let Some(obj) = object.as_object_mut() {
+            for field in ["spec", "status"] {
+                match old.get(field) {
+                    Some(v) => obj.insert(field.into(), v.clone()),
+                    None => obj.remove(field),
+                };
+            }
+        }
+        label_with_own_name(object);
+    }
+
+    fn subresource_update(&self, subresource: &str, object: &Value, old: &Value) -> Option<Value> {
+        // Only spec.finalizers changes through finalize.
+        (subresource == "finalize")
+            .then(|| crate::object::only_at(old, object, &["spec", "finalizers"]))
+    }
+
+    fn name_rule(&self) -> NameRule {
+        NameRule::Label
+    }
+
+    fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
+        crate::defaults::core_v1::namespace(object);
+    }
+
+    fn validate_create(&self, object: &Value) -> Vec<FieldError> {
+        rules::namespace(object)
+    }
+
+    fn validate_update(&self, object: &Value, _old: &Value) -> Vec<FieldError> {
+        rules::namespace(object)
+    }
+
+    fn validate_status_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
+        rules::namespace_status(object, old)
+    }
+
+    fn printer(&self) -> Printer {
+        Printer::Namespace
+    }
+}
+
+/// Every namespace carries its own name as the `kubernetes.io/metadata.name`
+/// label, as upstream sets it on create and keeps it on update.
+fn label_with_own_name(object: &mut Value) {
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let (Some(name), Some(meta)) = (
+        name,
+        object.get_mut("metadata").and_then(Value::as_object_mut),
+    ) {
+        let labels = meta
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespace_starts_active_with_finalizer() {
+        let mut ns = json!({"metadata": {"name": "demo"}});
+        Namespace.prepare_for_create(&mut ns);
+        assert_eq!(ns["status"]["phase"], "Active");
+        assert_eq!(ns["spec"]["finalizers"][0], "kubernetes");
+        assert_eq!(
+            ns["metadata"]["labels"]["kubernetes.io/metadata.name"],
+            "demo"
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! PersistentVolumeClaim (core/v1): a request for storage.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::error::FieldError;
+use crate::kinds::Kind;
+use crate::printers::Printer;
+use crate::registry::ResourceDef;
+use crate::validate::corev1 as rules;
+
+pub struct PersistentVolumeClaim;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(PersistentVolumeClaim);
+    vec![ResourceDef::new("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, kind.clone())
+            .short_names(&["pvc"])
+            .subresources(&["status"])]
+}
+
+impl Kind for PersistentVolumeClaim {
+    fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
+        crate::defaults::core_v1::persistent_volume_claim(object);
+    }
+
+    fn validate_create(&self, object: &Value) -> Vec<FieldError> {
+        rules::persistent_volume_claim(object)
+    }
+
+    fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = rules::persistent_volume_claim(object);
+        errs.extend(rules::persistent_volume_claim_update(object, old));
+        errs
+    }
+
+    fn printer(&self) -> Printer {
+        Printer::PersistentVolumeClaim
+    }
+}

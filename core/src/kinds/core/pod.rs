@@ -1,0 +1,227 @@
+//! Pod (core/v1): containers scheduled together on one node.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::error::FieldError;
+use crate::kinds::Kind;
+use crate::printers::Printer;
+use serde_json::json;
+use crate::registry::ResourceDef;
+use crate::validate::corev1 as rules;
+
+pub struct Pod;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(Pod);
+    vec![ResourceDef::new("", "v1", "pods", "Pod", true, kind.clone())
+            .short_names(&["po"])
+            .categories(&["all"])
+            .subresources(&["binding", "ephemeralcontainers", "eviction", "resize", "status"])
+            .selectable_fields(&[
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "spec.hostNetwork",
+                "status.phase",
+                "status.podIP",
+                "status.nominatedNodeName",
+            ])
+            .returns_deleted_object()]
+}
+
+impl Kind for Pod {
+    fn prepare_for_create(&self, object: &mut Value) {
+        let qos_class = qos_class(object.get("spec").unwrap_or(&Value::Null));
+        let mut status = json!({"phase": "Pending", "qosClass": qos_class});
+        let gated = object
+            .pointer("/spec/schedulingGates")
+            .and_then(Value::as_array)
+            .is_some_and(|gates| !gates.is_empty());
+        if gated {
+            status["conditions"] = json!([{
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+                "lastProbeTime": null,
+                "lastTransitionTime": null,
+            }]);
+        }
+        if let Some(obj) = object.as_object_mut() {
+            obj.insert("status".into(), status);
+        }
+    }
+
+    fn subresource_update(&self, subresource: &str, object: &Value, old: &Value) -> Option<Value> {
+        match subresource {
+            // Only spec.ephemeralContainers changes through ephemeralcontainers.
+            "ephemeralcontainers" => Some(crate::object::only_at(
+                old,
+                object,
+                &["spec", "ephemeralContainers"],
+            )),
+            // Only resources and resizePolicy of the containers a resize
+            // may touch, matched by name (upstream's dropNonResizeUpdates).
+            "resize" => Some(pod_resized(old, object)),
+            _ => None,
+        }
+    }
+
+    fn validate_subresource_update(
+        &self,
+        subresource: &str,
+        object: &Value,
+        old: &Value,
+    ) -> Option<Vec<FieldError>> {
+        // The pod as on create, without the create-only rules, and what
+        // the subresource may change checked against the stored pod.
+        let mut errs = rules::pod(object);
+        match subresource {
+            "ephemeralcontainers" => {
+                errs.extend(crate::validate::pod::ephemeral_containers_only_added(object, old))
+            }
+            "resize" => errs.extend(crate::validate::pod::resize(object, old)),
+            _ => return None,
+        }
+        Some(errs)
+    }
+
+    fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
+        crate::defaults::core_v1::pod(object);
+    }
+
+    fn validate_create(&self, object: &Value) -> Vec<FieldError> {
+        let mut errs = rules::pod(object);
+        errs.extend(rules::pod_create_only(object));
+        errs
+    }
+
+    fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = rules::pod(object);
+        errs.extend(rules::pod_update(object, old));
+        errs
+    }
+
+    fn absent_field_value(&self, field: &str) -> &'static str {
+        match field {
+            "spec.hostNetwork" => "false",
+            _ => "",
+        }
+    }
+
+    fn printer(&self) -> Printer {
+        Printer::Pod
+    }
+}
+
+/// What `pods/<name>/resize` writes (upstream's dropNonResizeUpdates):
+/// `old` with the resources and resizePolicy of each container, and of
+/// each restartable init container (sidecar), taken from the container of
+/// the same name in `new`; nothing else.
+pub(crate) fn pod_resized(old: &Value, new: &Value) -> Value {
+    let mut updated = old.clone();
+    for list in ["containers", "initContainers"] {
+        let wanted = new
+            .pointer(&format!("/spec/{list}"))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let Some(containers) = updated
+            .pointer_mut(&format!("/spec/{list}"))
+            .and_then(Value::as_array_mut)
+        else {
+            continue;
+        };
+        let resizable = |c: &Value| list == "containers" || c["restartPolicy"] == "Always";
+        for ctr in containers.iter_mut().filter(|c| resizable(c)) {
+            let Some(source) = wanted.iter().find(|c| c.get("name") == ctr.get("name")) else {
+                continue;
+            };
+            let Some(fields) = ctr.as_object_mut() else {
+                continue;
+            };
+            for field in ["resources", "resizePolicy"] {
+                match source.get(field) {
+                    Some(value) => fields.insert(field.to_string(), value.clone()),
+                    None => fields.shift_remove(field),
+                };
+            }
+        }
+    }
+    updated
+}
+
+/// Upstream's GetPodQOS over cpu and memory of the (init) containers:
+/// BestEffort without any request or limit, Guaranteed when every container
+/// limits both and requests what it limits, Burstable otherwise. Requests
+/// and limits are compared per container as written (defaulting has copied
+/// limits into missing requests); upstream compares the sums, which only
+/// differs for equal amounts spelled differently.
+pub(crate) fn qos_class(spec: &Value) -> &'static str {
+    const COMPUTE: [&str; 2] = ["cpu", "memory"];
+    let containers = ["containers", "initContainers"]
+        .into_iter()
+        .filter_map(|field| spec.get(field).and_then(Value::as_array))
+        .flatten();
+    // Malformed quantities do not count as zero; validation rejects them.
+    let is_zero = |q: &Value| crate::validate::quantity::from_json(q).is_ok_and(|q| q.is_zero());
+    let mut any = false;
+    let mut guaranteed = true;
+    for container in containers {
+        let resources = |kind: &str| {
+            container
+                .pointer(&format!("/resources/{kind}"))
+                .and_then(Value::as_object)
+        };
+        let (requests, limits) = (resources("requests"), resources("limits"));
+        for name in COMPUTE {
+            let request = requests.and_then(|r| r.get(name)).filter(|q| !is_zero(q));
+            let limit = limits.and_then(|l| l.get(name)).filter(|q| !is_zero(q));
+            any |= request.is_some() || limit.is_some();
+            if limit.is_none() || request.is_some_and(|r| Some(r) != limit) {
+                guaranteed = false;
+            }
+        }
+    }
+    match (any, guaranteed) {
+        (false, _) => "BestEffort",
+        (true, true) => "Guaranteed",
+        (true, false) => "Burstable",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pods_start_pending_with_their_qos_class() {
+        let mut pod = json!({"spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        Pod.prepare_for_create(&mut pod);
+        assert_eq!(
+            pod["status"],
+            json!({"phase": "Pending", "qosClass": "BestEffort"})
+        );
+        let limited = |requests: Value| {
+            json!({"containers": [{"name": "c", "resources": {
+                "limits": {"cpu": "500m", "memory": "128Mi"},
+                "requests": requests,
+            }}]})
+        };
+        assert_eq!(
+            qos_class(&limited(json!({"cpu": "500m", "memory": "128Mi"}))),
+            "Guaranteed"
+        );
+        assert_eq!(
+            qos_class(&limited(json!({"cpu": "100m", "memory": "128Mi"}))),
+            "Burstable"
+        );
+        assert_eq!(
+            qos_class(&json!({"containers": [{"resources": {"requests": {"cpu": "0"}}}]})),
+            "BestEffort"
+        );
+    }
+}

@@ -1,0 +1,62 @@
+//! ReplicationController (core/v1): keeps a number of pod replicas running (the ReplicaSet's predecessor).
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::FieldError;
+use crate::kinds::Kind;
+use crate::printers::Printer;
+use crate::registry::ResourceDef;
+use crate::validate::corev1 as rules;
+
+pub struct ReplicationController;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(ReplicationController);
+    vec![ResourceDef::new("", "v1", "replicationcontrollers", "ReplicationController", true, kind.clone())
+            .short_names(&["rc"])
+            .categories(&["all"])
+            .subresources(&["scale", "status"])
+            .selectable_fields(&[
+                "status.replicas",
+            ])
+            .storage_segment("controllers")]
+}
+
+impl Kind for ReplicationController {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
+        crate::defaults::core_v1::replication_controller(object);
+    }
+
+    fn empty_status(&self) -> Value {
+        json!({"replicas": 0})
+    }
+
+    fn validate_create(&self, object: &Value) -> Vec<FieldError> {
+        rules::replication_controller(object)
+    }
+
+    fn validate_update(&self, object: &Value, _old: &Value) -> Vec<FieldError> {
+        rules::replication_controller(object)
+    }
+
+    fn validate_status_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
+        crate::validate::apps::replica_set_status(object, old)
+    }
+
+    fn absent_field_value(&self, field: &str) -> &'static str {
+        match field {
+            "status.replicas" => "0",
+            _ => "",
+        }
+    }
+
+    fn printer(&self) -> Printer {
+        Printer::ReplicationController
+    }
+}

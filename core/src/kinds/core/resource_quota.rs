@@ -1,0 +1,22 @@
+//! ResourceQuota (core/v1): limits on what a namespace may consume.
+
+use std::sync::Arc;
+
+use crate::kinds::Kind;
+use crate::printers::Printer;
+use crate::registry::ResourceDef;
+
+pub struct ResourceQuota;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(ResourceQuota);
+    vec![ResourceDef::new("", "v1", "resourcequotas", "ResourceQuota", true, kind.clone())
+            .short_names(&["quota"])
+            .subresources(&["status"])]
+}
+
+impl Kind for ResourceQuota {
+    fn printer(&self) -> Printer {
+        Printer::ResourceQuota
+    }
+}

@@ -1,0 +1,42 @@
+//! Event (events.k8s.io/v1): a second view of core/v1 events, stored as them.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::conversion::ConversionError;
+use crate::kinds::Kind;
+use crate::printers::Printer;
+use crate::registry::ResourceDef;
+
+pub struct Event;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(Event);
+    vec![ResourceDef::new("events.k8s.io", "v1", "events", "Event", true, kind.clone())
+            .short_names(&["ev"])
+            .selectable_fields(&[
+                "involvedObject.kind",
+                "involvedObject.namespace",
+                "involvedObject.name",
+                "involvedObject.uid",
+                "involvedObject.apiVersion",
+                "involvedObject.resourceVersion",
+                "involvedObject.fieldPath",
+                "reason",
+                "reportingComponent",
+                "source",
+                "type",
+            ])
+            .stored_as("", "v1", "Event")]
+}
+
+impl Kind for Event {
+    fn convert(&self, object: Value, target_api_version: &str) -> Result<Value, ConversionError> {
+        crate::conversion::event(object, target_api_version)
+    }
+
+    fn printer(&self) -> Printer {
+        Printer::Event { events_api: true }
+    }
+}

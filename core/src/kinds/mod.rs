@@ -1,0 +1,223 @@
+//! Every served kind: one implementation of [`Kind`] per kind, in the folder
+//! of its API group (`apps/deployment.rs`). A kind's file declares the
+//! resources it is served as (names, scope, verbs, subresources, selectable
+//! fields, storage) and implements what its objects do: defaults,
+//! preparation, validation, status handling, printing and conversion.
+//!
+//! The pipeline never asks which group or kind it is handling: it calls the
+//! resource's [`Kind`]. Kinds built at run time (custom resources) implement
+//! the same trait.
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
+
+use crate::auth::UserInfo;
+use crate::conversion::ConversionError;
+use crate::error::FieldError;
+use crate::printers::{Printer, TableColumn};
+use crate::registry::ResourceDef;
+
+pub mod apps;
+pub mod authentication;
+pub mod authorization;
+pub mod autoscaling;
+pub mod batch;
+pub mod certificates;
+pub mod coordination;
+pub mod discovery;
+pub mod events;
+pub mod core;
+pub mod networking;
+pub mod node;
+pub mod policy;
+pub mod rbac;
+pub mod scheduling;
+pub mod storage;
+
+/// Which name format a kind accepts, as upstream's ValidateNameFunc choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// RFC 1123 subdomain (most kinds).
+    Subdomain,
+    /// RFC 1123 label (namespaces).
+    Label,
+    /// RFC 1035 label (services: must start with a letter).
+    Dns1035Label,
+    /// Any string usable as a URL path segment (RBAC kinds).
+    PathSegment,
+}
+
+/// How the pipeline serves a kind's objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handling {
+    /// Kept in storage: every verb reads and writes it there.
+    Stored,
+    /// core/v1 Binding: a create that places a pod, stored nowhere.
+    Binding,
+    /// The access and token reviews: a create answered from the request.
+    Review,
+    /// core/v1 ComponentStatus: computed on each read.
+    ComponentStatus,
+}
+
+type Object = Map<String, Value>;
+
+/// What one kind's objects do. Every method has the behaviour of a kind
+/// that adds nothing, so an implementation says only what differs.
+///
+/// Objects are Kubernetes JSON. Validation sees the object at its storage
+/// version (the pipeline converts first); defaulting sees it at the version
+/// of the request.
+pub trait Kind: Send + Sync {
+    /// Stored, or answered on the spot.
+    fn handling(&self) -> Handling {
+        Handling::Stored
+    }
+
+    fn name_rule(&self) -> NameRule {
+        NameRule::Subdomain
+    }
+
+    /// Whether `metadata.generation` counts spec changes.
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    /// Upstream's `SetDefaults_*` for an object at `version`, in place;
+    /// idempotent (applied on decode and again before storing).
+    fn apply_defaults(&self, _version: &str, _object: &mut Object) {}
+
+    /// Clears or fills server-owned fields of a new object.
+    fn prepare_for_create(&self, _object: &mut Value) {}
+
+    /// Fills fields a new object takes from the user creating it.
+    fn prepare_for_create_by(&self, _object: &mut Value, _user: &UserInfo) {}
+
+    /// Whether a create may set status although the kind has a status
+    /// subresource (nodes: the kubelet registers with its status).
+    fn keeps_status_on_create(&self) -> bool {
+        false
+    }
+
+    /// The status a new object starts with when the kind has a status
+    /// subresource: upstream clears it to the Go zero value, whose JSON
+    /// keeps the fields that have no `omitempty`.
+    fn empty_status(&self) -> Value {
+        json!({})
+    }
+
+    /// Carries server-owned fields over from the stored object on a write
+    /// to the main resource or its status.
+    fn prepare_for_update(&self, _object: &mut Value, _old: &Value) {}
+
+    /// What a write through one of the kind's own subresources (beyond
+    /// status and scale) may change: the stored `old` with that part of
+    /// `object`. None for a subresource that writes nothing of the object.
+    fn subresource_update(&self, _subresource: &str, _object: &Value, _old: &Value) -> Option<Value> {
+        None
+    }
+
+    /// Upstream's ValidateXxx for a new object (metadata is the pipeline's).
+    fn validate_create(&self, _object: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// ValidateXxxUpdate against the stored `old` object.
+    fn validate_update(&self, _object: &Value, _old: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// Validation of a write through one of the kind's own subresources
+    /// (pods' ephemeralcontainers, resize); None: [`Kind::validate_update`].
+    fn validate_subresource_update(
+        &self,
+        _subresource: &str,
+        _object: &Value,
+        _old: &Value,
+    ) -> Option<Vec<FieldError>> {
+        None
+    }
+
+    /// ValidateXxxStatusUpdate's checks of a status written through `/status`.
+    fn validate_status_update(&self, _object: &Value, _old: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    /// Whether kind-specific finalizers (beyond `metadata.finalizers`) are
+    /// done, so a delete may remove the object.
+    fn finalizers_done(&self, _object: &Value) -> bool {
+        true
+    }
+
+    /// Marks an object whose delete has to wait for finalizers.
+    fn prepare_for_delete(&self, _object: &mut Value) {}
+
+    /// Whether objects of this kind hold ClusterIPs and NodePorts.
+    fn allocates_service_addresses(&self) -> bool {
+        false
+    }
+
+    /// How upstream renders a selectable field the object leaves out: its
+    /// Go value's `fmt.Sprint`, the zero of its type ("" for a string).
+    fn absent_field_value(&self, _field: &str) -> &'static str {
+        ""
+    }
+
+    /// The built-in printer for `kubectl get`; kinds that print their own
+    /// way override the two table methods instead.
+    fn printer(&self) -> Printer {
+        Printer::Default
+    }
+
+    fn table_columns(&self) -> Vec<TableColumn> {
+        crate::printers::table_columns(self.printer())
+    }
+
+    /// One row's cells, one per column; `now` makes ages testable.
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        crate::printers::table_cells(self.printer(), object, now)
+    }
+
+    /// The object at `target_api_version`, another version this kind is
+    /// served at.
+    fn convert(&self, object: Value, target_api_version: &str) -> Result<Value, ConversionError> {
+        crate::conversion::unconvertible(object, target_api_version)
+    }
+}
+
+/// Everything Capstan serves built in, in upstream's discovery order
+/// (core/v1 first, then the groups as kube-apiserver lists them).
+pub fn builtin_resources() -> Vec<ResourceDef> {
+    [
+        self::core::resources(),
+        apps::resources(),
+        events::resources(),
+        authentication::resources(),
+        authorization::resources(),
+        autoscaling::resources(),
+        batch::resources(),
+        certificates::resources(),
+        networking::resources(),
+        policy::resources(),
+        rbac::resources(),
+        storage::resources(),
+        scheduling::resources(),
+        coordination::resources(),
+        node::resources(),
+        discovery::resources(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// A built-in kind by its (storage) group and kind, for unit tests of
+/// per-kind behaviour.
+#[cfg(test)]
+pub(crate) fn builtin(group: &str, kind: &str) -> std::sync::Arc<dyn Kind> {
+    builtin_resources()
+        .into_iter()
+        .find(|r| r.group == group && r.kind == kind)
+        .map(|r| r.kind_impl)
+        .unwrap_or_else(|| panic!("no built-in kind {group}/{kind}"))
+}

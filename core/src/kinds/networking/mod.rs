@@ -1,0 +1,22 @@
+//! The networking.k8s.io API group's kinds, in upstream's discovery order.
+
+mod ingress_class;
+mod ingress;
+mod network_policy;
+
+pub use ingress_class::IngressClass;
+pub use ingress::Ingress;
+pub use network_policy::NetworkPolicy;
+
+use crate::registry::ResourceDef;
+
+pub fn resources() -> Vec<ResourceDef> {
+    [
+        ingress_class::resources(),
+        ingress::resources(),
+        network_policy::resources(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}

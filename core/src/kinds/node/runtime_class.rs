@@ -1,0 +1,20 @@
+//! RuntimeClass (node.k8s.io/v1): a container runtime configuration.
+
+use std::sync::Arc;
+
+use crate::kinds::Kind;
+use crate::printers::Printer;
+use crate::registry::ResourceDef;
+
+pub struct RuntimeClass;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(RuntimeClass);
+    vec![ResourceDef::new("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false, kind.clone())]
+}
+
+impl Kind for RuntimeClass {
+    fn printer(&self) -> Printer {
+        Printer::RuntimeClass
+    }
+}

@@ -1,0 +1,42 @@
+//! ClusterRoleBinding (rbac.authorization.k8s.io/v1): grants a ClusterRole cluster-wide.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::error::FieldError;
+use crate::kinds::{Kind, NameRule};
+use crate::printers::Printer;
+use crate::registry::ResourceDef;
+use crate::validate::rbac as rules;
+
+pub struct ClusterRoleBinding;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(ClusterRoleBinding);
+    vec![ResourceDef::new("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false, kind.clone())]
+}
+
+impl Kind for ClusterRoleBinding {
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
+    }
+
+    fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
+        crate::defaults::other::role_binding(object);
+    }
+
+    fn validate_create(&self, object: &Value) -> Vec<FieldError> {
+        rules::cluster_role_binding(object)
+    }
+
+    fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
+        let mut errs = rules::cluster_role_binding(object);
+        errs.extend(rules::role_ref_update(object, old));
+        errs
+    }
+
+    fn printer(&self) -> Printer {
+        Printer::RoleBinding { cluster: true }
+    }
+}

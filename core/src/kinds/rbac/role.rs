@@ -1,0 +1,31 @@
+//! Role (rbac.authorization.k8s.io/v1): permissions in one namespace.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::FieldError;
+use crate::kinds::{Kind, NameRule};
+use crate::registry::ResourceDef;
+use crate::validate::rbac as rules;
+
+pub struct Role;
+
+pub fn resources() -> Vec<ResourceDef> {
+    let kind = Arc::new(Role);
+    vec![ResourceDef::new("rbac.authorization.k8s.io", "v1", "roles", "Role", true, kind.clone())]
+}
+
+impl Kind for Role {
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
+    }
+
+    fn validate_create(&self, object: &Value) -> Vec<FieldError> {
+        rules::role(object)
+    }
+
+    fn validate_update(&self, object: &Value, _old: &Value) -> Vec<FieldError> {
+        rules::role(object)
+    }
+}
