@@ -27,7 +27,6 @@ mod events;
 
 use serde_json::{json, Map, Value};
 
-
 type Object = Map<String, Value>;
 
 const METRICS_ANNOTATION: &str = "autoscaling.alpha.kubernetes.io/metrics";

@@ -729,7 +729,9 @@ impl ApiCore {
                     return Ok(());
                 }
                 Self::role_reference_rules(&objects, role_ref, scope.unwrap_or("")).map_err(
-                    |err| ApiError::forbidden_resource(&def.group, &def.resource, name, &err.message),
+                    |err| {
+                        ApiError::forbidden_resource(&def.group, &def.resource, name, &err.message)
+                    },
                 )?
             }
             _ => return Ok(()),

@@ -303,7 +303,9 @@ impl Registry {
     }
 
     fn indexed(resources: Vec<Arc<ResourceDef>>, generation: u64) -> Self {
-        let key = |r: &ResourceDef, last: &str| Triple(r.group.clone(), r.version.clone(), last.to_string());
+        let key = |r: &ResourceDef, last: &str| {
+            Triple(r.group.clone(), r.version.clone(), last.to_string())
+        };
         let by_gvr = resources
             .iter()
             .map(|r| (key(r, &r.resource), r.clone()))
@@ -331,7 +333,9 @@ impl Registry {
     }
 
     pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ResourceDef>> {
-        self.by_gvr.get(&TripleRef(group, version, resource)).cloned()
+        self.by_gvr
+            .get(&TripleRef(group, version, resource))
+            .cloned()
     }
 
     /// The stored resource of a kind at a group/version, e.g. an owner
@@ -382,8 +386,12 @@ impl Registry {
     fn changed(&self, added: Vec<ResourceDef>, removed: &[(String, String, String)]) -> Self {
         let added: Vec<Arc<ResourceDef>> = added.into_iter().map(Arc::new).collect();
         let replaced = |r: &ResourceDef| {
-            added.iter().any(|a| (&a.group, &a.version, &a.resource) == (&r.group, &r.version, &r.resource))
-                || removed.iter().any(|(g, v, res)| (g, v, res) == (&r.group, &r.version, &r.resource))
+            added
+                .iter()
+                .any(|a| (&a.group, &a.version, &a.resource) == (&r.group, &r.version, &r.resource))
+                || removed
+                    .iter()
+                    .any(|(g, v, res)| (g, v, res) == (&r.group, &r.version, &r.resource))
         };
         let resources = self
             .resources
@@ -453,20 +461,33 @@ impl RegistryHandle {
         self.apply(Vec::new(), resources)
     }
 
-    fn apply(&self, added: Vec<ResourceDef>, removed: &[(String, String, String)]) -> RegistryChange {
-        let _serialised = self.change.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    fn apply(
+        &self,
+        added: Vec<ResourceDef>,
+        removed: &[(String, String, String)],
+    ) -> RegistryChange {
+        let _serialised = self
+            .change
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let old = self.current.load_full();
         let new = old.changed(added, removed);
         let gone = old
             .resources()
             .iter()
-            .filter(|r| new.lookup(&r.group, &r.version, &r.resource).is_none_or(|n| !Arc::ptr_eq(&n, r)))
+            .filter(|r| {
+                new.lookup(&r.group, &r.version, &r.resource)
+                    .is_none_or(|n| !Arc::ptr_eq(&n, r))
+            })
             .cloned()
             .collect();
         let came = new
             .resources()
             .iter()
-            .filter(|r| old.lookup(&r.group, &r.version, &r.resource).is_none_or(|o| !Arc::ptr_eq(&o, r)))
+            .filter(|r| {
+                old.lookup(&r.group, &r.version, &r.resource)
+                    .is_none_or(|o| !Arc::ptr_eq(&o, r))
+            })
             .cloned()
             .collect();
         let change = RegistryChange {

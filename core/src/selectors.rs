@@ -311,16 +311,16 @@ mod tests {
     fn absent_fields_select_as_their_go_zero_values() {
         let node = json!({"metadata": {"name": "n"}, "spec": {}});
         let node_zero = |field: &str| crate::kinds::builtin("", "Node").absent_field_value(field);
-        let select = |s: &str| {
-            FieldSelector::parse(s, &["spec.unschedulable"], &node_zero).expect("parses")
-        };
+        let select =
+            |s: &str| FieldSelector::parse(s, &["spec.unschedulable"], &node_zero).expect("parses");
         assert!(select("spec.unschedulable==false").matches(&node));
         assert!(!select("spec.unschedulable==true").matches(&node));
         assert!(select("spec.unschedulable!=true").matches(&node));
         let cordoned = json!({"spec": {"unschedulable": true}});
         assert!(select("spec.unschedulable=true").matches(&cordoned));
         let job = json!({"status": {}});
-        let job_zero = |field: &str| crate::kinds::builtin("batch", "Job").absent_field_value(field);
+        let job_zero =
+            |field: &str| crate::kinds::builtin("batch", "Job").absent_field_value(field);
         let successful =
             FieldSelector::parse("status.successful=0", &["status.successful"], &job_zero);
         assert!(successful.expect("parses").matches(&job));

@@ -388,7 +388,6 @@ pub(crate) fn decode(kv: &KeyValue) -> ApiResult<Value> {
     Ok(obj)
 }
 
-
 /// The field manager of a write through `view`.
 fn manager_context<'a>(
     opts: &'a WriteOptions,
@@ -965,9 +964,10 @@ impl ApiCore {
         opts: &ListOptions,
     ) -> ApiResult<ObjectList> {
         let labels = LabelSelector::parse(&opts.label_selector)?;
-        let fields = FieldSelector::parse(&opts.field_selector, &selectable_fields(def), &|field| {
-            def.kind_impl.absent_field_value(field)
-        })?;
+        let fields =
+            FieldSelector::parse(&opts.field_selector, &selectable_fields(def), &|field| {
+                def.kind_impl.absent_field_value(field)
+            })?;
         let prefix = def.key_prefix(&self.prefix, namespace);
         let mut params = ListParams::default();
         if !opts.continue_token.is_empty() {
@@ -1354,10 +1354,7 @@ impl ApiCore {
             // Status is the controllers' to write, through /status; a new
             // object starts with the empty status Go would encode.
             if let Some(obj) = object.as_object_mut() {
-                obj.insert(
-                    "status".into(),
-                    def.kind_impl.empty_status(),
-                );
+                obj.insert("status".into(), def.kind_impl.empty_status());
             }
         }
         def.kind_impl.prepare_for_create(&mut object);

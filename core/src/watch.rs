@@ -472,14 +472,13 @@ impl ApiCore {
         Ok(events
             .map(move |event| match event.event_type {
                 EventType::Bookmark | EventType::Error => event,
-                event_type => match kind.convert(
-                    Arc::unwrap_or_clone(event.object),
-                    &served_version,
-                ) {
-                    // A new object: the cache event's encodings are of the stored one.
-                    Ok(object) => WatchEvent::new(event_type, Arc::new(object)),
-                    Err(e) => error_event(&ApiError::internal(e)),
-                },
+                event_type => {
+                    match kind.convert(Arc::unwrap_or_clone(event.object), &served_version) {
+                        // A new object: the cache event's encodings are of the stored one.
+                        Ok(object) => WatchEvent::new(event_type, Arc::new(object)),
+                        Err(e) => error_event(&ApiError::internal(e)),
+                    }
+                }
             })
             .boxed())
     }

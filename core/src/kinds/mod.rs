@@ -24,9 +24,9 @@ pub mod autoscaling;
 pub mod batch;
 pub mod certificates;
 pub mod coordination;
+pub mod core;
 pub mod discovery;
 pub mod events;
-pub mod core;
 pub mod networking;
 pub mod node;
 pub mod policy;
@@ -113,7 +113,12 @@ pub trait Kind: Send + Sync {
     /// What a write through one of the kind's own subresources (beyond
     /// status and scale) may change: the stored `old` with that part of
     /// `object`. None for a subresource that writes nothing of the object.
-    fn subresource_update(&self, _subresource: &str, _object: &Value, _old: &Value) -> Option<Value> {
+    fn subresource_update(
+        &self,
+        _subresource: &str,
+        _object: &Value,
+        _old: &Value,
+    ) -> Option<Value> {
         None
     }
 

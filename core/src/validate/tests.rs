@@ -1742,7 +1742,12 @@ fn pod_disruption_budget_rules() {
 
 #[test]
 fn kinds_without_rules_of_their_own_are_not_validated() {
-    create("apps", "ControllerRevision", &json!({"data": {"anything": true}}), &[]);
+    create(
+        "apps",
+        "ControllerRevision",
+        &json!({"data": {"anything": true}}),
+        &[],
+    );
     create("", "Endpoints", &json!({"subsets": []}), &[]);
 }
 
@@ -1915,10 +1920,7 @@ fn zero_values_do_not_count_as_changes_on_update() {
 
 #[track_caller]
 fn status_update(kind: &str, object: &Value, old: &Value, want: &[(&str, &str, &str)]) {
-    expect(
-        validate_status_update("apps", kind, object, old),
-        want,
-    );
+    expect(validate_status_update("apps", kind, object, old), want);
 }
 
 fn with_status(status: Value) -> Value {

@@ -10,7 +10,14 @@ pub struct ControllerRevision;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(ControllerRevision);
-    vec![ResourceDef::new("apps", "v1", "controllerrevisions", "ControllerRevision", true, kind.clone())]
+    vec![ResourceDef::new(
+        "apps",
+        "v1",
+        "controllerrevisions",
+        "ControllerRevision",
+        true,
+        kind.clone(),
+    )]
 }
 
 impl Kind for ControllerRevision {

@@ -14,10 +14,12 @@ pub struct DaemonSet;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(DaemonSet);
-    vec![ResourceDef::new("apps", "v1", "daemonsets", "DaemonSet", true, kind.clone())
+    vec![
+        ResourceDef::new("apps", "v1", "daemonsets", "DaemonSet", true, kind.clone())
             .short_names(&["ds"])
             .categories(&["all"])
-            .subresources(&["status"])]
+            .subresources(&["status"]),
+    ]
 }
 
 impl Kind for DaemonSet {

@@ -14,10 +14,17 @@ pub struct Deployment;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Deployment);
-    vec![ResourceDef::new("apps", "v1", "deployments", "Deployment", true, kind.clone())
-            .short_names(&["deploy"])
-            .categories(&["all"])
-            .subresources(&["scale", "status"])]
+    vec![ResourceDef::new(
+        "apps",
+        "v1",
+        "deployments",
+        "Deployment",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["deploy"])
+    .categories(&["all"])
+    .subresources(&["scale", "status"])]
 }
 
 impl Kind for Deployment {

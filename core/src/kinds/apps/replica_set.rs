@@ -14,13 +14,18 @@ pub struct ReplicaSet;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(ReplicaSet);
-    vec![ResourceDef::new("apps", "v1", "replicasets", "ReplicaSet", true, kind.clone())
-            .short_names(&["rs"])
-            .categories(&["all"])
-            .subresources(&["scale", "status"])
-            .selectable_fields(&[
-                "status.replicas",
-            ])]
+    vec![ResourceDef::new(
+        "apps",
+        "v1",
+        "replicasets",
+        "ReplicaSet",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["rs"])
+    .categories(&["all"])
+    .subresources(&["scale", "status"])
+    .selectable_fields(&["status.replicas"])]
 }
 
 impl Kind for ReplicaSet {

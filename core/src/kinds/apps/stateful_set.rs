@@ -14,10 +14,17 @@ pub struct StatefulSet;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(StatefulSet);
-    vec![ResourceDef::new("apps", "v1", "statefulsets", "StatefulSet", true, kind.clone())
-            .short_names(&["sts"])
-            .categories(&["all"])
-            .subresources(&["scale", "status"])]
+    vec![ResourceDef::new(
+        "apps",
+        "v1",
+        "statefulsets",
+        "StatefulSet",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["sts"])
+    .categories(&["all"])
+    .subresources(&["scale", "status"])]
 }
 
 impl Kind for StatefulSet {

@@ -9,11 +9,8 @@ pub use token_review::TokenReview;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        self_subject_review::resources(),
-        token_review::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [self_subject_review::resources(), token_review::resources()]
+        .into_iter()
+        .flatten()
+        .collect()
 }

@@ -9,8 +9,15 @@ pub struct SelfSubjectReview;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(SelfSubjectReview);
-    vec![ResourceDef::new("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", false, kind.clone())
-            .verbs(&["create"])]
+    vec![ResourceDef::new(
+        "authentication.k8s.io",
+        "v1",
+        "selfsubjectreviews",
+        "SelfSubjectReview",
+        false,
+        kind.clone(),
+    )
+    .verbs(&["create"])]
 }
 
 impl Kind for SelfSubjectReview {

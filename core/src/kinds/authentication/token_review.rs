@@ -9,8 +9,15 @@ pub struct TokenReview;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(TokenReview);
-    vec![ResourceDef::new("authentication.k8s.io", "v1", "tokenreviews", "TokenReview", false, kind.clone())
-            .verbs(&["create"])]
+    vec![ResourceDef::new(
+        "authentication.k8s.io",
+        "v1",
+        "tokenreviews",
+        "TokenReview",
+        false,
+        kind.clone(),
+    )
+    .verbs(&["create"])]
 }
 
 impl Kind for TokenReview {

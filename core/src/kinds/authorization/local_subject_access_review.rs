@@ -9,8 +9,15 @@ pub struct LocalSubjectAccessReview;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(LocalSubjectAccessReview);
-    vec![ResourceDef::new("authorization.k8s.io", "v1", "localsubjectaccessreviews", "LocalSubjectAccessReview", true, kind.clone())
-            .verbs(&["create"])]
+    vec![ResourceDef::new(
+        "authorization.k8s.io",
+        "v1",
+        "localsubjectaccessreviews",
+        "LocalSubjectAccessReview",
+        true,
+        kind.clone(),
+    )
+    .verbs(&["create"])]
 }
 
 impl Kind for LocalSubjectAccessReview {

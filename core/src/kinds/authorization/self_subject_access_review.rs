@@ -9,8 +9,15 @@ pub struct SelfSubjectAccessReview;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(SelfSubjectAccessReview);
-    vec![ResourceDef::new("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", false, kind.clone())
-            .verbs(&["create"])]
+    vec![ResourceDef::new(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        false,
+        kind.clone(),
+    )
+    .verbs(&["create"])]
 }
 
 impl Kind for SelfSubjectAccessReview {

@@ -9,8 +9,15 @@ pub struct SelfSubjectRulesReview;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(SelfSubjectRulesReview);
-    vec![ResourceDef::new("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", false, kind.clone())
-            .verbs(&["create"])]
+    vec![ResourceDef::new(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        false,
+        kind.clone(),
+    )
+    .verbs(&["create"])]
 }
 
 impl Kind for SelfSubjectRulesReview {

@@ -9,8 +9,15 @@ pub struct SubjectAccessReview;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(SubjectAccessReview);
-    vec![ResourceDef::new("authorization.k8s.io", "v1", "subjectaccessreviews", "SubjectAccessReview", false, kind.clone())
-            .verbs(&["create"])]
+    vec![ResourceDef::new(
+        "authorization.k8s.io",
+        "v1",
+        "subjectaccessreviews",
+        "SubjectAccessReview",
+        false,
+        kind.clone(),
+    )
+    .verbs(&["create"])]
 }
 
 impl Kind for SubjectAccessReview {

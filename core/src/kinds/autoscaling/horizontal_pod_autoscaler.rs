@@ -16,16 +16,30 @@ pub struct HorizontalPodAutoscaler;
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(HorizontalPodAutoscaler);
     vec![
-        ResourceDef::new("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", true, kind.clone())
-            .short_names(&["hpa"])
-            .categories(&["all"])
-            .subresources(&["status"])
-            .stored_as("autoscaling", "v2", "HorizontalPodAutoscaler"),
-        ResourceDef::new("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler", true, kind.clone())
-            .short_names(&["hpa"])
-            .categories(&["all"])
-            .subresources(&["status"])
-            .stored_as("autoscaling", "v2", "HorizontalPodAutoscaler"),
+        ResourceDef::new(
+            "autoscaling",
+            "v2",
+            "horizontalpodautoscalers",
+            "HorizontalPodAutoscaler",
+            true,
+            kind.clone(),
+        )
+        .short_names(&["hpa"])
+        .categories(&["all"])
+        .subresources(&["status"])
+        .stored_as("autoscaling", "v2", "HorizontalPodAutoscaler"),
+        ResourceDef::new(
+            "autoscaling",
+            "v1",
+            "horizontalpodautoscalers",
+            "HorizontalPodAutoscaler",
+            true,
+            kind.clone(),
+        )
+        .short_names(&["hpa"])
+        .categories(&["all"])
+        .subresources(&["status"])
+        .stored_as("autoscaling", "v2", "HorizontalPodAutoscaler"),
     ]
 }
 

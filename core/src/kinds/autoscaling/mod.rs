@@ -7,10 +7,8 @@ pub use horizontal_pod_autoscaler::HorizontalPodAutoscaler;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        horizontal_pod_autoscaler::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [horizontal_pod_autoscaler::resources()]
+        .into_iter()
+        .flatten()
+        .collect()
 }

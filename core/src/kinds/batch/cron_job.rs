@@ -14,10 +14,12 @@ pub struct CronJob;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(CronJob);
-    vec![ResourceDef::new("batch", "v1", "cronjobs", "CronJob", true, kind.clone())
+    vec![
+        ResourceDef::new("batch", "v1", "cronjobs", "CronJob", true, kind.clone())
             .short_names(&["cj"])
             .categories(&["all"])
-            .subresources(&["status"])]
+            .subresources(&["status"]),
+    ]
 }
 
 impl Kind for CronJob {

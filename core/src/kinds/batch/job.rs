@@ -14,12 +14,12 @@ pub struct Job;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Job);
-    vec![ResourceDef::new("batch", "v1", "jobs", "Job", true, kind.clone())
+    vec![
+        ResourceDef::new("batch", "v1", "jobs", "Job", true, kind.clone())
             .categories(&["all"])
             .subresources(&["status"])
-            .selectable_fields(&[
-                "status.successful",
-            ])]
+            .selectable_fields(&["status.successful"]),
+    ]
 }
 
 impl Kind for Job {

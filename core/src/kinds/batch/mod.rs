@@ -9,11 +9,8 @@ pub use job::Job;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        cron_job::resources(),
-        job::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [cron_job::resources(), job::resources()]
+        .into_iter()
+        .flatten()
+        .collect()
 }

@@ -4,23 +4,27 @@ use std::sync::Arc;
 
 use crate::kinds::Kind;
 use crate::printers::Printer;
-use serde_json::{json, Value};
 use crate::registry::ResourceDef;
+use serde_json::{json, Value};
 
 pub struct CertificateSigningRequest;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(CertificateSigningRequest);
-    vec![ResourceDef::new("certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest", false, kind.clone())
-            .short_names(&["csr"])
-            .subresources(&["approval", "status"])
-            .selectable_fields(&[
-                "spec.signerName",
-            ])]
+    vec![ResourceDef::new(
+        "certificates.k8s.io",
+        "v1",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+        false,
+        kind.clone(),
+    )
+    .short_names(&["csr"])
+    .subresources(&["approval", "status"])
+    .selectable_fields(&["spec.signerName"])]
 }
 
 impl Kind for CertificateSigningRequest {
-
     fn prepare_for_create_by(&self, object: &mut Value, user: &crate::auth::UserInfo) {
         let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
             return;

@@ -7,10 +7,8 @@ pub use certificate_signing_request::CertificateSigningRequest;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        certificate_signing_request::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [certificate_signing_request::resources()]
+        .into_iter()
+        .flatten()
+        .collect()
 }

@@ -14,7 +14,14 @@ pub struct Lease;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Lease);
-    vec![ResourceDef::new("coordination.k8s.io", "v1", "leases", "Lease", true, kind.clone())]
+    vec![ResourceDef::new(
+        "coordination.k8s.io",
+        "v1",
+        "leases",
+        "Lease",
+        true,
+        kind.clone(),
+    )]
 }
 
 impl Kind for Lease {

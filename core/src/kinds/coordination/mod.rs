@@ -7,10 +7,5 @@ pub use lease::Lease;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        lease::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [lease::resources()].into_iter().flatten().collect()
 }

@@ -9,8 +9,7 @@ pub struct Binding;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Binding);
-    vec![ResourceDef::new("", "v1", "bindings", "Binding", true, kind.clone())
-            .verbs(&["create"])]
+    vec![ResourceDef::new("", "v1", "bindings", "Binding", true, kind.clone()).verbs(&["create"])]
 }
 
 impl Kind for Binding {

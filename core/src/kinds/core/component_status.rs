@@ -10,9 +10,16 @@ pub struct ComponentStatus;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(ComponentStatus);
-    vec![ResourceDef::new("", "v1", "componentstatuses", "ComponentStatus", false, kind.clone())
-            .short_names(&["cs"])
-            .verbs(&["get", "list"])]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "componentstatuses",
+        "ComponentStatus",
+        false,
+        kind.clone(),
+    )
+    .short_names(&["cs"])
+    .verbs(&["get", "list"])]
 }
 
 impl Kind for ComponentStatus {

@@ -14,8 +14,10 @@ pub struct ConfigMap;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(ConfigMap);
-    vec![ResourceDef::new("", "v1", "configmaps", "ConfigMap", true, kind.clone())
-            .short_names(&["cm"])]
+    vec![
+        ResourceDef::new("", "v1", "configmaps", "ConfigMap", true, kind.clone())
+            .short_names(&["cm"]),
+    ]
 }
 
 impl Kind for ConfigMap {

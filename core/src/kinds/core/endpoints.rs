@@ -12,9 +12,11 @@ pub struct Endpoints;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Endpoints);
-    vec![ResourceDef::new("", "v1", "endpoints", "Endpoints", true, kind.clone())
+    vec![
+        ResourceDef::new("", "v1", "endpoints", "Endpoints", true, kind.clone())
             .short_names(&["ep"])
-            .storage_segment("services/endpoints")]
+            .storage_segment("services/endpoints"),
+    ]
 }
 
 impl Kind for Endpoints {

@@ -12,7 +12,8 @@ pub struct Event;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Event);
-    vec![ResourceDef::new("", "v1", "events", "Event", true, kind.clone())
+    vec![
+        ResourceDef::new("", "v1", "events", "Event", true, kind.clone())
             .short_names(&["ev"])
             .selectable_fields(&[
                 "involvedObject.kind",
@@ -26,7 +27,8 @@ pub fn resources() -> Vec<ResourceDef> {
                 "reportingComponent",
                 "source",
                 "type",
-            ])]
+            ]),
+    ]
 }
 
 impl Kind for Event {

@@ -8,15 +8,15 @@ mod event;
 mod limit_range;
 mod namespace;
 mod node;
-mod persistent_volume_claim;
 mod persistent_volume;
+mod persistent_volume_claim;
 mod pod;
 mod pod_template;
 mod replication_controller;
 mod resource_quota;
 mod secret;
-mod service_account;
 mod service;
+mod service_account;
 
 pub use binding::Binding;
 pub use component_status::ComponentStatus;
@@ -26,16 +26,16 @@ pub use event::Event;
 pub use limit_range::LimitRange;
 pub use namespace::Namespace;
 pub use node::Node;
-pub use persistent_volume_claim::PersistentVolumeClaim;
 pub use persistent_volume::PersistentVolume;
+pub use persistent_volume_claim::PersistentVolumeClaim;
+pub(crate) use pod::qos_class;
 pub use pod::Pod;
 pub use pod_template::PodTemplate;
 pub use replication_controller::ReplicationController;
 pub use resource_quota::ResourceQuota;
 pub use secret::Secret;
-pub use service_account::ServiceAccount;
 pub use service::Service;
-pub(crate) use pod::qos_class;
+pub use service_account::ServiceAccount;
 
 use crate::registry::ResourceDef;
 

@@ -7,25 +7,26 @@ use serde_json::{Map, Value};
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
 use crate::printers::Printer;
-use serde_json::json;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
+use serde_json::json;
 
 pub struct Namespace;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Namespace);
-    vec![ResourceDef::new("", "v1", "namespaces", "Namespace", false, kind.clone())
+    vec![
+        ResourceDef::new("", "v1", "namespaces", "Namespace", false, kind.clone())
             .short_names(&["ns"])
-            .verbs(&["create", "delete", "get", "list", "patch", "update", "watch"])
+            .verbs(&[
+                "create", "delete", "get", "list", "patch", "update", "watch",
+            ])
             .subresources(&["finalize", "status"])
-            .selectable_fields(&[
-                "status.phase",
-            ])]
+            .selectable_fields(&["status.phase"]),
+    ]
 }
 
 impl Kind for Namespace {
-
     fn prepare_for_create(&self, object: &mut Value) {
         let Some(obj) = object.as_object_mut() else {
             return;

@@ -7,21 +7,21 @@ use serde_json::{Map, Value};
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::Printer;
-use serde_json::json;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
+use serde_json::json;
 
 pub struct Node;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Node);
-    vec![ResourceDef::new("", "v1", "nodes", "Node", false, kind.clone())
+    vec![
+        ResourceDef::new("", "v1", "nodes", "Node", false, kind.clone())
             .short_names(&["no"])
             .subresources(&["status"])
-            .selectable_fields(&[
-                "spec.unschedulable",
-            ])
-            .storage_segment("minions")]
+            .selectable_fields(&["spec.unschedulable"])
+            .storage_segment("minions"),
+    ]
 }
 
 impl Kind for Node {

@@ -14,9 +14,16 @@ pub struct PersistentVolume;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(PersistentVolume);
-    vec![ResourceDef::new("", "v1", "persistentvolumes", "PersistentVolume", false, kind.clone())
-            .short_names(&["pv"])
-            .subresources(&["status"])]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "persistentvolumes",
+        "PersistentVolume",
+        false,
+        kind.clone(),
+    )
+    .short_names(&["pv"])
+    .subresources(&["status"])]
 }
 
 impl Kind for PersistentVolume {

@@ -14,9 +14,16 @@ pub struct PersistentVolumeClaim;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(PersistentVolumeClaim);
-    vec![ResourceDef::new("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true, kind.clone())
-            .short_names(&["pvc"])
-            .subresources(&["status"])]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["pvc"])
+    .subresources(&["status"])]
 }
 
 impl Kind for PersistentVolumeClaim {

@@ -7,18 +7,25 @@ use serde_json::{Map, Value};
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::Printer;
-use serde_json::json;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
+use serde_json::json;
 
 pub struct Pod;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Pod);
-    vec![ResourceDef::new("", "v1", "pods", "Pod", true, kind.clone())
+    vec![
+        ResourceDef::new("", "v1", "pods", "Pod", true, kind.clone())
             .short_names(&["po"])
             .categories(&["all"])
-            .subresources(&["binding", "ephemeralcontainers", "eviction", "resize", "status"])
+            .subresources(&[
+                "binding",
+                "ephemeralcontainers",
+                "eviction",
+                "resize",
+                "status",
+            ])
             .selectable_fields(&[
                 "spec.nodeName",
                 "spec.restartPolicy",
@@ -29,7 +36,8 @@ pub fn resources() -> Vec<ResourceDef> {
                 "status.podIP",
                 "status.nominatedNodeName",
             ])
-            .returns_deleted_object()]
+            .returns_deleted_object(),
+    ]
 }
 
 impl Kind for Pod {
@@ -80,9 +88,9 @@ impl Kind for Pod {
         // the subresource may change checked against the stored pod.
         let mut errs = rules::pod(object);
         match subresource {
-            "ephemeralcontainers" => {
-                errs.extend(crate::validate::pod::ephemeral_containers_only_added(object, old))
-            }
+            "ephemeralcontainers" => errs.extend(
+                crate::validate::pod::ephemeral_containers_only_added(object, old),
+            ),
             "resize" => errs.extend(crate::validate::pod::resize(object, old)),
             _ => return None,
         }

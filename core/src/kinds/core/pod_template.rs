@@ -14,7 +14,14 @@ pub struct PodTemplate;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(PodTemplate);
-    vec![ResourceDef::new("", "v1", "podtemplates", "PodTemplate", true, kind.clone())]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "podtemplates",
+        "PodTemplate",
+        true,
+        kind.clone(),
+    )]
 }
 
 impl Kind for PodTemplate {

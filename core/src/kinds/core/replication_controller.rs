@@ -14,14 +14,19 @@ pub struct ReplicationController;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(ReplicationController);
-    vec![ResourceDef::new("", "v1", "replicationcontrollers", "ReplicationController", true, kind.clone())
-            .short_names(&["rc"])
-            .categories(&["all"])
-            .subresources(&["scale", "status"])
-            .selectable_fields(&[
-                "status.replicas",
-            ])
-            .storage_segment("controllers")]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["rc"])
+    .categories(&["all"])
+    .subresources(&["scale", "status"])
+    .selectable_fields(&["status.replicas"])
+    .storage_segment("controllers")]
 }
 
 impl Kind for ReplicationController {

@@ -10,9 +10,16 @@ pub struct ResourceQuota;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(ResourceQuota);
-    vec![ResourceDef::new("", "v1", "resourcequotas", "ResourceQuota", true, kind.clone())
-            .short_names(&["quota"])
-            .subresources(&["status"])]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "resourcequotas",
+        "ResourceQuota",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["quota"])
+    .subresources(&["status"])]
 }
 
 impl Kind for ResourceQuota {

@@ -9,18 +9,18 @@ use base64::Engine as _;
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::Printer;
-use crate::validation;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
+use crate::validation;
 
 pub struct Secret;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Secret);
-    vec![ResourceDef::new("", "v1", "secrets", "Secret", true, kind.clone())
-            .selectable_fields(&[
-                "type",
-            ])]
+    vec![
+        ResourceDef::new("", "v1", "secrets", "Secret", true, kind.clone())
+            .selectable_fields(&["type"]),
+    ]
 }
 
 impl Kind for Secret {

@@ -4,22 +4,24 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
 use crate::printers::Printer;
-use crate::error::FieldError;
-use crate::validation;
 use crate::registry::ResourceDef;
+use crate::validation;
 
 pub struct Service;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Service);
-    vec![ResourceDef::new("", "v1", "services", "Service", true, kind.clone())
+    vec![
+        ResourceDef::new("", "v1", "services", "Service", true, kind.clone())
             .short_names(&["svc"])
             .categories(&["all"])
             .subresources(&["status"])
             .returns_deleted_object()
-            .storage_segment("services/specs")]
+            .storage_segment("services/specs"),
+    ]
 }
 
 impl Kind for Service {

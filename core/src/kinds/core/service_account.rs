@@ -14,10 +14,17 @@ pub struct ServiceAccount;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(ServiceAccount);
-    vec![ResourceDef::new("", "v1", "serviceaccounts", "ServiceAccount", true, kind.clone())
-            .short_names(&["sa"])
-            .subresources(&["token"])
-            .returns_deleted_object()]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "serviceaccounts",
+        "ServiceAccount",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["sa"])
+    .subresources(&["token"])
+    .returns_deleted_object()]
 }
 
 impl Kind for ServiceAccount {

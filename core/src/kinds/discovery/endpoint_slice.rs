@@ -12,7 +12,14 @@ pub struct EndpointSlice;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(EndpointSlice);
-    vec![ResourceDef::new("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", true, kind.clone())]
+    vec![ResourceDef::new(
+        "discovery.k8s.io",
+        "v1",
+        "endpointslices",
+        "EndpointSlice",
+        true,
+        kind.clone(),
+    )]
 }
 
 impl Kind for EndpointSlice {

@@ -7,10 +7,8 @@ pub use endpoint_slice::EndpointSlice;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        endpoint_slice::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [endpoint_slice::resources()]
+        .into_iter()
+        .flatten()
+        .collect()
 }

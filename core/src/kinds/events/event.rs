@@ -13,7 +13,8 @@ pub struct Event;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Event);
-    vec![ResourceDef::new("events.k8s.io", "v1", "events", "Event", true, kind.clone())
+    vec![
+        ResourceDef::new("events.k8s.io", "v1", "events", "Event", true, kind.clone())
             .short_names(&["ev"])
             .selectable_fields(&[
                 "involvedObject.kind",
@@ -28,7 +29,8 @@ pub fn resources() -> Vec<ResourceDef> {
                 "source",
                 "type",
             ])
-            .stored_as("", "v1", "Event")]
+            .stored_as("", "v1", "Event"),
+    ]
 }
 
 impl Kind for Event {

@@ -7,10 +7,5 @@ pub use event::Event;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        event::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [event::resources()].into_iter().flatten().collect()
 }

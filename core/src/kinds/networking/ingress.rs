@@ -14,9 +14,16 @@ pub struct Ingress;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Ingress);
-    vec![ResourceDef::new("networking.k8s.io", "v1", "ingresses", "Ingress", true, kind.clone())
-            .short_names(&["ing"])
-            .subresources(&["status"])]
+    vec![ResourceDef::new(
+        "networking.k8s.io",
+        "v1",
+        "ingresses",
+        "Ingress",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["ing"])
+    .subresources(&["status"])]
 }
 
 impl Kind for Ingress {

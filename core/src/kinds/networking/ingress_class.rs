@@ -12,7 +12,14 @@ pub struct IngressClass;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(IngressClass);
-    vec![ResourceDef::new("networking.k8s.io", "v1", "ingressclasses", "IngressClass", false, kind.clone())]
+    vec![ResourceDef::new(
+        "networking.k8s.io",
+        "v1",
+        "ingressclasses",
+        "IngressClass",
+        false,
+        kind.clone(),
+    )]
 }
 
 impl Kind for IngressClass {

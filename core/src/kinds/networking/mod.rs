@@ -1,11 +1,11 @@
 //! The networking.k8s.io API group's kinds, in upstream's discovery order.
 
-mod ingress_class;
 mod ingress;
+mod ingress_class;
 mod network_policy;
 
-pub use ingress_class::IngressClass;
 pub use ingress::Ingress;
+pub use ingress_class::IngressClass;
 pub use network_policy::NetworkPolicy;
 
 use crate::registry::ResourceDef;

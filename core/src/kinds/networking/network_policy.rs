@@ -14,8 +14,15 @@ pub struct NetworkPolicy;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(NetworkPolicy);
-    vec![ResourceDef::new("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", true, kind.clone())
-            .short_names(&["netpol"])]
+    vec![ResourceDef::new(
+        "networking.k8s.io",
+        "v1",
+        "networkpolicies",
+        "NetworkPolicy",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["netpol"])]
 }
 
 impl Kind for NetworkPolicy {

@@ -7,10 +7,5 @@ pub use runtime_class::RuntimeClass;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        runtime_class::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [runtime_class::resources()].into_iter().flatten().collect()
 }

@@ -10,7 +10,14 @@ pub struct RuntimeClass;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(RuntimeClass);
-    vec![ResourceDef::new("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false, kind.clone())]
+    vec![ResourceDef::new(
+        "node.k8s.io",
+        "v1",
+        "runtimeclasses",
+        "RuntimeClass",
+        false,
+        kind.clone(),
+    )]
 }
 
 impl Kind for RuntimeClass {

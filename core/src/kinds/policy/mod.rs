@@ -7,10 +7,8 @@ pub use pod_disruption_budget::PodDisruptionBudget;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        pod_disruption_budget::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [pod_disruption_budget::resources()]
+        .into_iter()
+        .flatten()
+        .collect()
 }

@@ -14,9 +14,16 @@ pub struct PodDisruptionBudget;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(PodDisruptionBudget);
-    vec![ResourceDef::new("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, kind.clone())
-            .short_names(&["pdb"])
-            .subresources(&["status"])]
+    vec![ResourceDef::new(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        true,
+        kind.clone(),
+    )
+    .short_names(&["pdb"])
+    .subresources(&["status"])]
 }
 
 impl Kind for PodDisruptionBudget {

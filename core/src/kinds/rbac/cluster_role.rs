@@ -13,7 +13,14 @@ pub struct ClusterRole;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(ClusterRole);
-    vec![ResourceDef::new("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false, kind.clone())]
+    vec![ResourceDef::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterroles",
+        "ClusterRole",
+        false,
+        kind.clone(),
+    )]
 }
 
 impl Kind for ClusterRole {

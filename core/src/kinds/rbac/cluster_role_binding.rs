@@ -14,7 +14,14 @@ pub struct ClusterRoleBinding;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(ClusterRoleBinding);
-    vec![ResourceDef::new("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false, kind.clone())]
+    vec![ResourceDef::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        false,
+        kind.clone(),
+    )]
 }
 
 impl Kind for ClusterRoleBinding {

@@ -1,14 +1,14 @@
 //! The rbac.authorization.k8s.io API group's kinds, in upstream's discovery order.
 
-mod cluster_role_binding;
 mod cluster_role;
-mod role_binding;
+mod cluster_role_binding;
 mod role;
+mod role_binding;
 
-pub use cluster_role_binding::ClusterRoleBinding;
 pub use cluster_role::ClusterRole;
-pub use role_binding::RoleBinding;
+pub use cluster_role_binding::ClusterRoleBinding;
 pub use role::Role;
+pub use role_binding::RoleBinding;
 
 use crate::registry::ResourceDef;
 

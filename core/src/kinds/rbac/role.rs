@@ -13,7 +13,14 @@ pub struct Role;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(Role);
-    vec![ResourceDef::new("rbac.authorization.k8s.io", "v1", "roles", "Role", true, kind.clone())]
+    vec![ResourceDef::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "roles",
+        "Role",
+        true,
+        kind.clone(),
+    )]
 }
 
 impl Kind for Role {

@@ -14,7 +14,14 @@ pub struct RoleBinding;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(RoleBinding);
-    vec![ResourceDef::new("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true, kind.clone())]
+    vec![ResourceDef::new(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "rolebindings",
+        "RoleBinding",
+        true,
+        kind.clone(),
+    )]
 }
 
 impl Kind for RoleBinding {

@@ -7,10 +7,8 @@ pub use priority_class::PriorityClass;
 use crate::registry::ResourceDef;
 
 pub fn resources() -> Vec<ResourceDef> {
-    [
-        priority_class::resources(),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    [priority_class::resources()]
+        .into_iter()
+        .flatten()
+        .collect()
 }

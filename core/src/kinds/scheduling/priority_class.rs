@@ -14,8 +14,15 @@ pub struct PriorityClass;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(PriorityClass);
-    vec![ResourceDef::new("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", false, kind.clone())
-            .short_names(&["pc"])]
+    vec![ResourceDef::new(
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "PriorityClass",
+        false,
+        kind.clone(),
+    )
+    .short_names(&["pc"])]
 }
 
 impl Kind for PriorityClass {

@@ -12,7 +12,14 @@ pub struct CSIDriver;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(CSIDriver);
-    vec![ResourceDef::new("storage.k8s.io", "v1", "csidrivers", "CSIDriver", false, kind.clone())]
+    vec![ResourceDef::new(
+        "storage.k8s.io",
+        "v1",
+        "csidrivers",
+        "CSIDriver",
+        false,
+        kind.clone(),
+    )]
 }
 
 impl Kind for CSIDriver {

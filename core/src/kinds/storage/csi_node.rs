@@ -10,7 +10,14 @@ pub struct CSINode;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(CSINode);
-    vec![ResourceDef::new("storage.k8s.io", "v1", "csinodes", "CSINode", false, kind.clone())]
+    vec![ResourceDef::new(
+        "storage.k8s.io",
+        "v1",
+        "csinodes",
+        "CSINode",
+        false,
+        kind.clone(),
+    )]
 }
 
 impl Kind for CSINode {

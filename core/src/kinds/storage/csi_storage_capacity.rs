@@ -9,7 +9,14 @@ pub struct CSIStorageCapacity;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(CSIStorageCapacity);
-    vec![ResourceDef::new("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", true, kind.clone())]
+    vec![ResourceDef::new(
+        "storage.k8s.io",
+        "v1",
+        "csistoragecapacities",
+        "CSIStorageCapacity",
+        true,
+        kind.clone(),
+    )]
 }
 
 impl Kind for CSIStorageCapacity {}

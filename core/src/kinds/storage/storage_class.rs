@@ -14,9 +14,16 @@ pub struct StorageClass;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(StorageClass);
-    vec![ResourceDef::new("storage.k8s.io", "v1", "storageclasses", "StorageClass", false, kind.clone())
-            .short_names(&["sc"])
-            .returns_deleted_object()]
+    vec![ResourceDef::new(
+        "storage.k8s.io",
+        "v1",
+        "storageclasses",
+        "StorageClass",
+        false,
+        kind.clone(),
+    )
+    .short_names(&["sc"])
+    .returns_deleted_object()]
 }
 
 impl Kind for StorageClass {

@@ -12,8 +12,15 @@ pub struct VolumeAttachment;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(VolumeAttachment);
-    vec![ResourceDef::new("storage.k8s.io", "v1", "volumeattachments", "VolumeAttachment", false, kind.clone())
-            .subresources(&["status"])]
+    vec![ResourceDef::new(
+        "storage.k8s.io",
+        "v1",
+        "volumeattachments",
+        "VolumeAttachment",
+        false,
+        kind.clone(),
+    )
+    .subresources(&["status"])]
 }
 
 impl Kind for VolumeAttachment {
