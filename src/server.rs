@@ -13,8 +13,7 @@ use capstan_core::auth::UserInfo;
 use capstan_core::discovery::Discovery;
 use capstan_core::grpc::DiscoveryService;
 use capstan_core::grpc_served::ResourcesGrpc;
-use capstan_core::openapi::{OpenApiDocuments, OpenApiResource};
-use capstan_core::registry::Registry;
+use capstan_core::registry::{Registry, RegistryHandle};
 use capstan_core::storage::embedded::EmbeddedStore;
 use capstan_core::storage::etcd::{EtcdConfig, EtcdStore};
 use capstan_core::storage::Storage;
@@ -103,6 +102,16 @@ impl Dispatch {
 }
 
 pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    serve_with(args, |_| ()).await
+}
+
+/// [`serve`], handing `on_started` the core once start-up is done (storage
+/// open, bootstrap written, watch caches started), before the port file
+/// is written.
+pub async fn serve_with(
+    args: ServeArgs,
+    on_started: impl FnOnce(Arc<ApiCore>),
+) -> Result<(), ServeError> {
     let started = Instant::now();
     std::fs::create_dir_all(&args.data_dir)
         .map_err(|e| ServeError::Other(format!("data dir {}: {e}", args.data_dir.display())))?;
@@ -135,7 +144,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         };
         Arc::new(EtcdStore::connect(&config).await?)
     };
-    let registry = Arc::new(Registry::builtin());
+    let registry = Arc::new(RegistryHandle::new(Registry::builtin()));
     let tokens = token_authority(&args, &pki)?;
     let core = Arc::new(
         ApiCore::new(registry.clone(), storage.clone(), args.etcd_prefix.clone())
@@ -151,33 +160,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     core.bootstrap_kubernetes_service(args.bind_address, local.port())
         .await?;
     core.start_watch_caches();
+    on_started(core.clone());
     let bootstrapped = started.elapsed();
-    let discovery = Arc::new(Discovery::new(&registry));
+    let discovery = Arc::new(Discovery::new(registry.clone()));
     let ready = Arc::new(AtomicBool::new(false));
-    let openapi_resources: Vec<OpenApiResource> = registry
-        .resources()
-        .iter()
-        .map(|r| OpenApiResource {
-            group: r.group.to_string(),
-            version: r.version.to_string(),
-            kind: r.kind.to_string(),
-            resource: r.resource.to_string(),
-            namespaced: r.namespaced,
-            verbs: r.verbs.iter().map(|v| v.to_string()).collect(),
-            definition: r.definition.to_string(),
-        })
-        .collect();
     // Generating the documents takes longer than the rest of start-up:
     // build them off the start-up path; /openapi requests wait for them.
-    let openapi = capstan_facade::LazyOpenApi::spawn(move || {
-        let building = Instant::now();
-        let built = OpenApiDocuments::build(&openapi_resources);
-        tracing::debug!(
-            ms = building.elapsed().as_millis() as u64,
-            "OpenAPI documents built"
-        );
-        built
-    });
+    let openapi = capstan_facade::LazyOpenApi::spawn(registry.clone());
     tracing::debug!(
         pki_and_store_ms = opened.as_millis() as u64,
         bootstrap_ms = (bootstrapped - opened).as_millis() as u64,

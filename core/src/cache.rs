@@ -120,6 +120,9 @@ pub struct WatchCache {
     ready: watch::Receiver<bool>,
     /// The revision the cache is current at, for readers waiting to catch up.
     current: watch::Sender<i64>,
+    /// The task that fills the cache, stopped when its resource is no
+    /// longer served.
+    task: std::sync::OnceLock<tokio::task::AbortHandle>,
 }
 
 impl WatchCache {
@@ -145,8 +148,10 @@ impl WatchCache {
             dispatched: Arc::new(AtomicI64::new(0)),
             ready,
             current: watch::channel(0).0,
+            task: std::sync::OnceLock::new(),
         });
-        tokio::spawn(Self::run(Arc::downgrade(&cache), storage, ready_tx));
+        let task = tokio::spawn(Self::run(Arc::downgrade(&cache), storage, ready_tx));
+        let _ = cache.task.set(task.abort_handle());
         cache
     }
 
@@ -503,6 +508,15 @@ impl WatchCache {
         }
     }
 
+    /// Stops following storage and closes every watcher (their clients see
+    /// the watch end, as upstream's watches end when a CRD is removed).
+    fn stop(&self) {
+        if let Some(task) = self.task.get() {
+            task.abort();
+        }
+        self.write().watchers.clear();
+    }
+
     #[cfg(test)]
     fn watcher_count(&self) -> usize {
         self.read().watchers.len()
@@ -549,6 +563,18 @@ impl WatchCaches {
                 )
             })
             .clone()
+    }
+
+    /// Stops the cache of a key prefix no longer served, closing its
+    /// watchers; a later `for_prefix` starts a new one.
+    pub fn stop(&self, prefix: &str) {
+        let stopped = {
+            let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
+            caches.remove(prefix)
+        };
+        if let Some(cache) = stopped {
+            cache.stop();
+        }
     }
 }
 
@@ -612,6 +638,29 @@ mod tests {
             decoded["metadata"]["resourceVersion"],
             y.mod_revision.to_string()
         );
+    }
+
+    /// A stopped cache closes its watchers and is replaced by a new one
+    /// when its prefix is served again.
+    #[tokio::test]
+    async fn a_stopped_cache_closes_its_watchers() {
+        let (_d, s) = store().await;
+        let caches = WatchCaches::new(s.clone(), unindexed);
+        let cache = caches.for_prefix("/r/w/");
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let mut watch = cache.watch("/r/w/", cache.revision()).expect("a watch");
+        caches.stop("/r/w/");
+        let ended = tokio::time::timeout(Duration::from_secs(5), watch.live.recv()).await;
+        assert!(matches!(ended, Ok(None)), "the watch ended");
+        s.create("/r/w/a/x", b"{}".to_vec()).await.unwrap();
+        assert!(
+            cache.get("/r/w/a/x").is_none(),
+            "the stopped cache follows nothing"
+        );
+        let again = caches.for_prefix("/r/w/");
+        assert!(!Arc::ptr_eq(&cache, &again));
+        assert!(again.wait_ready(Duration::from_secs(5)).await);
+        assert!(again.get("/r/w/a/x").is_some());
     }
 
     #[test]

@@ -4,7 +4,12 @@
 
 use serde_json::{json, Value};
 
-use crate::registry::{Registry, ResourceDef};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use sha2::{Digest, Sha512};
+
+use crate::registry::{Registry, RegistryHandle, ResourceDef};
 
 pub const AGGREGATED_CONTENT_TYPE: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
@@ -111,17 +116,30 @@ fn discovery_resource(r: &ResourceDef) -> Value {
     v
 }
 
-/// Serialized discovery documents; nothing is computed per request.
-pub struct Discovery {
+/// The discovery documents of one registry snapshot; nothing is computed
+/// per request.
+pub struct DiscoveryDocuments {
+    /// The registry generation they describe.
+    pub generation: u64,
     pub api_versions: Value,
     pub api_group_list: Value,
     groups: Vec<(String, Value)>,
     resource_lists: Vec<(String, String, Value)>,
     pub aggregated_core: Value,
     pub aggregated_groups: Value,
+    /// Upstream's ETag of each aggregated document (quoted, uppercase hex
+    /// SHA-512), so clients revalidate their cache with If-None-Match.
+    pub aggregated_core_etag: String,
+    pub aggregated_groups_etag: String,
 }
 
-impl Discovery {
+fn etag(document: &Value) -> String {
+    let digest = Sha512::digest(document.to_string().as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02X}")).collect();
+    format!("\"{hex}\"")
+}
+
+impl DiscoveryDocuments {
     pub fn new(registry: &Registry) -> Self {
         let groups_info = registry.groups();
         let mut groups = Vec::new();
@@ -179,7 +197,11 @@ impl Discovery {
             named.push(group);
         }
         let list = |items: Vec<Value>| json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items});
+        let (aggregated_core, aggregated_groups) = (list(aggregated_core), list(aggregated_groups));
         Self {
+            generation: registry.generation(),
+            aggregated_core_etag: etag(&aggregated_core),
+            aggregated_groups_etag: etag(&aggregated_groups),
             api_versions: json!({
                 "kind": "APIVersions",
                 "versions": ["v1"],
@@ -188,8 +210,8 @@ impl Discovery {
             api_group_list: json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": named}),
             groups,
             resource_lists,
-            aggregated_core: list(aggregated_core),
-            aggregated_groups: list(aggregated_groups),
+            aggregated_core,
+            aggregated_groups,
         }
     }
 
@@ -207,13 +229,82 @@ impl Discovery {
     }
 }
 
+/// Discovery that follows the registry: the documents of the current
+/// snapshot, built again (once) after each change.
+pub struct Discovery {
+    registry: Arc<RegistryHandle>,
+    built: ArcSwap<DiscoveryDocuments>,
+}
+
+impl Discovery {
+    pub fn new(registry: Arc<RegistryHandle>) -> Self {
+        let built = ArcSwap::from_pointee(DiscoveryDocuments::new(&registry.snapshot()));
+        Self { registry, built }
+    }
+
+    /// The documents for the resources served now.
+    pub fn current(&self) -> Arc<DiscoveryDocuments> {
+        let built = self.built.load_full();
+        let served = self.registry.snapshot();
+        if built.generation == served.generation() {
+            return built;
+        }
+        // Two requests racing here both build; either result is current.
+        let fresh = Arc::new(DiscoveryDocuments::new(&served));
+        self.built.store(fresh.clone());
+        fresh
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A kind that adds nothing, served as widgets.example.com/v1.
+    struct Widget;
+    impl crate::kinds::Kind for Widget {}
+
+    fn widgets() -> ResourceDef {
+        ResourceDef::new(
+            "example.com",
+            "v1",
+            "widgets",
+            "Widget",
+            true,
+            Arc::new(Widget),
+        )
+    }
+
+    #[test]
+    fn documents_follow_the_registry() {
+        let registry = Arc::new(RegistryHandle::new(Registry::builtin()));
+        let discovery = Discovery::new(registry.clone());
+        let before = discovery.current();
+        assert!(before.group("example.com").is_none());
+        registry.add(vec![widgets()]);
+        let after = discovery.current();
+        assert_eq!(
+            after.resource_list("example.com", "v1").unwrap()["resources"][0]["name"],
+            "widgets"
+        );
+        assert_ne!(before.aggregated_groups_etag, after.aggregated_groups_etag);
+        assert_eq!(before.aggregated_core_etag, after.aggregated_core_etag);
+        assert!(
+            Arc::ptr_eq(&after, &discovery.current()),
+            "built once per change"
+        );
+        registry.remove(&[("example.com".into(), "v1".into(), "widgets".into())]);
+        let removed = discovery.current();
+        assert!(removed.group("example.com").is_none());
+        assert_eq!(
+            removed.aggregated_groups_etag,
+            before.aggregated_groups_etag
+        );
+    }
+
     #[test]
     fn documents_cover_core_and_apps() {
-        let d = Discovery::new(&Registry::builtin());
+        let d = DiscoveryDocuments::new(&Registry::builtin());
         let core = d.resource_list("", "v1").unwrap();
         let pods = core["resources"]
             .as_array()

@@ -493,6 +493,7 @@ impl pb::discovery_server::Discovery for DiscoveryService {
         let groups = self
             .core
             .registry
+            .snapshot()
             .groups()
             .into_iter()
             .map(|g| {
@@ -525,8 +526,8 @@ impl pb::discovery_server::Discovery for DiscoveryService {
         let caller = user_of(&self.core, &req, Admission::ReadOnly).await?;
         self.core.authorize_path(&caller, "get", "/apis").await?;
         let r = req.into_inner();
-        let doc = self
-            .discovery
+        let documents = self.discovery.current();
+        let doc = documents
             .resource_list(&r.group, &r.version)
             .ok_or_else(|| {
                 Status::not_found(format!(

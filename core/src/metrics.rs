@@ -351,7 +351,7 @@ impl ApiCore {
     /// taken from the watch caches at the time of the scrape.
     pub fn metrics_text(&self) -> String {
         let m = metrics();
-        for def in self.registry.resources() {
+        for def in self.registry.snapshot().resources() {
             if !def.is_stored() || def.converts_for_storage() {
                 continue;
             }

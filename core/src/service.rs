@@ -13,7 +13,7 @@ use crate::auth::{AccessRequest, ResourceAttributes, UserInfo};
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::patch;
-use crate::registry::{Registry, ResourceDef};
+use crate::registry::{RegistryHandle, ResourceDef};
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::storage::{KeyValue, ListParams, Storage, StorageError};
 use crate::validation;
@@ -331,7 +331,9 @@ pub struct ObjectList {
 }
 
 pub struct ApiCore {
-    pub registry: Arc<Registry>,
+    /// The served resources; changes while the server runs (see
+    /// [`ApiCore::add_resources`]).
+    pub registry: Arc<RegistryHandle>,
     pub(crate) storage: Arc<dyn Storage>,
     pub(crate) prefix: String,
     pub(crate) caches: crate::cache::WatchCaches,
@@ -513,7 +515,7 @@ const EXPIRED_CONTINUE: &str = "The provided continue parameter is too old to di
 
 impl ApiCore {
     pub fn new(
-        registry: Arc<Registry>,
+        registry: Arc<RegistryHandle>,
         storage: Arc<dyn Storage>,
         prefix: impl Into<String>,
     ) -> Self {
@@ -2275,8 +2277,55 @@ impl ApiCore {
     /// Starts every resource type's watch cache (at start-up, so first
     /// requests do not wait for the initial lists).
     pub fn start_watch_caches(&self) {
-        for def in self.registry.resources().iter().filter(|d| d.is_stored()) {
+        for def in self.registry.snapshot().resources() {
+            self.start_watch_cache(def);
+        }
+    }
+
+    fn start_watch_cache(&self, def: &ResourceDef) {
+        if def.is_stored() {
             self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
+        }
+    }
+
+    /// Serves `resources` from now on (replacing any of the same
+    /// group/version/resource) and starts their watch caches. Discovery,
+    /// OpenAPI and the controllers follow the registry on their own.
+    pub fn add_resources(&self, resources: Vec<ResourceDef>) {
+        let change = self.registry.add(resources);
+        self.follow(&change);
+    }
+
+    /// Stops serving the named group/version/resources: requests for them
+    /// are 404s from now on, and their watch caches stop with every
+    /// watcher closed. Stored objects stay (as upstream keeps a removed
+    /// CRD's objects until they are deleted).
+    pub fn remove_resources(&self, resources: &[(String, String, String)]) {
+        let change = self.registry.remove(resources);
+        self.follow(&change);
+    }
+
+    fn follow(&self, change: &crate::registry::RegistryChange) {
+        let served = self.registry.snapshot();
+        let still_stored = |prefix: &str| {
+            served
+                .resources()
+                .iter()
+                .any(|r| r.is_stored() && r.key_prefix(&self.prefix, None) == prefix)
+        };
+        for def in change.removed.iter().filter(|d| d.is_stored()) {
+            let prefix = def.key_prefix(&self.prefix, None);
+            if !still_stored(&prefix)
+                || change
+                    .added
+                    .iter()
+                    .any(|a| a.key_prefix(&self.prefix, None) == prefix)
+            {
+                self.caches.stop(&prefix);
+            }
+        }
+        for def in &change.added {
+            self.start_watch_cache(def);
         }
     }
 

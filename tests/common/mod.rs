@@ -255,6 +255,19 @@ impl Streaming {
         }
     }
 
+    /// Whether the process exits on its own within `timeout` (a stream the
+    /// server ended).
+    pub fn exits_within(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return true;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
     /// Stops the process and returns everything it printed.
     pub fn stop(mut self) -> String {
         self.kill();
@@ -375,6 +388,18 @@ impl TestServer {
         };
         server.spawn();
         server
+    }
+
+    /// A server this process runs (started in-process on `dir`, listening
+    /// on `port`), driven through the same clients as a spawned one.
+    pub fn attach(dir: tempfile::TempDir, port: u16) -> Self {
+        Self {
+            dir: Some(dir),
+            child: None,
+            port,
+            starts: 1,
+            extra_args: Vec::new(),
+        }
     }
 
     /// SIGKILL: no shutdown code runs, as in a crash or power loss.

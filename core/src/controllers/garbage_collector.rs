@@ -124,23 +124,33 @@ async fn note_changes(
 
 /// One resource per storage location: kinds served at several versions are
 /// read once, at their storage version.
-fn collected_resources(core: &ApiCore) -> impl Iterator<Item = &Arc<ResourceDef>> {
+fn collected_resources(core: &ApiCore) -> Vec<Arc<ResourceDef>> {
     core.registry
+        .snapshot()
         .resources()
         .iter()
         .filter(|def| def.is_stored() && !def.converts_for_storage())
+        .cloned()
+        .collect()
 }
 
 /// Every stored type's changes from now on, merged; `None` once any one
-/// cache stops reporting (its watchers were closed), so nothing is missed
-/// silently.
+/// cache stops reporting (its watchers were closed) or the served
+/// resources change, so nothing is missed silently.
 async fn watch_every_cache(
     core: &ApiCore,
 ) -> crate::ApiResult<BoxStream<'static, Option<Arc<CacheEvent>>>> {
-    let mut streams = Vec::new();
+    // A resource added or removed ends the feed too: the collector starts
+    // again over the resources served then.
+    let mut changes = core.registry.subscribe();
+    let mut streams = vec![stream::once(async move {
+        let _ = changes.recv().await;
+        None
+    })
+    .boxed()];
     for def in collected_resources(core) {
         let prefix = def.key_prefix(&core.prefix, None);
-        let cache = core.watch_cache(def).await?;
+        let cache = core.watch_cache(&def).await?;
         // From the cache's current revision; nothing is listed.
         let registration = cache
             .watch(&prefix, cache.revision())
@@ -280,7 +290,8 @@ struct Snapshot {
 async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapshot> {
     let mut caches = Vec::new();
     for def in collected_resources(core) {
-        caches.push((def, core.watch_cache(def).await?));
+        let cache = core.watch_cache(&def).await?;
+        caches.push((def, cache));
     }
     if core.storage.progress_is_ordered() {
         reach_one_revision(core, changed, &caches).await?;
@@ -294,7 +305,7 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapsho
         let prefix = def.key_prefix(&core.prefix, None);
         let (objects, revision) = cache.indexed_under(&prefix);
         snapshot.floor = snapshot.floor.min(revision);
-        read.push((*def, revision));
+        read.push((def.clone(), revision));
         snapshot
             .nodes
             .extend(objects.into_iter().map(|object| Node {
@@ -313,7 +324,7 @@ async fn snapshot(core: &ApiCore, changed: &Changed) -> crate::ApiResult<Snapsho
 async fn reach_one_revision(
     core: &ApiCore,
     changed: &Changed,
-    caches: &[(&Arc<ResourceDef>, Arc<WatchCache>)],
+    caches: &[(Arc<ResourceDef>, Arc<WatchCache>)],
 ) -> crate::ApiResult<()> {
     let seen = caches
         .iter()
@@ -353,7 +364,7 @@ async fn reach_one_revision(
 async fn complete_from_storage(
     core: &ApiCore,
     snapshot: &mut Snapshot,
-    read: &[(&Arc<ResourceDef>, i64)],
+    read: &[(Arc<ResourceDef>, i64)],
 ) -> crate::ApiResult<()> {
     let newest_owner = snapshot
         .nodes
@@ -370,7 +381,7 @@ async fn complete_from_storage(
     }
     let revision = core.current_revision().await?;
     let mut floor = revision;
-    for &(def, read_at) in read {
+    for (def, read_at) in read.iter().map(|(def, at)| (def, *at)) {
         if read_at >= newest_owner {
             floor = floor.min(read_at);
             continue;

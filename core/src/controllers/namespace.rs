@@ -87,8 +87,8 @@ async fn finalize(core: &ApiCore, namespace: &str) -> crate::ApiResult<()> {
     let system = UserInfo::system();
     let mut remaining = 0;
     // Kinds served at several versions are stored once: delete through one.
-    for def in core
-        .registry
+    let served = core.registry.snapshot();
+    for def in served
         .resources()
         .iter()
         .filter(|r| r.namespaced && r.is_stored() && !r.converts_for_storage())

@@ -105,6 +105,24 @@ struct GroupVersionDocument {
 }
 
 impl OpenApiDocuments {
+    /// The documents of every resource `registry` serves.
+    pub fn for_registry(registry: &crate::registry::Registry) -> Result<Self, OpenApiError> {
+        let resources: Vec<OpenApiResource> = registry
+            .resources()
+            .iter()
+            .map(|r| OpenApiResource {
+                group: r.group.clone(),
+                version: r.version.clone(),
+                kind: r.kind.clone(),
+                resource: r.resource.clone(),
+                namespaced: r.namespaced,
+                verbs: r.verbs.clone(),
+                definition: r.definition.clone(),
+            })
+            .collect();
+        Self::build(&resources)
+    }
+
     pub fn build(resources: &[OpenApiResource]) -> Result<Self, OpenApiError> {
         let builtin = definitions::builtin();
         let mut resources: Vec<&OpenApiResource> = resources.iter().collect();

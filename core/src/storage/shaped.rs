@@ -219,7 +219,9 @@ async fn core_shaped(
     let store = super::embedded::EmbeddedStore::open(dir.path()).expect("store");
     let storage = Arc::new(shaped(Arc::new(store)));
     let core = crate::service::ApiCore::new(
-        Arc::new(crate::registry::Registry::builtin()),
+        Arc::new(crate::registry::RegistryHandle::new(
+            crate::registry::Registry::builtin(),
+        )),
         storage,
         "/registry",
     );

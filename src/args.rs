@@ -1,0 +1,136 @@
+//! The `serve` command's flags.
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+/// Flag names follow kube-apiserver's where one exists.
+#[derive(Args, Clone, Debug)]
+pub struct ServeArgs {
+    /// Directory for the embedded store, the PKI and admin.kubeconfig.
+    #[arg(long, default_value = "./capstan-data", env = "CAPSTAN_DATA_DIR")]
+    pub data_dir: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind_address: IpAddr,
+    /// Port serving HTTPS (REST) and gRPC; 0 picks a free port.
+    #[arg(long, default_value_t = 6443)]
+    pub secure_port: u16,
+    /// etcd endpoints (comma-separated); when set, state lives in etcd
+    /// instead of the embedded store, and several replicas may share it.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// CA bundle that signed etcd's serving certificate.
+    #[arg(long)]
+    pub etcd_cafile: Option<PathBuf>,
+    /// Client certificate for etcd.
+    #[arg(long)]
+    pub etcd_certfile: Option<PathBuf>,
+    /// Client key for etcd.
+    #[arg(long)]
+    pub etcd_keyfile: Option<PathBuf>,
+    /// Key prefix of every stored object.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// How often history older than one interval is compacted; 0 disables it.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub etcd_compaction_interval: Duration,
+    /// Extra subject alternative names for the serving certificate.
+    #[arg(long, value_delimiter = ',')]
+    pub cert_extra_sans: Vec<String>,
+    /// CIDR from which Services get their ClusterIPs.
+    #[arg(long, default_value = capstan_core::services::DEFAULT_CLUSTER_IP_RANGE)]
+    pub service_cluster_ip_range: capstan_core::allocator::Ipv4Cidr,
+    /// Inclusive port range from which NodePort Services get node ports.
+    #[arg(long, default_value = "30000-32767", value_parser = parse_port_range)]
+    pub service_node_port_range: (u16, u16),
+    /// Built-in controllers to run: "*" for all, "-name" to disable one
+    /// (known: clusterrole-aggregation, garbage-collector, namespace,
+    /// service-address-repair, serviceaccount).
+    #[arg(long, value_delimiter = ',', default_value = "*")]
+    pub controllers: Vec<String>,
+    /// Signs service account tokens (PKCS#8 ECDSA P-256); defaults to
+    /// `<data-dir>/pki/sa.key`, generated on first start. Replicas that
+    /// share etcd should share this key.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+    /// More public keys (PEM) whose service account tokens are accepted,
+    /// e.g. a key being rotated out.
+    #[arg(long, value_delimiter = ',')]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// The `iss` of the service account tokens this server issues and accepts.
+    #[arg(long, default_value = capstan_core::tokens::DEFAULT_ISSUER)]
+    pub service_account_issuer: String,
+    /// Audiences a token must name to be accepted; defaults to the issuer.
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
+    /// Read-only requests in flight at once, per replica, before more are
+    /// told to retry (429); 0 for no limit. system:masters is exempt.
+    #[arg(long, default_value_t = capstan_core::inflight::DEFAULT_MAX_READONLY)]
+    pub max_requests_inflight: usize,
+    /// The same for mutating requests.
+    #[arg(long, default_value_t = capstan_core::inflight::DEFAULT_MAX_MUTATING)]
+    pub max_mutating_requests_inflight: usize,
+    /// Write the chosen port here once listening (for tests and scripts).
+    #[arg(long)]
+    pub port_file: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    /// The arguments `capstan serve <flags>` would run with.
+    pub fn from_flags<T: Into<std::ffi::OsString> + Clone>(
+        flags: impl IntoIterator<Item = T>,
+    ) -> Result<Self, clap::Error> {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Serve {
+            #[command(flatten)]
+            args: ServeArgs,
+        }
+        let argv = std::iter::once(std::ffi::OsString::from("serve"))
+            .chain(flags.into_iter().map(Into::into));
+        Serve::try_parse_from(argv).map(|serve| serve.args)
+    }
+}
+
+fn parse_port_range(text: &str) -> Result<(u16, u16), String> {
+    let (low, high) = text
+        .split_once('-')
+        .ok_or_else(|| format!("invalid port range {text:?} (want LOW-HIGH)"))?;
+    let low: u16 = low
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid port {low:?}"))?;
+    let high: u16 = high
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid port {high:?}"))?;
+    if low == 0 || high < low {
+        return Err(format!("invalid port range {text:?}"));
+    }
+    Ok((low, high))
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let (number, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("invalid duration {text:?}"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "ms" => return Ok(Duration::from_millis(n)),
+        _ => {
+            return Err(format!(
+                "invalid duration unit in {text:?} (use ms, s, m or h)"
+            ))
+        }
+    };
+    Ok(Duration::from_secs(secs))
+}

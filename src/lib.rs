@@ -1,0 +1,10 @@
+//! The capstan server as a library: the `serve` flags and the serving
+//! stack. `main.rs` parses the command line and runs [`server::serve`];
+//! tests that must reach into a running server (to change what it serves
+//! while it runs) start it in-process with [`server::serve_with`].
+
+mod args;
+mod pki;
+pub mod server;
+
+pub use args::ServeArgs;
