@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, FieldError};
 use crate::object;
-use crate::service::{ApiCore, View, WriteOptions};
+use crate::verbs::{ApiCore, View, WriteOptions};
 
 impl ApiCore {
     /// Binds the pod a Binding names to its target node (the caller has

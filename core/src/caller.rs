@@ -8,7 +8,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::auth::UserInfo;
 use crate::error::ApiResult;
-use crate::service::ApiCore;
+use crate::verbs::ApiCore;
 
 /// How a request counts against the in-flight limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

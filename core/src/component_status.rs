@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
-use crate::service::{ApiCore, ObjectList};
+use crate::verbs::{ApiCore, ObjectList};
 
 impl ApiCore {
     async fn component_statuses(&self) -> Vec<Value> {

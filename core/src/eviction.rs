@@ -13,7 +13,7 @@ use crate::auth::UserInfo;
 use crate::error::{ApiError, FieldError, StatusDetails, StatusReason};
 use crate::object;
 use crate::selectors::LabelSelector;
-use crate::service::{
+use crate::verbs::{
     ApiCore, BodySource, DeleteOptions, ListOptions, View, WriteOptions, WriteResult,
 };
 
@@ -46,7 +46,7 @@ impl ApiCore {
             View::Eviction,
         )
         .await?;
-        crate::service::decode_body_as(
+        crate::verbs::decode_body_as(
             BodySource::Sent,
             EVICTION_DEFINITION,
             ("Eviction", "v1"),

@@ -19,7 +19,7 @@ use crate::discovery::Discovery;
 use crate::error::ApiError;
 use crate::object;
 use crate::registry::ResourceDef;
-use crate::service::{self, ApiCore, FieldValidation, PatchType, View};
+use crate::verbs::{self, ApiCore, FieldValidation, PatchType, View};
 use crate::watch::WatchOptions;
 
 fn string_map(v: Option<&Value>) -> HashMap<String, String> {
@@ -133,7 +133,7 @@ impl ResourcesService {
     pub(crate) async fn create_result(
         &self,
         req: Request<pb::CreateRequest>,
-    ) -> Result<service::WriteResult, Status> {
+    ) -> Result<verbs::WriteResult, Status> {
         let (user, agent, mut r) = write_request(&self.core, req).await?;
         let def = self.resolve(r.resource.as_ref())?;
         let body = required_object(r.object.take())?;
@@ -148,7 +148,7 @@ impl ResourcesService {
     pub(crate) async fn update_result(
         &self,
         req: Request<pb::UpdateRequest>,
-    ) -> Result<service::WriteResult, Status> {
+    ) -> Result<verbs::WriteResult, Status> {
         let (user, agent, mut r) = write_request(&self.core, req).await?;
         let def = self.resolve(r.resource.as_ref())?;
         let body = required_object(r.object.take())?;
@@ -171,7 +171,7 @@ impl ResourcesService {
     pub(crate) async fn patch_result(
         &self,
         req: Request<pb::PatchRequest>,
-    ) -> Result<service::WriteResult, Status> {
+    ) -> Result<verbs::WriteResult, Status> {
         let (user, agent, mut r) = write_request(&self.core, req).await?;
         let def = self.resolve(r.resource.as_ref())?;
         let patch_type = match pb::PatchType::try_from(r.r#type) {
@@ -207,7 +207,7 @@ impl ResourcesService {
     pub(crate) async fn delete_result(
         &self,
         req: Request<pb::DeleteRequest>,
-    ) -> Result<service::WriteResult, Status> {
+    ) -> Result<verbs::WriteResult, Status> {
         let user = user_of(&self.core, &req, Admission::Mutating).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
@@ -222,11 +222,11 @@ impl ResourcesService {
     pub(crate) async fn list_page(
         &self,
         req: Request<pb::ListRequest>,
-    ) -> Result<(Arc<ResourceDef>, service::ObjectList), Status> {
+    ) -> Result<(Arc<ResourceDef>, verbs::ObjectList), Status> {
         let user = user_of(&self.core, &req, Admission::ReadOnly).await?;
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
-        let opts = service::ListOptions {
+        let opts = verbs::ListOptions {
             label_selector: r.label_selector,
             field_selector: r.field_selector,
             limit: r.limit,
@@ -279,16 +279,16 @@ impl ResourcesService {
 fn write_options(
     opts: Option<&pb::WriteOptions>,
     user_agent: &str,
-) -> Result<service::WriteOptions, ApiError> {
+) -> Result<verbs::WriteOptions, ApiError> {
     let default = pb::WriteOptions::default();
     let o = opts.unwrap_or(&default);
-    Ok(service::WriteOptions {
+    Ok(verbs::WriteOptions {
         dry_run: dry_run(&o.dry_run)?,
         field_manager: {
-            service::check_field_manager(&o.field_manager)?;
+            verbs::check_field_manager(&o.field_manager)?;
             o.field_manager.clone()
         },
-        default_field_manager: service::field_manager_from_user_agent(user_agent),
+        default_field_manager: verbs::field_manager_from_user_agent(user_agent),
         field_validation: FieldValidation::parse(&o.field_validation)?,
         force: false,
         // A protobuf Struct cannot repeat a key.
@@ -299,7 +299,7 @@ fn write_options(
 /// A write's object as the generated server encodes it, with the write's
 /// warnings. (`ResourcesGrpc` serves the writes itself; the generated
 /// methods remain for the trait.)
-fn object_response(result: service::WriteResult) -> Response<pb::Object> {
+fn object_response(result: verbs::WriteResult) -> Response<pb::Object> {
     with_warnings(
         Response::new(to_pb_object(&result.object)),
         &result.warnings,
@@ -307,13 +307,13 @@ fn object_response(result: service::WriteResult) -> Response<pb::Object> {
 }
 
 /// Adds `warnings` to a response's metadata as `warning` entries, in the
-/// form REST sends them as headers (`service::warning_value`), so gRPC
+/// form REST sends them as headers (`verbs::warning_value`), so gRPC
 /// clients see what kubectl is warned of. A warning that is not ASCII is
 /// left out, as the REST facade leaves out one that is no valid header
 /// value.
 pub(crate) fn with_warnings<T>(mut response: Response<T>, warnings: &[String]) -> Response<T> {
     for warning in warnings {
-        if let Ok(value) = service::warning_value(warning).parse() {
+        if let Ok(value) = verbs::warning_value(warning).parse() {
             response.metadata_mut().append("warning", value);
         }
     }
@@ -353,13 +353,13 @@ fn dry_run(values: &[String]) -> Result<bool, ApiError> {
     }
 }
 
-fn delete_options(opts: Option<&pb::DeleteOptions>) -> Result<service::DeleteOptions, ApiError> {
+fn delete_options(opts: Option<&pb::DeleteOptions>) -> Result<verbs::DeleteOptions, ApiError> {
     let Some(o) = opts else {
-        return Ok(service::DeleteOptions::default());
+        return Ok(verbs::DeleteOptions::default());
     };
     let pre = o.preconditions.as_ref();
     let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
-    Ok(service::DeleteOptions {
+    Ok(verbs::DeleteOptions {
         grace_period_seconds: o.grace_period_seconds,
         precondition_uid: pre.and_then(|p| non_empty(&p.uid)),
         precondition_resource_version: pre.and_then(|p| non_empty(&p.resource_version)),
@@ -368,7 +368,7 @@ fn delete_options(opts: Option<&pb::DeleteOptions>) -> Result<service::DeleteOpt
     })
 }
 
-fn list_response(def: &ResourceDef, list: service::ObjectList) -> pb::ListResponse {
+fn list_response(def: &ResourceDef, list: verbs::ObjectList) -> pb::ListResponse {
     pb::ListResponse {
         api_version: def.api_version(),
         kind: def.list_kind(),
@@ -429,7 +429,7 @@ impl pb::resources_server::Resources for ResourcesService {
         let r = req.into_inner();
         let def = self.resolve(r.resource.as_ref())?;
         let opts = delete_options(r.options.as_ref())?;
-        let list_opts = service::ListOptions {
+        let list_opts = verbs::ListOptions {
             label_selector: r.label_selector,
             field_selector: r.field_selector,
             ..Default::default()

@@ -10,7 +10,7 @@ use prost::encoding::{encode_key, encode_varint, WireType};
 use serde_json::{Map, Value};
 
 use crate::object;
-use crate::service::ObjectList;
+use crate::verbs::ObjectList;
 
 /// A `capstan.v1.Object`: the typed envelope and the whole object as body.
 pub fn object(obj: &Value) -> Bytes {

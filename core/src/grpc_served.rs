@@ -32,7 +32,7 @@ use tonic::Status;
 
 use crate::grpc::{with_warnings, ResourcesService};
 use crate::grpc_encode;
-use crate::service::{ApiCore, WriteResult};
+use crate::verbs::{ApiCore, WriteResult};
 use crate::watch::WatchEvent;
 
 const WATCH_PATH: &str = "/capstan.v1.Resources/Watch";

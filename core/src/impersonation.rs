@@ -6,7 +6,7 @@
 use crate::auth::{AccessRequest, ResourceAttributes, UserInfo, ANONYMOUS_USER};
 use crate::caller::IMPERSONATION_PREFIX;
 use crate::error::{ApiError, ApiResult};
-use crate::service::ApiCore;
+use crate::verbs::ApiCore;
 
 const USER_HEADER: &str = "impersonate-user";
 const GROUP_HEADER: &str = "impersonate-group";

@@ -10,7 +10,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::auth::{UserInfo, MASTERS_GROUP};
 use crate::error::{ApiError, ApiResult};
-use crate::service::ApiCore;
+use crate::verbs::ApiCore;
 
 /// Upstream's defaults.
 pub const DEFAULT_MAX_READONLY: usize = 400;

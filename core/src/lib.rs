@@ -1,6 +1,6 @@
 //! Capstan's core: the object model, the resource registry and per-kind
 //! strategies, storage backends, watch, authorization, and the gRPC services.
-//! Both front ends (REST facade, gRPC) call [`service::ApiCore`].
+//! Both front ends (REST facade, gRPC) call [`verbs::ApiCore`].
 
 pub mod allocator;
 pub mod apply;
@@ -34,13 +34,12 @@ pub mod registry;
 mod review;
 pub mod scale;
 pub mod selectors;
-pub mod service;
 pub mod services;
 pub mod storage;
 pub mod tokens;
 pub mod validate;
-pub mod validation;
+pub mod verbs;
 pub mod watch;
 
 pub use error::{ApiError, ApiResult};
-pub use service::ApiCore;
+pub use verbs::ApiCore;

@@ -18,7 +18,7 @@ use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
-use crate::service::ApiCore;
+use crate::verbs::ApiCore;
 
 /// Upstream's buckets for apiserver_request_duration_seconds.
 const DURATION_BUCKETS: &[f64] = &[

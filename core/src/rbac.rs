@@ -17,7 +17,7 @@ use crate::auth::{AccessRequest, ResourceAttributes, UserInfo, MASTERS_GROUP};
 use crate::error::{ApiError, ApiResult, StatusReason};
 use crate::object;
 use crate::registry::ResourceDef;
-use crate::service::ApiCore;
+use crate::verbs::ApiCore;
 
 pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
@@ -448,7 +448,7 @@ impl ApiCore {
         let defs = self
             .rbac_defs()
             .ok_or_else(|| ApiError::internal("RBAC resources are not registered"))?;
-        let everything = crate::service::ListOptions::default();
+        let everything = crate::verbs::ListOptions::default();
         let list = |def: &Arc<ResourceDef>, ns: Option<&str>| {
             let (def, ns, everything) = (def.clone(), ns.map(str::to_string), &everything);
             async move {
@@ -800,7 +800,7 @@ impl ApiCore {
         if reconciled(&stored, &object) == stored {
             return Ok(());
         }
-        let opts = crate::service::WriteOptions {
+        let opts = crate::verbs::WriteOptions {
             field_manager: "capstan-bootstrap".to_string(),
             ..Default::default()
         };
@@ -810,7 +810,7 @@ impl ApiCore {
             None,
             &name,
             &opts,
-            crate::service::View::Main,
+            crate::verbs::View::Main,
             |current| Ok(reconciled(current, &object)),
         )
         .await
@@ -842,7 +842,7 @@ impl ApiCore {
             &defs.roles,
         ] {
             let cache = defs.cache(def);
-            if !cache.wait_ready(crate::service::CACHE_READY_TIMEOUT).await {
+            if !cache.wait_ready(crate::verbs::CACHE_READY_TIMEOUT).await {
                 return Err(ApiError::internal(format!(
                     "the {} cache did not load",
                     def.resource
@@ -851,7 +851,7 @@ impl ApiCore {
             // A store whose watches report no progress (old etcd) cannot
             // confirm a quiet cache is current; its events still arrive.
             if self.storage.progress_is_ordered() {
-                self.catch_up(cache, crate::service::CACHE_READY_TIMEOUT)
+                self.catch_up(cache, crate::verbs::CACHE_READY_TIMEOUT)
                     .await?;
             }
         }
@@ -1198,7 +1198,7 @@ mod tests {
                     &def,
                     Some("default"),
                     object,
-                    &crate::service::WriteOptions::default(),
+                    &crate::verbs::WriteOptions::default(),
                 )
                 .await
                 .expect("created");
@@ -1306,8 +1306,8 @@ mod tests {
                     &def,
                     None,
                     "system:basic-user",
-                    &crate::service::WriteOptions::default(),
-                    crate::service::View::Main,
+                    &crate::verbs::WriteOptions::default(),
+                    crate::verbs::View::Main,
                     |current| {
                         let mut edited = current.clone();
                         edited["rules"] = json!([]);

@@ -5,7 +5,7 @@
 //! per rule broken and upstream's wording.
 
 use crate::error::{ApiError, ApiResult, FieldError};
-use crate::service::ListOptions;
+use crate::verbs::ListOptions;
 use crate::watch::WatchOptions;
 
 const MATCH: &str = "resourceVersionMatch";

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use crate::auth::{AccessRequest, ResourceAttributes, UserInfo};
 use crate::error::{ApiError, FieldError};
 use crate::registry::ResourceDef;
-use crate::service::ApiCore;
+use crate::verbs::ApiCore;
 
 /// The self-reviews by group; upstream's system:basic-user role grants
 /// creating them, and the self-rules review lists them as that rule.

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::validation;
+use crate::validate::object_meta;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Requirement {
@@ -68,7 +68,7 @@ fn invalid_selector(selector: &str, why: &str) -> ApiError {
 }
 
 fn check_key(selector: &str, key: &str) -> Result<(), ApiError> {
-    let problems = validation::qualified_name_problems(key);
+    let problems = object_meta::qualified_name_problems(key);
     if let Some(p) = problems.first() {
         return Err(invalid_selector(
             selector,
@@ -79,7 +79,7 @@ fn check_key(selector: &str, key: &str) -> Result<(), ApiError> {
 }
 
 fn check_value(selector: &str, value: &str) -> Result<(), ApiError> {
-    let problems = validation::label_value_problems(value);
+    let problems = object_meta::label_value_problems(value);
     if let Some(p) = problems.first() {
         return Err(invalid_selector(
             selector,

@@ -17,7 +17,7 @@ use sha2::Digest;
 use crate::auth::{AccessRequest, ResourceAttributes, UserInfo};
 use crate::error::{ApiError, ApiResult, FieldError, StatusReason};
 use crate::object;
-use crate::service::ApiCore;
+use crate::verbs::ApiCore;
 
 /// Upstream's default `--service-account-issuer` for kubeadm clusters.
 pub const DEFAULT_ISSUER: &str = "https://kubernetes.default.svc.cluster.local";

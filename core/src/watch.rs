@@ -13,8 +13,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
-use crate::service::{selectable_fields, ApiCore};
 use crate::storage::{EventKind, ListParams, StorageError, StorageEvent};
+use crate::verbs::{selectable_fields, ApiCore};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -395,7 +395,7 @@ impl ApiCore {
             let added = added_events(objects.into_iter(), &filter);
             (added, revision, Source::from_cache(registration))
         } else {
-            let after = crate::service::parse_revision(rv)?;
+            let after = crate::verbs::parse_revision(rv)?;
             match self.changes_after(&cache, &prefix, after).await? {
                 Ok(source) => (Vec::new(), after, source),
                 Err(too_old) => return Ok(too_old),

@@ -8,7 +8,7 @@
 
 use capstan_core::apply::{apply, ManagerContext};
 use capstan_core::openapi::{decode_typed, put_in_go_order};
-use capstan_core::service::PatchType;
+use capstan_core::verbs::PatchType;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 

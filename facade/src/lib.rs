@@ -22,7 +22,7 @@ use capstan_core::discovery::{Discovery, AGGREGATED_CONTENT_TYPE};
 use capstan_core::error::{ApiError, StatusReason};
 use capstan_core::registry::ResourceDef;
 use capstan_core::registry::{Registry, RegistryHandle};
-use capstan_core::service::{
+use capstan_core::verbs::{
     self, ApiCore, FieldValidation, ListOptions, ObjectList, View, WriteOptions, WriteResult,
 };
 use capstan_core::watch::{EventType, WatchOptions};
@@ -205,7 +205,7 @@ fn encode<T: Document>(
         _ => json_response(code, value, "application/json"),
     };
     for w in warnings {
-        if let Ok(v) = HeaderValue::from_str(&capstan_core::service::warning_value(w)) {
+        if let Ok(v) = HeaderValue::from_str(&capstan_core::verbs::warning_value(w)) {
             resp.headers_mut().append(header::WARNING, v);
         }
     }
@@ -272,10 +272,10 @@ fn write_options(q: &Query, user_agent: &str) -> Result<WriteOptions, ApiError> 
         dry_run: dry_run(&q.all("dryRun"))?,
         field_manager: {
             let field_manager = q.string("fieldManager");
-            capstan_core::service::check_field_manager(&field_manager)?;
+            capstan_core::verbs::check_field_manager(&field_manager)?;
             field_manager
         },
-        default_field_manager: capstan_core::service::field_manager_from_user_agent(user_agent),
+        default_field_manager: capstan_core::verbs::field_manager_from_user_agent(user_agent),
         field_validation: FieldValidation::parse(q.get("fieldValidation").unwrap_or(""))?,
         force: match q.get("force") {
             None | Some("false") => false,
@@ -335,7 +335,7 @@ fn delete_options(
     q: &Query,
     body: &[u8],
     content_type: Option<&str>,
-) -> Result<service::DeleteOptions, ApiError> {
+) -> Result<verbs::DeleteOptions, ApiError> {
     let protobuf = content_type.is_some_and(|c| c.starts_with(capstan_core::protobuf::MEDIA_TYPE));
     let from_body: Value = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
@@ -363,7 +363,7 @@ fn delete_options(
         }
     }
     // The policy's value is the core's to check (422 on DeleteOptions).
-    Ok(service::DeleteOptions {
+    Ok(verbs::DeleteOptions {
         grace_period_seconds: from_body["gracePeriodSeconds"]
             .as_i64()
             .or(q.int("gracePeriodSeconds")?),

@@ -2,7 +2,7 @@
 //! what a request body is (Content-Type), with upstream's 406/415 answers.
 
 use capstan_core::error::{ApiError, StatusReason};
-use capstan_core::service::PatchType;
+use capstan_core::verbs::PatchType;
 
 /// Upstream's limit on request bodies (3 MiB).
 pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;

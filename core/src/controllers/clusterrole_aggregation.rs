@@ -13,7 +13,7 @@ use crate::auth::UserInfo;
 use crate::object;
 use crate::rbac::RBAC_GROUP;
 use crate::selectors::LabelSelector;
-use crate::service::{ApiCore, ListOptions, View, WriteOptions};
+use crate::verbs::{ApiCore, ListOptions, View, WriteOptions};
 
 const FIELD_MANAGER: &str = "clusterrole-aggregation-controller";
 

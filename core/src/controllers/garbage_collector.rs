@@ -22,8 +22,8 @@ use tokio_stream::wrappers::ReceiverStream;
 use crate::cache::{CacheEvent, WatchCache};
 use crate::object;
 use crate::registry::ResourceDef;
-use crate::service::{ApiCore, DeleteOptions};
 use crate::storage::{EventKind, ListParams};
+use crate::verbs::{ApiCore, DeleteOptions};
 
 /// Holds an owner deleted with propagationPolicy=Orphan until its dependents
 /// no longer refer to it.

@@ -50,14 +50,14 @@ pub(crate) fn watch_from(resource_version: String) -> crate::watch::WatchOptions
 
 /// Every namespace, as the system sees it.
 pub(crate) async fn all_namespaces(
-    core: &crate::service::ApiCore,
-) -> crate::ApiResult<crate::service::ObjectList> {
+    core: &crate::verbs::ApiCore,
+) -> crate::ApiResult<crate::verbs::ObjectList> {
     let namespaces = core.resolve("", "v1", "namespaces")?;
     core.list(
         &crate::auth::UserInfo::system(),
         &namespaces,
         None,
-        &crate::service::ListOptions::default(),
+        &crate::verbs::ListOptions::default(),
     )
     .await
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::auth::UserInfo;
 use crate::object;
-use crate::service::{ApiCore, DeleteOptions, ListOptions};
+use crate::verbs::{ApiCore, DeleteOptions, ListOptions};
 use crate::watch::WatchOptions;
 
 /// How often namespaces still waiting on content are looked at again.

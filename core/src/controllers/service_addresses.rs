@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::auth::UserInfo;
-use crate::service::{ApiCore, ListOptions};
 use crate::services::{LeakCounts, Repaired};
+use crate::verbs::{ApiCore, ListOptions};
 
 const CONTROLLER: &str = "service-address-repair";
 /// Upstream's interval for both repair loops.

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::auth::UserInfo;
 use crate::error::StatusReason;
 use crate::object;
-use crate::service::{ApiCore, WriteOptions};
+use crate::verbs::{ApiCore, WriteOptions};
 use crate::watch::{EventType, WatchOptions};
 
 const CONTROLLER: &str = "serviceaccount";

@@ -7,7 +7,7 @@ pub mod strategic;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult, StatusReason};
-use crate::service::PatchType;
+use crate::verbs::PatchType;
 
 /// Applies `patch` to `original` (an object of OpenAPI definition `definition`).
 pub fn apply(

@@ -192,13 +192,13 @@ impl Storage for ShapedWatches {
 pub async fn core_lagging_behind(
     prefix: &'static str,
     lag: Duration,
-) -> (tempfile::TempDir, crate::service::ApiCore) {
+) -> (tempfile::TempDir, crate::verbs::ApiCore) {
     core_shaped(|store| ShapedWatches::new(store, lagging(prefix, lag))).await
 }
 
 /// An `ApiCore` over a fresh embedded store whose watches are left as they
 /// are, bootstrapped and with its watch caches started.
-pub async fn core_unshaped() -> (tempfile::TempDir, crate::service::ApiCore) {
+pub async fn core_unshaped() -> (tempfile::TempDir, crate::verbs::ApiCore) {
     core_shaped(|store| ShapedWatches::new(store, Box::new(|_, _, events| events))).await
 }
 
@@ -208,17 +208,17 @@ pub async fn core_unshaped() -> (tempfile::TempDir, crate::service::ApiCore) {
 pub async fn core_lagging_without_progress(
     prefix: &'static str,
     lag: Duration,
-) -> (tempfile::TempDir, crate::service::ApiCore) {
+) -> (tempfile::TempDir, crate::verbs::ApiCore) {
     core_shaped(|store| ShapedWatches::new(store, lagging(prefix, lag)).without_progress()).await
 }
 
 async fn core_shaped(
     shaped: impl FnOnce(Arc<dyn Storage>) -> ShapedWatches,
-) -> (tempfile::TempDir, crate::service::ApiCore) {
+) -> (tempfile::TempDir, crate::verbs::ApiCore) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = super::embedded::EmbeddedStore::open(dir.path()).expect("store");
     let storage = Arc::new(shaped(Arc::new(store)));
-    let core = crate::service::ApiCore::new(
+    let core = crate::verbs::ApiCore::new(
         Arc::new(crate::registry::RegistryHandle::new(
             crate::registry::Registry::builtin(),
         )),
@@ -233,7 +233,7 @@ async fn core_shaped(
 /// Creates `object`, of the core (v1) `resource`, in namespace default as
 /// the system user; the object as created.
 pub async fn create_in_default(
-    core: &crate::service::ApiCore,
+    core: &crate::verbs::ApiCore,
     resource: &str,
     object: serde_json::Value,
 ) -> serde_json::Value {
@@ -243,7 +243,7 @@ pub async fn create_in_default(
         &def,
         Some("default"),
         object,
-        &crate::service::WriteOptions::default(),
+        &crate::verbs::WriteOptions::default(),
     )
     .await
     .map(|created| std::sync::Arc::unwrap_or_clone(created.object))

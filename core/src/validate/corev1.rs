@@ -89,7 +89,7 @@ pub fn config_map(object: &Value) -> Vec<FieldError> {
     let binary = map_of(object, "binaryData");
     for (k, v) in map_of(object, "data").into_iter().flatten() {
         let path = key("data", k);
-        errs.extend(crate::validation::config_map_key(&path, k));
+        errs.extend(crate::validate::object_meta::config_map_key(&path, k));
         if binary.is_some_and(|b| b.contains_key(k)) {
             errs.push(FieldError::invalid(
                 &path,
@@ -100,7 +100,10 @@ pub fn config_map(object: &Value) -> Vec<FieldError> {
         total += v.as_str().map_or(0, str::len);
     }
     for (k, v) in binary.into_iter().flatten() {
-        errs.extend(crate::validation::config_map_key(&key("binaryData", k), k));
+        errs.extend(crate::validate::object_meta::config_map_key(
+            &key("binaryData", k),
+            k,
+        ));
         total += decoded_len(v);
     }
     if total > MAX_SECRET_SIZE {
@@ -314,7 +317,7 @@ fn node_taints(taints: &[Value], path: &str) -> Vec<FieldError> {
         let value = str_of(taint, "value");
         let effect = str_of(taint, "effect");
         errs.extend(meta::label_name(taint_key, &child(&taint_path, "key")));
-        let problems = crate::validation::label_value_problems(value);
+        let problems = crate::validate::object_meta::label_value_problems(value);
         if !problems.is_empty() {
             errs.push(FieldError::invalid(
                 child(&taint_path, "value"),

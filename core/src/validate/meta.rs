@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::{child, index, list_of, map_of, opt, str_of};
 use crate::error::FieldError;
 use crate::kinds::NameRule;
-use crate::validation;
+use crate::validate::object_meta;
 
 pub const NEGATIVE_MSG: &str = "must be greater than or equal to 0";
 pub const PORT_RANGE_MSG: &str = "must be between 1 and 65535, inclusive";
@@ -139,7 +139,7 @@ pub fn qualified_name_problems(value: &str) -> Vec<String> {
             if prefix.is_empty() {
                 problems.push("prefix part must be non-empty".to_string());
             } else {
-                for msg in validation::name_problems(NameRule::Subdomain, prefix, false) {
+                for msg in object_meta::name_problems(NameRule::Subdomain, prefix, false) {
                     problems.push(format!("prefix part {msg}"));
                 }
             }
@@ -181,7 +181,7 @@ pub fn labels(map: Option<&Value>, path: &str) -> Vec<FieldError> {
     for (k, v) in map.and_then(Value::as_object).into_iter().flatten() {
         errs.extend(label_name(k, path));
         let value = v.as_str().unwrap_or("");
-        for msg in validation::label_value_problems(value) {
+        for msg in object_meta::label_value_problems(value) {
             errs.push(FieldError::invalid(path, value, &msg));
         }
     }
@@ -242,7 +242,7 @@ pub fn label_selector(selector: Option<&Value>, path: &str) -> Vec<FieldError> {
         errs.extend(label_name(str_of(expr, "key"), &child(&expr_path, "key")));
         for (j, value) in values.iter().enumerate() {
             let value = value.as_str().unwrap_or("");
-            for msg in validation::label_value_problems(value) {
+            for msg in object_meta::label_value_problems(value) {
                 errs.push(FieldError::invalid(
                     index(&child(&expr_path, "values"), j),
                     value,
@@ -341,7 +341,7 @@ pub fn port_name(name: &str, path: &str) -> Vec<FieldError> {
 
 /// A name checked with one of the shared name rules (DNS label, subdomain).
 pub fn name(rule: NameRule, value: &str, path: &str) -> Vec<FieldError> {
-    validation::name_problems(rule, value, false)
+    object_meta::name_problems(rule, value, false)
         .iter()
         .map(|msg| FieldError::invalid(path, value, msg))
         .collect()

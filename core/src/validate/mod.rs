@@ -18,6 +18,7 @@ pub(crate) mod coordination;
 pub(crate) mod corev1;
 pub(crate) mod meta;
 pub(crate) mod networking;
+pub mod object_meta;
 pub(crate) mod pod;
 pub(crate) mod policy;
 pub mod quantity;

@@ -75,7 +75,8 @@ pub fn ingress(object: &Value) -> Vec<FieldError> {
 fn host_name(host: &str, path: &str) -> Vec<FieldError> {
     if let Some(rest) = host.strip_prefix("*.") {
         if !rest.contains('*')
-            && crate::validation::name_problems(NameRule::Subdomain, rest, false).is_empty()
+            && crate::validate::object_meta::name_problems(NameRule::Subdomain, rest, false)
+                .is_empty()
         {
             return Vec::new();
         }

@@ -793,7 +793,7 @@ fn env_value_from(from: &Value, has_value: bool, path: &str) -> Vec<FieldError> 
 fn key_selector(selector: &Value, path: &str) -> Vec<FieldError> {
     let name = str_of(selector, "name");
     let mut errs: Vec<FieldError> =
-        crate::validation::name_problems(NameRule::Subdomain, name, false)
+        crate::validate::object_meta::name_problems(NameRule::Subdomain, name, false)
             .iter()
             .map(|msg| FieldError::invalid(child(path, "name"), name, msg))
             .collect();
@@ -801,7 +801,7 @@ fn key_selector(selector: &Value, path: &str) -> Vec<FieldError> {
     if key_name.is_empty() {
         errs.push(FieldError::required(child(path, "key"), ""));
     } else {
-        errs.extend(crate::validation::config_map_key(
+        errs.extend(crate::validate::object_meta::config_map_key(
             &child(path, "key"),
             key_name,
         ));
@@ -833,7 +833,9 @@ fn env_from(sources: &[Value], path: &str) -> Vec<FieldError> {
             if ref_name.is_empty() {
                 errs.push(FieldError::required(name_path, ""));
             } else {
-                for msg in crate::validation::name_problems(NameRule::Subdomain, ref_name, true) {
+                for msg in
+                    crate::validate::object_meta::name_problems(NameRule::Subdomain, ref_name, true)
+                {
                     errs.push(FieldError::invalid(&name_path, ref_name, &msg));
                 }
             }
@@ -1240,7 +1242,7 @@ pub fn tolerations(list: &[Value], path: &str) -> Vec<FieldError> {
         }
         match operator {
             "Equal" | "" => {
-                let problems = crate::validation::label_value_problems(value);
+                let problems = crate::validate::object_meta::label_value_problems(value);
                 if !problems.is_empty() {
                     errs.push(FieldError::invalid(
                         child(&t_path, "operator"),

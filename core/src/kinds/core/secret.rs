@@ -11,7 +11,7 @@ use crate::kinds::Kind;
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
-use crate::validation;
+use crate::validate::object_meta;
 
 pub struct Secret;
 
@@ -97,7 +97,7 @@ impl Secret {
                 Some(map) => {
                     for (key, value) in map {
                         let field = format!("data[{key}]");
-                        errs.extend(validation::config_map_key(&field, key));
+                        errs.extend(object_meta::config_map_key(&field, key));
                         let valid = value
                             .as_str()
                             .map(|s| base64::engine::general_purpose::STANDARD.decode(s).is_ok())

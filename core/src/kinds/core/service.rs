@@ -8,7 +8,7 @@ use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
-use crate::validation;
+use crate::validate::object_meta;
 
 pub struct Service;
 
@@ -133,7 +133,7 @@ impl Service {
                     errs.push(FieldError::required(name_field, ""));
                 }
             } else {
-                for problem in validation::name_problems(NameRule::Label, name, false) {
+                for problem in object_meta::name_problems(NameRule::Label, name, false) {
                     errs.push(FieldError::invalid(name_field.clone(), name, &problem));
                 }
                 if !names.insert(name) {

@@ -1,0 +1,124 @@
+//! get: one object, from the watch cache or storage.
+
+use super::*;
+
+impl ApiCore {
+    /// The watch cache's copy of one object, as stored, without waiting for
+    /// a cache that is still loading (None: ask storage). It may lag behind
+    /// storage.
+    pub(crate) fn cached_copy(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Arc<Value>> {
+        self.caches
+            .for_prefix(&def.key_prefix(&self.prefix, None))
+            .get(&self.key(def, namespace, name))
+    }
+
+    pub(crate) async fn get_stored(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> ApiResult<(KeyValue, Value)> {
+        let kv = self
+            .storage
+            .get(&self.key(def, namespace, name))
+            .await
+            .map_err(|e| storage_error(def, name, e))?
+            .ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
+        let obj = decode(&kv)?;
+        Ok((kv, obj))
+    }
+
+    /// One object. `resource_version` as upstream reads it: "" is a
+    /// consistent read (storage), "0" any version (the watch cache's copy
+    /// when it has one), and a revision means not older than it: storage's
+    /// copy, once storage has reached it (504 otherwise).
+    pub async fn get(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        resource_version: &str,
+    ) -> ApiResult<Value> {
+        self.get_as(user, def, namespace, name, resource_version, View::Main)
+            .await
+    }
+
+    /// A get authorized as `view`'s (a subresource's get reads the object).
+    pub(super) async fn get_as(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        resource_version: &str,
+        view: View,
+    ) -> ApiResult<Value> {
+        let namespace = self.require_namespace(def, namespace)?;
+        self.authorize(user, "get", def, namespace, Some(name), view)
+            .await?;
+        if def.is_component_status() {
+            return self.get_component_status(name).await;
+        }
+        let stored = match resource_version {
+            "" => self.get_stored(def, namespace, name).await?.1,
+            "0" => match self.cached_copy(def, namespace, name) {
+                Some(object) => Value::clone(&object),
+                // Not seen yet (or a cache still loading): storage knows.
+                None => self.get_stored(def, namespace, name).await?.1,
+            },
+            rv => {
+                let wanted = parse_revision(rv)?;
+                let found = self.get_stored(def, namespace, name).await;
+                let at = match &found {
+                    Ok((kv, _)) => kv.mod_revision,
+                    Err(_) => 0,
+                };
+                if wanted > at {
+                    self.storage_reached(wanted).await?;
+                }
+                found?.1
+            }
+        };
+        served(def, stored)
+    }
+
+    /// The main resource, or one of its subresources.
+    pub async fn get_view(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        view: View,
+        resource_version: &str,
+    ) -> ApiResult<Value> {
+        self.check_view(def, view)?;
+        let object = self
+            .get_as(user, def, namespace, name, resource_version, view)
+            .await?;
+        Ok(match view {
+            View::Scale => crate::scale::to_scale(def, &object),
+            _ => object,
+        })
+    }
+
+    /// The stored object of `def` named `name`, if it exists.
+    pub(crate) async fn get_if_exists(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> ApiResult<Option<Value>> {
+        match self.get_stored(def, namespace, name).await {
+            Ok((_, stored)) => Ok(Some(stored)),
+            Err(e) if e.code() == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}

@@ -1,0 +1,287 @@
+use super::*;
+
+/// What a write hands the watch cache in place of its change is what
+/// the stored bytes decode to, for creates, updates and patches alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn written_objects_are_their_stored_values_decoded() {
+    let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+    let def = core.resolve("", "v1", "configmaps").expect("configmaps");
+    let user = UserInfo::system();
+    let opts = WriteOptions::default();
+    let key = core.key(&def, Some("default"), "w");
+    let stored_decoded = |core: &ApiCore| {
+        let storage = core.storage.clone();
+        let key = key.clone();
+        async move {
+            let kv = storage.get(&key).await.expect("read").expect("stored");
+            object::decode_at(&kv.value, kv.mod_revision).expect("decodes")
+        }
+    };
+    let created = core
+        .create(
+            &user,
+            &def,
+            Some("default"),
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "w", "labels": {"a": "1"}}, "data": {"n": "1.0"}}),
+            &opts,
+        )
+        .await
+        .expect("created");
+    assert_eq!(*created.object, stored_decoded(&core).await);
+    let mut replacement = Value::clone(&created.object);
+    replacement["data"]["n"] = json!("2");
+    replacement["metadata"]["annotations"] = json!({"b": "2"});
+    let updated = core
+        .update(
+            &user,
+            &def,
+            Some("default"),
+            "w",
+            replacement,
+            &opts,
+            View::Main,
+        )
+        .await
+        .expect("updated");
+    assert_eq!(*updated.object, stored_decoded(&core).await);
+    let patched = core
+        .patch(
+            &user,
+            &def,
+            Some("default"),
+            "w",
+            PatchType::Merge,
+            &json!({"data": {"m": "3"}}),
+            &opts,
+            View::Main,
+        )
+        .await
+        .expect("patched");
+    assert_eq!(*patched.object, stored_decoded(&core).await);
+    // And the cache, once current, holds that same object.
+    let cache = core.caches.for_prefix(&def.key_prefix(&core.prefix, None));
+    let revision: i64 = object::resource_version(&patched.object)
+        .parse()
+        .expect("a revision");
+    assert!(
+        cache
+            .wait_for_revision(revision, std::time::Duration::from_secs(5))
+            .await
+    );
+    assert_eq!(cache.get(&key).as_deref(), Some(&*patched.object));
+}
+
+/// The object's keys come out in Go's struct order (kind and apiVersion
+/// first, then ConfigMap's fields as declared) whatever order the body
+/// gave, as upstream writes what it decoded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_are_stored_in_go_struct_order() {
+    let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+    let def = core.resolve("", "v1", "configmaps").expect("configmaps");
+    let body: Value = serde_json::from_str(
+        r#"{"data": {"a": "1"}, "kind": "ConfigMap", "metadata": {"name": "c"},
+            "immutable": false, "apiVersion": "v1", "binaryData": {}}"#,
+    )
+    .expect("json");
+    let created = core
+        .create(
+            &UserInfo::system(),
+            &def,
+            Some("default"),
+            body,
+            &WriteOptions::default(),
+        )
+        .await
+        .expect("created");
+    let keys: Vec<&str> = created
+        .object
+        .as_object()
+        .expect("an object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "kind",
+            "apiVersion",
+            "metadata",
+            "immutable",
+            "data",
+            "binaryData"
+        ]
+    );
+}
+
+/// A write through /status answers for metadata and status only: a
+/// stored spec that the rules refuse (written before a rule existed)
+/// does not block it, while a write of the main resource still is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_writes_answer_only_for_status_and_metadata() {
+    let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+    let user = UserInfo::system();
+    let def = core
+        .resolve("apps", "v1", "deployments")
+        .expect("deployments");
+    let write = WriteOptions::default();
+    let ns = Some("default");
+    core.create(
+        &user,
+        &def,
+        ns,
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "pause"}]},
+                },
+            },
+        }),
+        &write,
+    )
+    .await
+    .expect("created");
+    // A spec today's rules refuse, as if stored before they existed.
+    let key = "/registry/deployments/default/web";
+    let kv = core.storage.get(key).await.expect("read").expect("stored");
+    let mut stored: Value = serde_json::from_slice(&kv.value).expect("json");
+    stored["spec"]["replicas"] = json!(-1);
+    core.storage
+        .update(
+            key,
+            serde_json::to_vec(&stored).expect("json"),
+            kv.mod_revision,
+        )
+        .await
+        .expect("rewritten");
+    let patch = |view: View, body: Value| {
+        let (core, user, def, write) = (&core, &user, &def, &write);
+        async move {
+            core.patch(user, def, ns, "web", PatchType::Merge, &body, write, view)
+                .await
+        }
+    };
+    let status = patch(View::Status, json!({"status": {"observedGeneration": 7}}))
+        .await
+        .expect("a status write is not held up by the spec");
+    assert_eq!(status.object["status"]["observedGeneration"], 7);
+    let main = patch(View::Main, json!({"metadata": {"labels": {"tier": "web"}}}))
+        .await
+        .expect_err("a write of the main resource is");
+    assert_eq!(main.code(), 422, "{main:?}");
+    assert!(main.message.contains("spec.replicas"), "{}", main.message);
+}
+
+/// Updates and deletes start from the watch cache's copy. With that
+/// cache lagging behind storage, a patch is neither lost (its
+/// compare-and-swap fails and it is redone from storage), nor skipped as
+/// a no-op because the stale copy already looked like the result, and a
+/// precondition newer than the cache is checked against storage.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn updates_from_a_lagging_cache_are_neither_lost_nor_skipped() {
+    use std::time::Duration;
+    let (_dir, core) = crate::storage::shaped::core_lagging_behind(
+        "/registry/configmaps/",
+        Duration::from_millis(500),
+    )
+    .await;
+    let user = UserInfo::system();
+    let def = core.resolve("", "v1", "configmaps").expect("configmaps");
+    let write = WriteOptions::default();
+    let ns = Some("default");
+    crate::storage::shaped::create_in_default(
+        &core,
+        "configmaps",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"}, "data": {"k": "a"}}),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let patch = |body: Value| {
+        let (core, user, def, write) = (&core, &user, &def, &write);
+        async move {
+            core.patch(
+                user,
+                def,
+                ns,
+                "web",
+                PatchType::Merge,
+                &body,
+                write,
+                View::Main,
+            )
+            .await
+            .expect("patched")
+            .object
+        }
+    };
+    let stored = || async {
+        let kv = core
+            .storage
+            .get("/registry/configmaps/default/web")
+            .await
+            .expect("read")
+            .expect("stored");
+        decode(&kv).expect("decodes")
+    };
+    // The cache is current: this one needs no read.
+    patch(json!({"data": {"k": "b"}})).await;
+    // The cache still says k=a: not a no-op.
+    let back = patch(json!({"data": {"k": "a"}})).await;
+    assert_eq!(stored().await["data"]["k"], "a");
+    assert_eq!(
+        back["metadata"]["resourceVersion"],
+        stored().await["metadata"]["resourceVersion"]
+    );
+    // The cache is two writes behind: the patch is redone from storage.
+    patch(json!({"data": {"k2": "x"}})).await;
+    assert_eq!(stored().await["data"], json!({"k": "a", "k2": "x"}));
+    // A precondition newer than the cache holds against storage.
+    let mut replacement = stored().await;
+    replacement["data"]["k3"] = json!("y");
+    core.update(&user, &def, ns, "web", replacement, &write, View::Main)
+        .await
+        .expect("an update at the stored resourceVersion");
+    assert_eq!(stored().await["data"]["k3"], "y");
+    // So does a delete's, and it deletes.
+    let rv = stored().await["metadata"]["resourceVersion"]
+        .as_str()
+        .map(String::from);
+    let options = DeleteOptions {
+        precondition_resource_version: rv,
+        ..DeleteOptions::default()
+    };
+    core.delete(&user, &def, ns, "web", &options)
+        .await
+        .expect("a delete at the stored resourceVersion");
+    let gone = core
+        .storage
+        .get("/registry/configmaps/default/web")
+        .await
+        .expect("read");
+    assert!(gone.is_none(), "deleted");
+}
+
+#[test]
+fn continue_tokens_round_trip_and_reject_garbage() {
+    let token = encode_continue(42, "default/web");
+    assert_eq!(
+        decode_continue(&token).unwrap(),
+        (42, "default/web".to_string())
+    );
+    assert_eq!(decode_continue("!!!").unwrap_err().code(), 400);
+    let traversal = base64::engine::general_purpose::URL_SAFE
+        .encode(json!({"v": "meta.k8s.io/v1", "rv": 1, "start": "../x"}).to_string());
+    assert_eq!(decode_continue(&traversal).unwrap_err().code(), 400);
+}
+
+#[test]
+fn field_validation_values() {
+    assert_eq!(
+        FieldValidation::parse("Strict").unwrap(),
+        FieldValidation::Strict
+    );
+    assert!(FieldValidation::parse("strict").is_err());
+}
