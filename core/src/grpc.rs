@@ -570,7 +570,7 @@ mod tests {
 
     #[tokio::test]
     async fn calls_take_a_place_among_those_in_flight() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let core = Arc::new(core.with_inflight_limits(crate::inflight::InflightLimits::new(1, 1)));
         let service = ResourcesService::new(core.clone());
         let alice = UserInfo::authenticated("alice", vec![]);

@@ -181,7 +181,7 @@ mod tests {
 
     #[tokio::test]
     async fn impersonation_takes_the_named_identity_when_allowed() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let alice = core
             .impersonate(
                 admin(),
@@ -232,7 +232,7 @@ mod tests {
 
     #[tokio::test]
     async fn impersonation_needs_the_impersonate_verb_and_a_user() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let bob = UserInfo::authenticated("bob", vec![]);
         let denied = core
             .impersonate(bob.clone(), [("impersonate-user", "alice")])

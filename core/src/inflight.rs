@@ -71,7 +71,7 @@ mod tests {
 
     #[tokio::test]
     async fn requests_past_the_limit_are_told_to_retry() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let core = core.with_inflight_limits(InflightLimits::new(1, 0));
         let alice = UserInfo::authenticated("alice", vec![]);
         let held = core.admit(&alice, false).expect("a first place");

@@ -1185,9 +1185,9 @@ mod tests {
         let prefix = "/registry/rolebindings/";
         // Stores whose watches report progress (the cache catches up) and
         // old etcd, whose do not (the read goes to storage).
-        let (_one, with_progress) = crate::storage::shaped::core_lagging_behind(prefix, lag).await;
+        let (_one, with_progress) = crate::testing::core_lagging_behind(prefix, lag).await;
         let (_two, without_progress) =
-            crate::storage::shaped::core_lagging_without_progress(prefix, lag).await;
+            crate::testing::core_lagging_without_progress(prefix, lag).await;
         for core in [&with_progress, &without_progress] {
             let create = |resource: &'static str, object: Value| async move {
                 let def = core
@@ -1293,7 +1293,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_start_restores_what_the_bootstrap_policy_grants() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let def = core
             .resolve(RBAC_GROUP, "v1", "clusterroles")
             .expect("clusterroles");

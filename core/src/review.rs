@@ -242,7 +242,7 @@ mod tests {
 
     #[tokio::test]
     async fn access_reviews_answer_with_the_authorizers_decision() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let sar = def("authorization.k8s.io", "selfsubjectaccessreviews");
         let ask = |user: UserInfo, spec: Value| {
             let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "spec": spec});
@@ -273,7 +273,7 @@ mod tests {
 
     #[tokio::test]
     async fn access_reviews_need_exactly_one_kind_of_attributes() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let sar = def("authorization.k8s.io", "selfsubjectaccessreviews");
         let neither = answer(&core, &admin(), &sar, json!({"spec": {}}))
             .await
@@ -299,7 +299,7 @@ mod tests {
 
     #[tokio::test]
     async fn rules_reviews_list_what_the_authorizer_allows() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let ssrr = def("authorization.k8s.io", "selfsubjectrulesreviews");
         let review = json!({"spec": {"namespace": "default"}});
         let rules = answer(&core, &viewer(), &ssrr, review.clone())
@@ -350,7 +350,7 @@ mod tests {
 
     #[tokio::test]
     async fn subject_access_reviews_decide_for_the_user_they_name() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let sar = def("authorization.k8s.io", "subjectaccessreviews");
         let ask = |spec: Value| {
             let (core, sar) = (&core, sar.clone());
@@ -396,7 +396,7 @@ mod tests {
 
     #[tokio::test]
     async fn subject_reviews_name_the_user() {
-        let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (_dir, core) = crate::testing::core_unshaped().await;
         let ssr = def("authentication.k8s.io", "selfsubjectreviews");
         let answered = answer(
             &core,

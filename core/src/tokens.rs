@@ -483,9 +483,9 @@ q+a1pb0jTHOtOMGcGdYor/XeFGMSB0jBugVCMJvG8z9Z0ZQB2/StLhpEHg==
     }
 
     async fn core_with(authority: TokenAuthority) -> (tempfile::TempDir, ApiCore) {
-        let (dir, core) = crate::storage::shaped::core_unshaped().await;
+        let (dir, core) = crate::testing::core_unshaped().await;
         let core = core.with_token_authority(authority);
-        crate::storage::shaped::create_in_default(
+        crate::testing::create_in_default(
             &core,
             "serviceaccounts",
             json!({"metadata": {"name": "robot"}}),

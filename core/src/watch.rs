@@ -493,7 +493,7 @@ mod tests {
     /// include a change made just before, even with the cache 500 ms behind.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_streaming_list_without_a_version_waits_for_the_cache() {
-        let (_dir, core) = crate::storage::shaped::core_lagging_behind(
+        let (_dir, core) = crate::testing::core_lagging_behind(
             "/registry/configmaps/",
             Duration::from_millis(500),
         )
@@ -510,8 +510,7 @@ mod tests {
     async fn a_streaming_list_without_progress_reads_storage() {
         let lag = FRESH_CACHE_WAIT + Duration::from_secs(2);
         let (_dir, core) =
-            crate::storage::shaped::core_lagging_without_progress("/registry/configmaps/", lag)
-                .await;
+            crate::testing::core_lagging_without_progress("/registry/configmaps/", lag).await;
         streams_the_state_then_each_change_once(&core, lag * 3).await;
     }
 
@@ -533,7 +532,7 @@ mod tests {
     }
 
     async fn create_configmap(core: &ApiCore, name: &str) {
-        crate::storage::shaped::create_in_default(
+        crate::testing::create_in_default(
             core,
             "configmaps",
             serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}),

@@ -731,11 +731,9 @@ mod tests {
     /// dependent it was meant to orphan.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn orphaning_waits_for_a_lagging_cache_of_the_dependents() {
-        let (_dir, core) = crate::storage::shaped::core_lagging_behind(
-            "/registry/secrets/",
-            Duration::from_millis(500),
-        )
-        .await;
+        let (_dir, core) =
+            crate::testing::core_lagging_behind("/registry/secrets/", Duration::from_millis(500))
+                .await;
         orphans_the_dependent(core).await;
     }
 
@@ -744,7 +742,7 @@ mod tests {
     /// secrets from storage.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn orphaning_without_progress_reads_a_lagging_type_from_storage() {
-        let (_dir, core) = crate::storage::shaped::core_lagging_without_progress(
+        let (_dir, core) = crate::testing::core_lagging_without_progress(
             "/registry/secrets/",
             Duration::from_millis(500),
         )
@@ -758,7 +756,7 @@ mod tests {
         let core = Arc::new(core);
         tokio::spawn(run(core.clone()));
 
-        use crate::storage::shaped::create_in_default;
+        use crate::testing::create_in_default;
         let owner = create_in_default(
             &core,
             "configmaps",

@@ -283,13 +283,7 @@ impl View {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PatchType {
-    Json,
-    Merge,
-    StrategicMerge,
-    Apply,
-}
+pub use crate::patch::PatchType;
 
 /// A warning as an HTTP `Warning` value, as upstream sends them: code 299,
 /// the "-" agent (RFC 7234) and the text as a quoted string. REST sends it

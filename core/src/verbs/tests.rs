@@ -4,7 +4,7 @@ use super::*;
 /// the stored bytes decode to, for creates, updates and patches alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn written_objects_are_their_stored_values_decoded() {
-    let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+    let (_dir, core) = crate::testing::core_unshaped().await;
     let def = core.resolve("", "v1", "configmaps").expect("configmaps");
     let user = UserInfo::system();
     let opts = WriteOptions::default();
@@ -77,7 +77,7 @@ async fn written_objects_are_their_stored_values_decoded() {
 /// gave, as upstream writes what it decoded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_are_stored_in_go_struct_order() {
-    let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+    let (_dir, core) = crate::testing::core_unshaped().await;
     let def = core.resolve("", "v1", "configmaps").expect("configmaps");
     let body: Value = serde_json::from_str(
         r#"{"data": {"a": "1"}, "kind": "ConfigMap", "metadata": {"name": "c"},
@@ -119,7 +119,7 @@ async fn keys_are_stored_in_go_struct_order() {
 /// does not block it, while a write of the main resource still is.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_writes_answer_only_for_status_and_metadata() {
-    let (_dir, core) = crate::storage::shaped::core_unshaped().await;
+    let (_dir, core) = crate::testing::core_unshaped().await;
     let user = UserInfo::system();
     let def = core
         .resolve("apps", "v1", "deployments")
@@ -183,16 +183,14 @@ async fn status_writes_answer_only_for_status_and_metadata() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn updates_from_a_lagging_cache_are_neither_lost_nor_skipped() {
     use std::time::Duration;
-    let (_dir, core) = crate::storage::shaped::core_lagging_behind(
-        "/registry/configmaps/",
-        Duration::from_millis(500),
-    )
-    .await;
+    let (_dir, core) =
+        crate::testing::core_lagging_behind("/registry/configmaps/", Duration::from_millis(500))
+            .await;
     let user = UserInfo::system();
     let def = core.resolve("", "v1", "configmaps").expect("configmaps");
     let write = WriteOptions::default();
     let ns = Some("default");
-    crate::storage::shaped::create_in_default(
+    crate::testing::create_in_default(
         &core,
         "configmaps",
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"}, "data": {"k": "a"}}),

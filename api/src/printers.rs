@@ -808,12 +808,12 @@ fn format_labels(v: &Value, ptr: &str) -> String {
     or_none(pairs.join(","))
 }
 
-/// labels.Selector.String() for a metav1.LabelSelector. Err means the
+/// labels.Selector.String() for a metav1.LabelSelector. None means the
 /// selector cannot be converted (upstream's LabelSelectorAsSelector error).
-pub(crate) fn label_selector_string(sel: Option<&Value>) -> Result<String, ()> {
+pub fn label_selector_string(sel: Option<&Value>) -> Option<String> {
     let Some(sel) = sel else {
         // A nil selector selects nothing; it prints as "" like an empty one.
-        return Ok(String::new());
+        return Some(String::new());
     };
     let mut reqs: Vec<(String, String)> = Vec::new();
     for (k, val) in string_map(sel, "/matchLabels") {
@@ -825,29 +825,30 @@ pub(crate) fn label_selector_string(sel: Option<&Value>) -> Result<String, ()> {
         let mut values: Vec<String> = items(expr, "/values").iter().map(scalar_text).collect();
         values.sort();
         let s = match text(expr, "/operator") {
-            "In" | "NotIn" if values.is_empty() => return Err(()),
-            "Exists" | "DoesNotExist" if !values.is_empty() => return Err(()),
+            "In" | "NotIn" if values.is_empty() => return None,
+            "Exists" | "DoesNotExist" if !values.is_empty() => return None,
             "In" => format!("{key} in ({})", values.join(",")),
             "NotIn" => format!("{key} notin ({})", values.join(",")),
             "Exists" => key.clone(),
             "DoesNotExist" => format!("!{key}"),
-            _ => return Err(()),
+            _ => return None,
         };
         reqs.push((key, s));
     }
     reqs.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(reqs
-        .into_iter()
-        .map(|(_, s)| s)
-        .collect::<Vec<_>>()
-        .join(","))
+    Some(
+        reqs.into_iter()
+            .map(|(_, s)| s)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
 }
 
 /// metav1.FormatLabelSelector.
 fn format_label_selector(sel: Option<&Value>) -> String {
     match label_selector_string(sel) {
-        Ok(s) => or_none(s),
-        Err(()) => "<error>".to_string(),
+        Some(s) => or_none(s),
+        None => "<error>".to_string(),
     }
 }
 
@@ -1458,8 +1459,8 @@ fn deployment_cells(d: &Value, now: DateTime<Utc>) -> Vec<Value> {
     let (names, images) = container_cells(get(d, "/spec/template/spec"));
     // Unlike the other workloads, upstream prints the raw selector string
     // here, without the "<none>" substitution.
-    let selector = label_selector_string(get(d, "/spec/selector"))
-        .unwrap_or_else(|()| "<invalid>".to_string());
+    let selector =
+        label_selector_string(get(d, "/spec/selector")).unwrap_or_else(|| "<invalid>".to_string());
     vec![
         name(d).into(),
         format!("{}/{desired}", int(d, "/status/readyReplicas")).into(),

@@ -4,16 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use capstan_core::storage::embedded::EmbeddedStore;
-use capstan_core::storage::etcd::testing::EtcdServer;
-use capstan_core::storage::{EventKind, ListParams, Storage, StorageError};
+use capstan_storage::embedded::EmbeddedStore;
+use capstan_storage::etcd::testing::EtcdServer;
+use capstan_storage::{EventKind, ListParams, Storage, StorageError};
 use futures::StreamExt;
 
 type Store = Arc<dyn Storage>;
 
-async fn next_event(
-    w: &mut capstan_core::storage::EventStream,
-) -> capstan_core::storage::StorageEvent {
+async fn next_event(w: &mut capstan_storage::EventStream) -> capstan_storage::StorageEvent {
     loop {
         let ev = tokio::time::timeout(Duration::from_secs(10), w.next())
             .await

@@ -26,7 +26,7 @@ mod convert;
 mod decode;
 mod definitions;
 mod gnostic;
-pub(crate) mod go_values;
+pub mod go_values;
 pub(crate) mod memo;
 mod paths;
 

@@ -6,9 +6,9 @@
 //! A run with `PROPTEST_CASES=20000` (60,000 cases, 23 s) was clean on
 //! 2026-11-26.
 
-use capstan_core::apply::{apply, ManagerContext};
-use capstan_core::openapi::{decode_typed, put_in_go_order};
-use capstan_core::verbs::PatchType;
+use capstan_api::apply::{apply, ManagerContext};
+use capstan_api::openapi::{decode_typed, put_in_go_order};
+use capstan_api::patch::PatchType;
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -103,7 +103,7 @@ proptest! {
     ) {
         let definition = DEFINITIONS[which];
         for patch_type in [PatchType::Json, PatchType::Merge, PatchType::StrategicMerge] {
-            let _ = capstan_core::patch::apply(patch_type, &original, &patch, definition);
+            let _ = capstan_api::patch::apply(patch_type, &original, &patch, definition);
         }
         let ctx = ManagerContext {
             manager: "fuzz",
@@ -118,8 +118,8 @@ proptest! {
     /// Arbitrary bytes through every body decoder.
     #[test]
     fn body_decoders_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        let _ = capstan_core::duplicate_fields::decode_noting_duplicates(&bytes);
-        let _ = capstan_core::protobuf::decode_envelope(&[&b"k8s\0"[..], &bytes].concat());
-        let _ = capstan_core::protobuf::decode_message("k8s.io.api.core.v1.Pod", &bytes);
+        let _ = capstan_api::duplicate_fields::decode_noting_duplicates(&bytes);
+        let _ = capstan_api::protobuf::decode_envelope(&[&b"k8s\0"[..], &bytes].concat());
+        let _ = capstan_api::protobuf::decode_message("k8s.io.api.core.v1.Pod", &bytes);
     }
 }

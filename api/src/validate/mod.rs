@@ -16,7 +16,7 @@ pub(crate) mod autoscaling;
 pub(crate) mod batch;
 pub(crate) mod coordination;
 pub(crate) mod corev1;
-pub(crate) mod meta;
+pub mod meta;
 pub(crate) mod networking;
 pub mod object_meta;
 pub(crate) mod pod;

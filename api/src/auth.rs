@@ -50,13 +50,13 @@ impl UserInfo {
         self.name == ANONYMOUS_USER
     }
 
-    pub(crate) fn in_group(&self, group: &str) -> bool {
+    pub fn in_group(&self, group: &str) -> bool {
         self.groups.iter().any(|g| g == group)
     }
 
     /// The user as upstream's UserInfo JSON writes it (reviews): uid and
     /// extra only when set.
-    pub(crate) fn to_json(&self) -> serde_json::Value {
+    pub fn to_json(&self) -> serde_json::Value {
         let mut user = serde_json::json!({"username": self.name, "groups": self.groups});
         if !self.uid.is_empty() {
             user["uid"] = serde_json::json!(self.uid);
@@ -125,7 +125,7 @@ impl AccessRequest<'_> {
 /// role, written as RBAC's non-resource URLs: exact, or a prefix ending in
 /// `*`. The bootstrap policy's role of that name is written from this list
 /// (rbac.rs bootstrap_policy).
-pub(crate) const PUBLIC_URLS: &[&str] = &[
+pub const PUBLIC_URLS: &[&str] = &[
     "/healthz",
     "/healthz/*",
     "/livez",
@@ -138,7 +138,7 @@ pub(crate) const PUBLIC_URLS: &[&str] = &[
 
 /// Paths authenticated users may get: API and OpenAPI discovery, as
 /// upstream's system:discovery role.
-pub(crate) const DISCOVERY_URLS: &[&str] = &["/api", "/api/*", "/apis", "/apis/*", "/openapi/*"];
+pub const DISCOVERY_URLS: &[&str] = &["/api", "/api/*", "/apis", "/apis/*", "/openapi/*"];
 
 #[cfg(test)]
 mod tests {

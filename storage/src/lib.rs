@@ -7,8 +7,8 @@
 pub mod embedded;
 pub mod etcd;
 mod etcd_transport;
-#[cfg(test)]
-pub(crate) mod shaped;
+/// Test support for the consumers of watches (not used by the server).
+pub mod shaped;
 
 use std::sync::Arc;
 

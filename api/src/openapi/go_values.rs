@@ -299,7 +299,7 @@ pub(crate) fn base64_error_offset(text: &str) -> Option<usize> {
 
 /// `fmt.Sprintf("%+v", v)` of the value Go's JSON decoder makes of `value`
 /// (maps with sorted keys, integers as int64, other numbers as float64).
-pub(crate) fn go_format(value: &Value) -> String {
+pub fn go_format(value: &Value) -> String {
     let mut out = String::new();
     write_go(value, &mut out);
     out

@@ -7,7 +7,15 @@ pub mod strategic;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult, StatusReason};
-use crate::verbs::PatchType;
+
+/// The patch formats upstream accepts, by content type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    Json,
+    Merge,
+    StrategicMerge,
+    Apply,
+}
 
 /// Applies `patch` to `original` (an object of OpenAPI definition `definition`).
 pub fn apply(

@@ -839,7 +839,7 @@ pub mod testing {
             self.config.clone()
         }
 
-        pub async fn connect(&self) -> crate::storage::StorageResult<EtcdStore> {
+        pub async fn connect(&self) -> crate::StorageResult<EtcdStore> {
             EtcdStore::connect(&self.config).await
         }
     }

@@ -69,6 +69,7 @@ impl StatusReason {
         }
     }
 
+    #[cfg(feature = "grpc")]
     fn grpc_code(self) -> tonic::Code {
         use tonic::Code;
         match self {
@@ -497,6 +498,7 @@ impl ApiError {
     /// trailer for clients that want reason and causes. (The standard
     /// grpc-status-details-bin slot must hold a google.rpc.Status, which
     /// clients such as grpcurl parse strictly.)
+    #[cfg(feature = "grpc")]
     pub fn to_grpc(&self) -> tonic::Status {
         let body = serde_json::to_vec(&self.to_status()).unwrap_or_default();
         let mut metadata = tonic::metadata::MetadataMap::new();
@@ -511,6 +513,7 @@ impl ApiError {
 /// gRPC trailer carrying the `metav1.Status` JSON of a failed call.
 pub const STATUS_TRAILER: &str = "x-kubernetes-status-bin";
 
+#[cfg(feature = "grpc")]
 impl From<ApiError> for tonic::Status {
     fn from(err: ApiError) -> Self {
         err.to_grpc()
@@ -574,6 +577,7 @@ mod tests {
         assert_eq!(s["message"], "Operation cannot be fulfilled on configmaps \"x\": the object has been modified; please apply your changes to the latest version and try again");
     }
 
+    #[cfg(feature = "grpc")]
     #[test]
     fn grpc_errors_carry_the_status_in_a_trailer() {
         let status = ApiError::not_found("", "configmaps", "x").to_grpc();
@@ -588,6 +592,7 @@ mod tests {
         assert_eq!(decoded["reason"], "NotFound");
     }
 
+    #[cfg(feature = "grpc")]
     #[test]
     fn grpc_codes_follow_reasons() {
         assert_eq!(

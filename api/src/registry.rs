@@ -1,0 +1,464 @@
+//! The resource registry: which group/version/resources exist, their names,
+//! scope, verbs, and the [`Kind`] that gives each its behaviour.
+//!
+//! A [`Registry`] is one snapshot, never changed once built; the server
+//! holds the current one and swaps it whole when resources are added or
+//! removed (capstan-core's `RegistryHandle`).
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+
+use crate::kinds::{Handling, Kind};
+
+/// The verbs of a resource that supports every generic operation.
+pub const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// One served resource at one version. Strings are owned: definitions are
+/// built at run time too (a CustomResourceDefinition's versions).
+pub struct ResourceDef {
+    pub group: String,
+    pub version: String,
+    /// Plural, lowercase: the URL segment.
+    pub resource: String,
+    pub kind: String,
+    pub singular: String,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+    pub namespaced: bool,
+    pub verbs: Vec<String>,
+    /// Key segment under the storage prefix; upstream keeps a few historical
+    /// names (nodes under "minions", services under "services/specs").
+    pub storage_segment: String,
+    /// The group/version/kind objects are stored as; differs from the served
+    /// one for kinds served at several versions and for events.k8s.io events.
+    pub storage_group: String,
+    pub storage_version: String,
+    pub storage_kind: String,
+    /// OpenAPI definition name of the kind, e.g. "io.k8s.api.apps.v1.Deployment".
+    pub definition: String,
+    /// Field selectors beyond metadata.name and metadata.namespace.
+    pub selectable_fields: Vec<String>,
+    /// Whether an immediate delete answers with the deleted object (upstream's
+    /// ReturnDeletedObject) rather than a Success Status.
+    pub returns_deleted_object: bool,
+    /// Served subresources ("status", "scale", "binding", ...).
+    pub subresources: Vec<String>,
+    /// What objects of this resource do: defaults, validation, printing, ...
+    pub kind_impl: Arc<dyn Kind>,
+}
+
+fn owned(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+impl ResourceDef {
+    /// A resource stored under its own name at its own group/version, with
+    /// every generic verb and no short names, categories or subresources;
+    /// the builder methods below say what differs.
+    pub fn new(
+        group: &str,
+        version: &str,
+        resource: &str,
+        kind: &str,
+        namespaced: bool,
+        kind_impl: Arc<dyn Kind>,
+    ) -> Self {
+        let package = match group {
+            "" => "core",
+            g => g.split('.').next().unwrap_or(g),
+        };
+        Self {
+            group: group.to_string(),
+            version: version.to_string(),
+            resource: resource.to_string(),
+            kind: kind.to_string(),
+            singular: kind.to_lowercase(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced,
+            verbs: owned(ALL_VERBS),
+            storage_segment: resource.to_string(),
+            storage_group: group.to_string(),
+            storage_version: version.to_string(),
+            storage_kind: kind.to_string(),
+            definition: format!("io.k8s.api.{package}.{version}.{kind}"),
+            selectable_fields: Vec::new(),
+            returns_deleted_object: false,
+            subresources: Vec::new(),
+            kind_impl,
+        }
+    }
+
+    pub fn short_names(mut self, names: &[&str]) -> Self {
+        self.short_names = owned(names);
+        self
+    }
+
+    pub fn categories(mut self, categories: &[&str]) -> Self {
+        self.categories = owned(categories);
+        self
+    }
+
+    pub fn verbs(mut self, verbs: &[&str]) -> Self {
+        self.verbs = owned(verbs);
+        self
+    }
+
+    pub fn subresources(mut self, subresources: &[&str]) -> Self {
+        self.subresources = owned(subresources);
+        self
+    }
+
+    pub fn selectable_fields(mut self, fields: &[&str]) -> Self {
+        self.selectable_fields = owned(fields);
+        self
+    }
+
+    pub fn returns_deleted_object(mut self) -> Self {
+        self.returns_deleted_object = true;
+        self
+    }
+
+    /// Stored under `segment` of the storage prefix instead of the resource name.
+    pub fn storage_segment(mut self, segment: &str) -> Self {
+        self.storage_segment = segment.to_string();
+        self
+    }
+
+    /// Stored as another group/version/kind (upstream's storage version).
+    pub fn stored_as(mut self, group: &str, version: &str, kind: &str) -> Self {
+        self.storage_group = group.to_string();
+        self.storage_version = version.to_string();
+        self.storage_kind = kind.to_string();
+        self
+    }
+
+    /// The OpenAPI definition name, when not `io.k8s.api.<package>.<version>.<kind>`.
+    pub fn definition(mut self, definition: &str) -> Self {
+        self.definition = definition.to_string();
+        self
+    }
+
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    pub fn list_kind(&self) -> String {
+        format!("{}List", self.kind)
+    }
+
+    pub fn supports(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
+    }
+
+    pub fn has_subresource(&self, name: &str) -> bool {
+        self.subresources.iter().any(|s| s == name)
+    }
+
+    /// How the pipeline serves this resource: stored, or answered on the spot.
+    pub fn handling(&self) -> Handling {
+        self.kind_impl.handling()
+    }
+
+    /// core/v1 bindings: a create that places a pod, stored nowhere.
+    pub fn is_binding(&self) -> bool {
+        self.handling() == Handling::Binding
+    }
+
+    /// core/v1 componentstatuses: computed on each read, stored nowhere.
+    pub fn is_component_status(&self) -> bool {
+        self.handling() == Handling::ComponentStatus
+    }
+
+    /// The reviews (`kubectl auth can-i`, `kubectl auth whoami`,
+    /// TokenReview): a create answered from the request, stored nowhere.
+    pub fn is_review(&self) -> bool {
+        self.handling() == Handling::Review
+    }
+
+    /// Whether objects of this resource live in storage (and so have a
+    /// watch cache, a namespace to be emptied, garbage to collect).
+    pub fn is_stored(&self) -> bool {
+        self.handling() == Handling::Stored
+    }
+
+    /// Whether objects are stored in another group/version than this one serves.
+    pub fn converts_for_storage(&self) -> bool {
+        (&self.group, &self.version) != (&self.storage_group, &self.storage_version)
+    }
+
+    /// The apiVersion objects are stored at.
+    pub fn storage_api_version(&self) -> String {
+        if self.storage_group.is_empty() {
+            self.storage_version.clone()
+        } else {
+            format!("{}/{}", self.storage_group, self.storage_version)
+        }
+    }
+
+    /// Upstream's discovery storageVersionHash: base64 of the first 8 bytes of
+    /// sha256("group/version/kind") of the storage version.
+    pub fn storage_version_hash(&self) -> String {
+        let digest = Sha256::digest(format!(
+            "{}/{}/{}",
+            self.storage_group, self.storage_version, self.storage_kind
+        ));
+        base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+    }
+
+    /// The storage key prefix of the collection, ending in '/': all namespaces
+    /// when `namespace` is None.
+    pub fn key_prefix(&self, storage_prefix: &str, namespace: Option<&str>) -> String {
+        match (self.namespaced, namespace) {
+            (true, Some(ns)) => format!("{storage_prefix}/{}/{ns}/", self.storage_segment),
+            _ => format!("{storage_prefix}/{}/", self.storage_segment),
+        }
+    }
+
+    pub fn key(&self, storage_prefix: &str, namespace: Option<&str>, name: &str) -> String {
+        format!("{}{name}", self.key_prefix(storage_prefix, namespace))
+    }
+}
+
+impl std::fmt::Debug for ResourceDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.api_version(), self.resource)
+    }
+}
+
+/// Group, version and resource (or kind) of an index entry.
+#[derive(PartialEq, Eq)]
+struct Triple(String, String, String);
+
+/// A lookup's borrowed key: hashes and compares as a [`Triple`], so a
+/// lookup allocates nothing.
+struct TripleRef<'a>(&'a str, &'a str, &'a str);
+
+impl Hash for Triple {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        TripleRef(&self.0, &self.1, &self.2).hash(state)
+    }
+}
+
+impl Hash for TripleRef<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+        self.1.hash(state);
+        self.2.hash(state);
+    }
+}
+
+impl hashbrown::Equivalent<Triple> for TripleRef<'_> {
+    fn equivalent(&self, key: &Triple) -> bool {
+        (self.0, self.1, self.2) == (key.0.as_str(), key.1.as_str(), key.2.as_str())
+    }
+}
+
+/// Hashed, not ordered: every request looks a resource up at least once,
+/// and a B-tree's string comparisons cost more than one hash. A fixed hash
+/// state is safe: the keys are the registry's own, never a client's.
+type Index = hashbrown::HashMap<Triple, Arc<ResourceDef>, foldhash::fast::FixedState>;
+
+/// One snapshot of the served resources, indexed for the lookups the
+/// pipeline makes. Never changed once built: a change builds a new one.
+pub struct Registry {
+    resources: Vec<Arc<ResourceDef>>,
+    by_gvr: Index,
+    /// Group, version and kind → resource, for references that name a kind
+    /// (ownerReferences).
+    by_gvk: Index,
+    /// Counts changes since start; caches built from a snapshot (discovery,
+    /// OpenAPI) key on it.
+    generation: u64,
+}
+
+/// A served group with its versions, preferred first.
+#[derive(Debug, Clone)]
+pub struct GroupInfo {
+    pub name: String,
+    pub versions: Vec<String>,
+}
+
+impl Registry {
+    pub fn new(resources: Vec<ResourceDef>) -> Self {
+        Self::indexed(resources.into_iter().map(Arc::new).collect(), 0)
+    }
+
+    fn indexed(resources: Vec<Arc<ResourceDef>>, generation: u64) -> Self {
+        let key = |r: &ResourceDef, last: &str| {
+            Triple(r.group.clone(), r.version.clone(), last.to_string())
+        };
+        let by_gvr = resources
+            .iter()
+            .map(|r| (key(r, &r.resource), r.clone()))
+            .collect();
+        let by_gvk = resources
+            .iter()
+            .filter(|r| r.is_stored())
+            .map(|r| (key(r, &r.kind), r.clone()))
+            .collect();
+        Self {
+            resources,
+            by_gvr,
+            by_gvk,
+            generation,
+        }
+    }
+
+    /// The registry of everything Capstan serves built in.
+    pub fn builtin() -> Self {
+        Self::new(crate::kinds::builtin_resources())
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ResourceDef>> {
+        self.by_gvr
+            .get(&TripleRef(group, version, resource))
+            .cloned()
+    }
+
+    /// The stored resource of a kind at a group/version, e.g. an owner
+    /// reference's `apps/v1` `Deployment`.
+    pub fn lookup_kind(&self, group: &str, version: &str, kind: &str) -> Option<Arc<ResourceDef>> {
+        self.by_gvk.get(&TripleRef(group, version, kind)).cloned()
+    }
+
+    pub fn resources(&self) -> &[Arc<ResourceDef>] {
+        &self.resources
+    }
+
+    pub fn resources_in(&self, group: &str, version: &str) -> Vec<Arc<ResourceDef>> {
+        self.resources
+            .iter()
+            .filter(|r| r.group == group && r.version == version)
+            .cloned()
+            .collect()
+    }
+
+    pub fn has_group_version(&self, group: &str, version: &str) -> bool {
+        self.resources
+            .iter()
+            .any(|r| r.group == group && r.version == version)
+    }
+
+    /// Served groups in registration order; the core group ("") first.
+    pub fn groups(&self) -> Vec<GroupInfo> {
+        let mut groups: Vec<GroupInfo> = Vec::new();
+        for r in &self.resources {
+            match groups.iter_mut().find(|g| g.name == r.group) {
+                Some(g) => {
+                    if !g.versions.iter().any(|v| *v == r.version) {
+                        g.versions.push(r.version.clone());
+                    }
+                }
+                None => groups.push(GroupInfo {
+                    name: r.group.clone(),
+                    versions: vec![r.version.clone()],
+                }),
+            }
+        }
+        groups
+    }
+
+    /// A new snapshot with `added` (replacing resources of the same
+    /// group/version/resource) and without the resources `removed` names.
+    pub fn changed(&self, added: Vec<ResourceDef>, removed: &[(String, String, String)]) -> Self {
+        let added: Vec<Arc<ResourceDef>> = added.into_iter().map(Arc::new).collect();
+        let replaced = |r: &ResourceDef| {
+            added
+                .iter()
+                .any(|a| (&a.group, &a.version, &a.resource) == (&r.group, &r.version, &r.resource))
+                || removed
+                    .iter()
+                    .any(|(g, v, res)| (g, v, res) == (&r.group, &r.version, &r.resource))
+        };
+        let resources = self
+            .resources
+            .iter()
+            .filter(|r| !replaced(r))
+            .cloned()
+            .chain(added.iter().cloned())
+            .collect();
+        Self::indexed(resources, self.generation + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_version_hash_matches_upstream() {
+        // kube-apiserver 1.32 discovery for core/v1 configmaps and apps/v1 deployments.
+        let r = Registry::builtin();
+        assert_eq!(
+            r.lookup("", "v1", "configmaps")
+                .unwrap()
+                .storage_version_hash(),
+            "qFsyl6wFWjQ="
+        );
+        assert_eq!(
+            r.lookup("apps", "v1", "deployments")
+                .unwrap()
+                .storage_version_hash(),
+            "8aSe+NMegvE="
+        );
+    }
+
+    #[test]
+    fn keys_follow_upstream_layout() {
+        let r = Registry::builtin();
+        let svc = r.lookup("", "v1", "services").unwrap();
+        assert_eq!(
+            svc.key("/registry", Some("default"), "web"),
+            "/registry/services/specs/default/web"
+        );
+        let ns = r.lookup("", "v1", "namespaces").unwrap();
+        assert_eq!(
+            ns.key("/registry", Some("ignored"), "demo"),
+            "/registry/namespaces/demo"
+        );
+        let deploy = r.lookup("apps", "v1", "deployments").unwrap();
+        assert_eq!(deploy.definition, "io.k8s.api.apps.v1.Deployment");
+    }
+
+    #[test]
+    fn kinds_resolve_to_their_stored_resource() {
+        let r = Registry::builtin();
+        let hpa = r
+            .lookup_kind("autoscaling", "v1", "HorizontalPodAutoscaler")
+            .unwrap();
+        assert_eq!(
+            (hpa.version.as_str(), hpa.resource.as_str()),
+            ("v1", "horizontalpodautoscalers")
+        );
+        assert!(r.lookup_kind("", "v1", "Binding").is_none());
+        assert!(r.lookup_kind("apps", "v1", "Pod").is_none());
+    }
+
+    #[test]
+    fn groups_list_core_first() {
+        let groups = Registry::builtin().groups();
+        assert_eq!(groups[0].name, "");
+        assert_eq!(groups[1].name, "apps");
+    }
+}

@@ -1,0 +1,73 @@
+//! Test support: `ApiCore`s over stores whose watches are reshaped
+//! (capstan_storage::shaped), for testing what consumes watches against
+//! failures a real store shows only under load or when an etcd member dies.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use capstan_storage::shaped::{lagging, ShapedWatches};
+use capstan_storage::Storage;
+
+/// An `ApiCore` over a fresh embedded store whose watches under `prefix`
+/// lag `lag` behind, bootstrapped and with its watch caches started. The
+/// directory must outlive the core.
+pub async fn core_lagging_behind(
+    prefix: &'static str,
+    lag: Duration,
+) -> (tempfile::TempDir, crate::verbs::ApiCore) {
+    core_shaped(|store| ShapedWatches::new(store, lagging(prefix, lag))).await
+}
+
+/// An `ApiCore` over a fresh embedded store whose watches are left as they
+/// are, bootstrapped and with its watch caches started.
+pub async fn core_unshaped() -> (tempfile::TempDir, crate::verbs::ApiCore) {
+    core_shaped(|store| ShapedWatches::new(store, Box::new(|_, _, events| events))).await
+}
+
+/// The same as `core_lagging_behind`, over a store whose watches report no
+/// progress, as capstan's watches on etcd before 3.4.31 / 3.5.13: a quiet
+/// cache then never learns that it is current.
+pub async fn core_lagging_without_progress(
+    prefix: &'static str,
+    lag: Duration,
+) -> (tempfile::TempDir, crate::verbs::ApiCore) {
+    core_shaped(|store| ShapedWatches::new(store, lagging(prefix, lag)).without_progress()).await
+}
+
+async fn core_shaped(
+    shaped: impl FnOnce(Arc<dyn Storage>) -> ShapedWatches,
+) -> (tempfile::TempDir, crate::verbs::ApiCore) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = capstan_storage::embedded::EmbeddedStore::open(dir.path()).expect("store");
+    let storage = Arc::new(shaped(Arc::new(store)));
+    let core = crate::verbs::ApiCore::new(
+        Arc::new(crate::registry::RegistryHandle::new(
+            crate::registry::Registry::builtin(),
+        )),
+        storage,
+        "/registry",
+    );
+    core.bootstrap().await.expect("bootstrap");
+    core.start_watch_caches();
+    (dir, core)
+}
+
+/// Creates `object`, of the core (v1) `resource`, in namespace default as
+/// the system user; the object as created.
+pub async fn create_in_default(
+    core: &crate::verbs::ApiCore,
+    resource: &str,
+    object: serde_json::Value,
+) -> serde_json::Value {
+    let def = core.resolve("", "v1", resource).expect("a core resource");
+    core.create(
+        &crate::auth::UserInfo::system(),
+        &def,
+        Some("default"),
+        object,
+        &crate::verbs::WriteOptions::default(),
+    )
+    .await
+    .map(|created| std::sync::Arc::unwrap_or_clone(created.object))
+    .expect("created")
+}
