@@ -41,8 +41,8 @@ pub struct ServeArgs {
     #[arg(long, value_delimiter = ',')]
     pub cert_extra_sans: Vec<String>,
     /// CIDR from which Services get their ClusterIPs.
-    #[arg(long, default_value = capstan_core::services::DEFAULT_CLUSTER_IP_RANGE)]
-    pub service_cluster_ip_range: capstan_core::allocator::Ipv4Cidr,
+    #[arg(long, default_value = capstan_core::addresses::DEFAULT_CLUSTER_IP_RANGE)]
+    pub service_cluster_ip_range: capstan_core::addresses::allocator::Ipv4Cidr,
     /// Inclusive port range from which NodePort Services get node ports.
     #[arg(long, default_value = "30000-32767", value_parser = parse_port_range)]
     pub service_node_port_range: (u16, u16),
@@ -61,7 +61,7 @@ pub struct ServeArgs {
     #[arg(long, value_delimiter = ',')]
     pub service_account_key_file: Vec<PathBuf>,
     /// The `iss` of the service account tokens this server issues and accepts.
-    #[arg(long, default_value = capstan_core::tokens::DEFAULT_ISSUER)]
+    #[arg(long, default_value = capstan_core::authentication::tokens::DEFAULT_ISSUER)]
     pub service_account_issuer: String,
     /// Audiences a token must name to be accepted; defaults to the issuer.
     #[arg(long, value_delimiter = ',')]

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use capstan_core::auth::UserInfo;
 use capstan_core::discovery::Discovery;
+use capstan_core::grpc::served::ResourcesGrpc;
 use capstan_core::grpc::DiscoveryService;
-use capstan_core::grpc_served::ResourcesGrpc;
 use capstan_core::registry::{Registry, RegistryHandle};
 use capstan_core::storage::embedded::EmbeddedStore;
 use capstan_core::storage::etcd::{EtcdConfig, EtcdStore};
@@ -325,7 +325,7 @@ pub async fn serve_with(
 fn token_authority(
     args: &ServeArgs,
     pki: &pki::Pki,
-) -> Result<capstan_core::tokens::TokenAuthority, ServeError> {
+) -> Result<capstan_core::authentication::tokens::TokenAuthority, ServeError> {
     let signing_path = args
         .service_account_signing_key_file
         .clone()
@@ -336,7 +336,7 @@ fn token_authority(
         .iter()
         .map(|path| pki::service_account_public_key(path))
         .collect::<Result<Vec<_>, _>>()?;
-    capstan_core::tokens::TokenAuthority::from_pem(
+    capstan_core::authentication::tokens::TokenAuthority::from_pem(
         &signing,
         &public,
         &accepted,

@@ -1,28 +1,19 @@
-//! Capstan's core: the object model, the resource registry and per-kind
-//! strategies, storage backends, watch, authorization, and the gRPC services.
-//! Both front ends (REST facade, gRPC) call [`verbs::ApiCore`].
+//! Capstan's server core, one folder per stage of a request:
+//! authentication (who is calling), authorization (RBAC, impersonation,
+//! the reviews), the run-time registry, the verbs, the watch caches and
+//! their fan-out, the controllers, and the gRPC adapters. Both front ends
+//! (REST facade, gRPC) call [`verbs::ApiCore`]. What objects are and what
+//! each kind does is capstan-api's; storage is capstan-storage's.
 
-pub mod allocator;
-mod binding;
-pub mod cache;
-pub mod caller;
-mod component_status;
+pub mod addresses;
+pub mod authentication;
+pub mod authorization;
 pub mod controllers;
 pub mod discovery;
-mod eviction;
 pub mod grpc;
-pub mod grpc_encode;
-pub mod grpc_served;
-pub mod impersonation;
 pub mod inflight;
 pub mod metrics;
-pub mod rbac;
-pub mod read_options;
 pub mod registry;
-mod review;
-pub mod scale;
-pub mod services;
-pub mod tokens;
 pub mod verbs;
 pub mod watch;
 

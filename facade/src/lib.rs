@@ -17,7 +17,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use capstan_core::auth::UserInfo;
-use capstan_core::caller::{Admission, IMPERSONATION_PREFIX};
+use capstan_core::authentication::{Admission, IMPERSONATION_PREFIX};
 use capstan_core::discovery::{Discovery, AGGREGATED_CONTENT_TYPE};
 use capstan_core::error::{ApiError, StatusReason};
 use capstan_core::registry::ResourceDef;
@@ -692,7 +692,7 @@ async fn non_resource(
                 .into_response(),
         ));
     }
-    if capstan_core::tokens::ISSUER_DISCOVERY_URLS.contains(&path) {
+    if capstan_core::authentication::tokens::ISSUER_DISCOVERY_URLS.contains(&path) {
         state.core.authorize_path(user, "get", path).await?;
         let (document, content_type) = if path.starts_with("/openid/v1/jwks") {
             (state.core.jwks(), "application/jwk-set+json")

@@ -10,8 +10,8 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use crate::auth::UserInfo;
+use crate::authorization::rbac::RBAC_GROUP;
 use crate::object;
-use crate::rbac::RBAC_GROUP;
 use crate::selectors::LabelSelector;
 use crate::verbs::{ApiCore, ListOptions, View, WriteOptions};
 

@@ -19,11 +19,11 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::cache::{CacheEvent, WatchCache};
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::storage::{EventKind, ListParams};
 use crate::verbs::{ApiCore, DeleteOptions};
+use crate::watch::cache::{CacheEvent, WatchCache};
 
 /// Holds an owner deleted with propagationPolicy=Orphan until its dependents
 /// no longer refer to it.

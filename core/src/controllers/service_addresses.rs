@@ -8,8 +8,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::addresses::{LeakCounts, Repaired};
 use crate::auth::UserInfo;
-use crate::services::{LeakCounts, Repaired};
 use crate::verbs::{ApiCore, ListOptions};
 
 const CONTROLLER: &str = "service-address-repair";

@@ -158,7 +158,7 @@ impl ApiCore {
             let mut review = object;
             self.check_type(def, &mut review)?;
             self.check_namespace(def, namespace, &mut review)?;
-            let answered = crate::review::answer(self, user, def, review).await?;
+            let answered = crate::authorization::review::answer(self, user, def, review).await?;
             return Ok(WriteResult::computed(answered));
         }
         if def.is_binding() {

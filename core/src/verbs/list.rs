@@ -51,7 +51,7 @@ impl ApiCore {
         let namespace = self.scope(def, namespace)?;
         self.authorize(user, "list", def, namespace, None, View::Main)
             .await?;
-        crate::read_options::validate_list(opts)?;
+        crate::verbs::read_options::validate_list(opts)?;
         if def.is_component_status() {
             return self.list_component_statuses().await;
         }
@@ -195,7 +195,7 @@ impl ApiCore {
     /// the cache got there.
     pub(crate) async fn catch_up(
         &self,
-        cache: &crate::cache::WatchCache,
+        cache: &crate::watch::cache::WatchCache,
         within: std::time::Duration,
     ) -> ApiResult<(i64, bool)> {
         let current = self.current_revision().await?;

@@ -3,14 +3,19 @@
 //! authorization → registry lookup → prepare (metadata, strategy defaulting)
 //! → validation → storage (create / compare-and-swap update / delete).
 
+mod binding;
 mod bootstrap;
 mod checks;
+mod component_status;
 mod create;
 mod delete;
 mod delete_collection;
+mod eviction;
 mod get;
 mod list;
 mod patch;
+pub mod read_options;
+pub mod scale;
 mod serving;
 #[cfg(test)]
 mod tests;
@@ -332,14 +337,14 @@ pub struct ApiCore {
     pub registry: Arc<RegistryHandle>,
     pub(crate) storage: Arc<dyn Storage>,
     pub(crate) prefix: String,
-    pub(crate) caches: crate::cache::WatchCaches,
-    pub(crate) service_addresses: crate::services::ServiceAddresses,
+    pub(crate) caches: crate::watch::cache::WatchCaches,
+    pub(crate) service_addresses: crate::addresses::ServiceAddresses,
     /// Issues and checks service account tokens (None: not served).
-    pub(crate) tokens: Option<crate::tokens::TokenAuthority>,
+    pub(crate) tokens: Option<crate::authentication::tokens::TokenAuthority>,
     /// How many requests of each kind may be in flight (inflight.rs).
     pub(crate) inflight: crate::inflight::InflightLimits,
     /// The RBAC resources and their caches, resolved once (rbac.rs).
-    pub(crate) rbac: std::sync::OnceLock<Option<crate::rbac::RbacDefs>>,
+    pub(crate) rbac: std::sync::OnceLock<Option<crate::authorization::rbac::RbacDefs>>,
 }
 
 /// How long a request waits for a watch cache's first list.
@@ -457,23 +462,23 @@ impl ApiCore {
         prefix: impl Into<String>,
     ) -> Self {
         let prefix = prefix.into();
-        let service_addresses = crate::services::ServiceAddresses::new(
+        let service_addresses = crate::addresses::ServiceAddresses::new(
             storage.clone(),
             &prefix,
-            crate::services::DEFAULT_CLUSTER_IP_RANGE.parse().unwrap_or(
-                crate::allocator::Ipv4Cidr {
+            crate::addresses::DEFAULT_CLUSTER_IP_RANGE
+                .parse()
+                .unwrap_or(crate::addresses::allocator::Ipv4Cidr {
                     base: 0x0a00_0000,
                     prefix: 24,
-                },
-            ),
-            crate::services::DEFAULT_NODE_PORT_RANGE,
+                }),
+            crate::addresses::DEFAULT_NODE_PORT_RANGE,
         );
         Self {
             registry,
             service_addresses,
             // The collector reads the objects that own or are being
             // deleted, kept indexed as they change.
-            caches: crate::cache::WatchCaches::new(
+            caches: crate::watch::cache::WatchCaches::new(
                 storage.clone(),
                 crate::controllers::garbage_collector::involved,
             ),
@@ -492,7 +497,10 @@ impl ApiCore {
     }
 
     /// Issues and accepts service account tokens with `authority`.
-    pub fn with_token_authority(mut self, authority: crate::tokens::TokenAuthority) -> Self {
+    pub fn with_token_authority(
+        mut self,
+        authority: crate::authentication::tokens::TokenAuthority,
+    ) -> Self {
         self.tokens = Some(authority);
         self
     }
@@ -501,10 +509,10 @@ impl ApiCore {
     /// --service-cluster-ip-range and --service-node-port-range flags).
     pub fn with_service_ranges(
         mut self,
-        cidr: crate::allocator::Ipv4Cidr,
+        cidr: crate::addresses::allocator::Ipv4Cidr,
         node_ports: (u16, u16),
     ) -> Self {
-        self.service_addresses = crate::services::ServiceAddresses::new(
+        self.service_addresses = crate::addresses::ServiceAddresses::new(
             self.storage.clone(),
             &self.prefix,
             cidr,

@@ -66,11 +66,11 @@ impl ApiCore {
             |old| {
                 if view == View::Scale {
                     // A scale patch applies to the Scale, then lands in spec.replicas.
-                    let scale = crate::scale::to_scale(def, old);
+                    let scale = crate::verbs::scale::to_scale(def, old);
                     let mut patched =
                         crate::patch::apply(patch_type, &scale, patch_body, SCALE_DEFINITION)?;
                     decode_body_as(source, SCALE_DEFINITION, ("Scale", "v1"), &mut patched)?;
-                    return crate::scale::apply_scale(name, old, &patched);
+                    return crate::verbs::scale::apply_scale(name, old, &patched);
                 }
                 crate::patch::apply(patch_type, old, patch_body, &def.definition)
             },

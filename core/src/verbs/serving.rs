@@ -7,7 +7,7 @@ impl ApiCore {
     pub(crate) async fn watch_cache(
         &self,
         def: &ResourceDef,
-    ) -> ApiResult<Arc<crate::cache::WatchCache>> {
+    ) -> ApiResult<Arc<crate::watch::cache::WatchCache>> {
         let cache = self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
         if !cache.wait_ready(CACHE_READY_TIMEOUT).await {
             return Err(ApiError::new(

@@ -280,7 +280,7 @@ impl ApiCore {
                 FieldOwnership::RecordUpdate,
                 source,
                 |old| match view {
-                    View::Scale => crate::scale::apply_scale(name, old, &object),
+                    View::Scale => crate::verbs::scale::apply_scale(name, old, &object),
                     _ => Ok(object.clone()),
                 },
             )
@@ -440,7 +440,7 @@ impl ApiCore {
         }
         Ok(written?.map(|object| WriteResult {
             object: match view {
-                View::Scale => Arc::new(crate::scale::to_scale(def, &object)),
+                View::Scale => Arc::new(crate::verbs::scale::to_scale(def, &object)),
                 _ => object,
             },
             warnings,

@@ -296,11 +296,11 @@ pub(crate) struct RbacDefs {
     role_bindings: Arc<ResourceDef>,
     cluster_role_bindings: Arc<ResourceDef>,
     /// The caches, in the order of the fields above.
-    caches: [Arc<crate::cache::WatchCache>; 4],
+    caches: [Arc<crate::watch::cache::WatchCache>; 4],
 }
 
 impl RbacDefs {
-    fn cache(&self, def: &ResourceDef) -> &Arc<crate::cache::WatchCache> {
+    fn cache(&self, def: &ResourceDef) -> &Arc<crate::watch::cache::WatchCache> {
         let at = match def.resource.as_str() {
             "roles" => 0,
             "clusterroles" => 1,
@@ -1009,7 +1009,7 @@ fn bootstrap_policy() -> Vec<(&'static str, Value)> {
             }),
         )
     };
-    let self_reviews: Vec<Value> = crate::review::SELF_REVIEWS
+    let self_reviews: Vec<Value> = crate::authorization::review::SELF_REVIEWS
         .iter()
         .map(|(group, resources)| {
             json!({"verbs": ["create"], "apiGroups": [group], "resources": resources})
@@ -1055,7 +1055,7 @@ fn bootstrap_policy() -> Vec<(&'static str, Value)> {
     }
     policy.push(role(
         "system:service-account-issuer-discovery",
-        json!([{"verbs": ["get"], "nonResourceURLs": crate::tokens::ISSUER_DISCOVERY_URLS}]),
+        json!([{"verbs": ["get"], "nonResourceURLs": crate::authentication::tokens::ISSUER_DISCOVERY_URLS}]),
     ));
     policy.push(binding(
         "system:service-account-issuer-discovery",

@@ -6,6 +6,8 @@
 //! Services that exist: what a Service uses is marked, and what none uses
 //! is freed once it has been found unused several passes in a row.
 
+pub mod allocator;
+
 use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::net::Ipv4Addr;
@@ -13,9 +15,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::allocator::{self, AllocationError, Ipv4Cidr, RangeAllocator};
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::storage::Storage;
+use allocator::{AllocationError, Ipv4Cidr, RangeAllocator};
 
 pub const DEFAULT_CLUSTER_IP_RANGE: &str = "10.0.0.0/24";
 pub const DEFAULT_NODE_PORT_RANGE: (u16, u16) = (30000, 32767);

@@ -2,19 +2,21 @@
 //! Kubernetes watch events, applying selectors with upstream's transition
 //! rules (an object that stops matching is DELETED for that watcher).
 
+pub mod cache;
+
 use std::time::Duration;
 
 use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{json, Value};
 
 use crate::auth::UserInfo;
-use crate::cache::{CacheEvent, CacheWatch};
 use crate::error::{ApiError, ApiResult};
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::storage::{EventKind, ListParams, StorageError, StorageEvent};
 use crate::verbs::{selectable_fields, ApiCore};
+use crate::watch::cache::{CacheEvent, CacheWatch};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -289,7 +291,7 @@ impl ApiCore {
     /// answers it with: one ERROR event (410), then the end.
     async fn changes_after(
         &self,
-        cache: &crate::cache::WatchCache,
+        cache: &crate::watch::cache::WatchCache,
         prefix: &str,
         after: i64,
     ) -> ApiResult<Result<Source, WatchStream>> {
@@ -336,7 +338,7 @@ impl ApiCore {
                 "watch",
             ));
         }
-        crate::read_options::validate_watch(opts)?;
+        crate::verbs::read_options::validate_watch(opts)?;
         let mut field_selector = opts.field_selector.clone();
         if let Some(name) = name {
             if !field_selector.is_empty() {

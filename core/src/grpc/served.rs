@@ -30,8 +30,8 @@ use tonic::codegen::{http, Body, Service, StdError};
 use tonic::server::{NamedService, ServerStreamingService, UnaryService};
 use tonic::Status;
 
+use crate::grpc::encode;
 use crate::grpc::{with_warnings, ResourcesService};
-use crate::grpc_encode;
 use crate::verbs::{ApiCore, WriteResult};
 use crate::watch::WatchEvent;
 
@@ -54,7 +54,7 @@ impl EncodedWatchEvent {
         let object = event
             .encodings
             .grpc_object
-            .get_or_init(|| grpc_encode::object(&event.object));
+            .get_or_init(|| encode::object(&event.object));
         let kind = event.event_type.as_str();
         let mut buf = BytesMut::with_capacity(object.len() + kind.len() + 12);
         // WatchEvent { string type = 1; Object object = 2; }
@@ -136,7 +136,7 @@ impl UnaryService<pb::ListRequest> for DirectList {
         let service = self.0.clone();
         Box::pin(async move {
             let (def, list) = service.list_page(request).await?;
-            let encoded = grpc_encode::list_response(&def.api_version(), &def.list_kind(), &list);
+            let encoded = encode::list_response(&def.api_version(), &def.list_kind(), &list);
             Ok(tonic::Response::new(encoded))
         })
     }
@@ -164,7 +164,7 @@ where
         let reply = (self.1)(self.0.clone(), request);
         Box::pin(async move {
             let (object, warnings) = reply.await?;
-            let response = tonic::Response::new(grpc_encode::object(&object));
+            let response = tonic::Response::new(encode::object(&object));
             Ok(with_warnings(response, &warnings))
         })
     }

@@ -3,6 +3,9 @@
 //! google.protobuf.Struct so any protobuf JSON printer shows them readably;
 //! the generated messages hold them as JSON already (capstan_proto::json).
 
+pub mod encode;
+pub mod served;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +17,7 @@ use serde_json::Value;
 use tonic::{Request, Response, Status};
 
 use crate::auth::UserInfo;
-use crate::caller::{Admission, Caller, IMPERSONATION_PREFIX};
+use crate::authentication::{Admission, Caller, IMPERSONATION_PREFIX};
 use crate::discovery::Discovery;
 use crate::error::ApiError;
 use crate::object;

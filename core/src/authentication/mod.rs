@@ -4,6 +4,8 @@
 //! allowed (impersonation.rs); then its place among the requests in flight
 //! (inflight.rs). REST and gRPC differ only in where they read these from.
 
+pub mod tokens;
+
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::auth::UserInfo;

@@ -4,7 +4,7 @@
 //! on, for authorization and everything after it.
 
 use crate::auth::{AccessRequest, ResourceAttributes, UserInfo, ANONYMOUS_USER};
-use crate::caller::IMPERSONATION_PREFIX;
+use crate::authentication::IMPERSONATION_PREFIX;
 use crate::error::{ApiError, ApiResult};
 use crate::verbs::ApiCore;
 
