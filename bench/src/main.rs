@@ -6,8 +6,13 @@
 
 mod fanout;
 mod load;
+mod reads;
+mod report;
 mod rest;
 mod server;
+
+#[allow(unused_imports)]
+use {reads::*, report::*};
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -233,167 +238,6 @@ pub(crate) async fn ensure_namespace(conn: &mut RestConn, name: &str) -> Result<
             String::from_utf8_lossy(&body).into(),
         )),
     }
-}
-
-struct ReadRow {
-    operation: String,
-    path: &'static str,
-    requests: usize,
-    p50: Duration,
-    p99: Duration,
-    max: Duration,
-    bytes: usize,
-}
-
-fn read_row(operation: String, path: &'static str, mut us: Vec<u32>, bytes: usize) -> ReadRow {
-    us.sort_unstable();
-    ReadRow {
-        operation,
-        path,
-        requests: us.len(),
-        p50: percentile(&us, 0.5),
-        p99: percentile(&us, 0.99),
-        max: percentile(&us, 1.0),
-        bytes,
-    }
-}
-
-fn elapsed_us(t0: Instant) -> u32 {
-    u32::try_from(t0.elapsed().as_micros()).unwrap_or(u32::MAX)
-}
-
-/// Adds `cm-<from>` .. `cm-<to - 1>` to the list namespace, 8 connections at once.
-async fn fill(
-    server: &ServerProc,
-    tls: &Arc<rustls::ClientConfig>,
-    from: usize,
-    to: usize,
-) -> Result<(), BenchError> {
-    const FILLERS: usize = 8;
-    let mut conn = RestConn::connect(server.port, tls.clone()).await?;
-    ensure_namespace(&mut conn, LIST_NS).await?;
-    let mut tasks = Vec::new();
-    for w in 0..FILLERS {
-        let mut conn = RestConn::connect(server.port, tls.clone()).await?;
-        let names: Vec<usize> = (from..to).filter(|i| i % FILLERS == w).collect();
-        tasks.push(tokio::spawn(async move {
-            for i in names {
-                let body = serde_json::to_vec(&load::configmap(&format!("cm-{i:05}")))?;
-                expect_status(
-                    conn.post(&format!("/api/v1/namespaces/{LIST_NS}/configmaps"), body)
-                        .await?,
-                    201,
-                )?;
-            }
-            Ok::<_, BenchError>(())
-        }));
-    }
-    for task in tasks {
-        task.await
-            .map_err(|e| BenchError::Http(format!("filler panicked: {e}")))??;
-    }
-    say(format!("stored {to} ConfigMaps in {LIST_NS}"));
-    Ok(())
-}
-
-const LIST_NS: &str = "bench-list";
-
-/// The two ways a list can be served from the watch cache.
-const LIST_KINDS: [(&str, &str); 2] = [("consistent", ""), ("resourceVersion=0", "0")];
-
-/// Times gets by name and whole-namespace lists with `count` objects stored.
-async fn measure_reads(
-    server: &ServerProc,
-    tls: &Arc<rustls::ClientConfig>,
-    kubeconfig: &std::path::Path,
-    count: usize,
-) -> Result<Vec<ReadRow>, BenchError> {
-    const GETS: usize = 1000;
-    const LISTS: usize = 20;
-    let mut conn = RestConn::connect(server.port, tls.clone()).await?;
-    let mut rng = rand::rng();
-    let mut names: Vec<String> = (0..GETS + 100)
-        .map(|_| format!("cm-{:05}", rng.random_range(0..count)))
-        .collect();
-    let mut rows = Vec::new();
-
-    // REST get by name; the first 100 warm the connection and caches.
-    let mut us = Vec::with_capacity(GETS);
-    let mut bytes = 0;
-    for (i, name) in names.iter().enumerate() {
-        let t0 = Instant::now();
-        let body = expect_status(
-            conn.get(&format!("/api/v1/namespaces/{LIST_NS}/configmaps/{name}"))
-                .await?,
-            200,
-        )?;
-        if i >= 100 {
-            us.push(elapsed_us(t0));
-            bytes = body.len();
-        }
-    }
-    rows.push(read_row("get by name".into(), "REST", us, bytes));
-
-    for (label, rv) in LIST_KINDS {
-        let mut list_path = format!("/api/v1/namespaces/{LIST_NS}/configmaps");
-        if !rv.is_empty() {
-            list_path.push_str(&format!("?resourceVersion={rv}"));
-        }
-        let mut us = Vec::with_capacity(LISTS);
-        for i in 0..LISTS + 2 {
-            let t0 = Instant::now();
-            let body = expect_status(conn.get(&list_path).await?, 200)?;
-            let items = serde_json::from_slice::<Value>(&body)?["items"]
-                .as_array()
-                .map_or(0, Vec::len);
-            if items != count {
-                return Err(BenchError::Http(format!(
-                    "list returned {items} items, expected {count}"
-                )));
-            }
-            if i >= 2 {
-                us.push(elapsed_us(t0));
-                bytes = body.len();
-            }
-        }
-        rows.push(read_row(format!("list ({label})"), "REST", us, bytes));
-    }
-
-    // The same reads over gRPC, for comparison.
-    let client = Client::from_kubeconfig(kubeconfig).await?;
-    let gvr = GroupVersionResource::core("v1", "configmaps");
-    names.rotate_left(37);
-    let mut us = Vec::with_capacity(GETS);
-    for (i, name) in names.iter().enumerate() {
-        let t0 = Instant::now();
-        client.get(&gvr, Some(LIST_NS), name).await?;
-        if i >= 100 {
-            us.push(elapsed_us(t0));
-        }
-    }
-    rows.push(read_row("get by name".into(), "gRPC", us, 0));
-    for (label, rv) in LIST_KINDS {
-        let params = ListParams {
-            resource_version: rv.into(),
-            ..Default::default()
-        };
-        let mut us = Vec::with_capacity(LISTS);
-        for i in 0..LISTS + 2 {
-            let t0 = Instant::now();
-            let list = client.list(&gvr, Some(LIST_NS), &params).await?;
-            if list.items.len() != count {
-                return Err(BenchError::Http(format!(
-                    "gRPC list returned {} items, expected {count}",
-                    list.items.len()
-                )));
-            }
-            if i >= 2 {
-                us.push(elapsed_us(t0));
-            }
-        }
-        rows.push(read_row(format!("list ({label})"), "gRPC", us, 0));
-    }
-    Ok(rows)
 }
 
 struct CreateRow {
@@ -682,13 +526,6 @@ async fn measured_phase(
     })
 }
 
-fn per_op(cpu: Duration, ops: u64) -> String {
-    if ops == 0 || cpu.is_zero() {
-        return "–".into();
-    }
-    format!("{:.0} µs", cpu.as_secs_f64() * 1e6 / ops as f64)
-}
-
 /// Everything measured against one backend.
 struct BackendRun {
     backend: Backend,
@@ -952,152 +789,6 @@ impl EtcdProcs {
             ..Default::default()
         };
         Ok(EtcdStore::connect(&config).await?)
-    }
-}
-
-fn throughput_of(run: &BackendRun, kind: PathKind, clients: usize, round: usize) -> Option<f64> {
-    run.creates
-        .iter()
-        .find(|r| r.kind == kind && r.clients == clients && r.round == round)
-        .map(|r| r.result.throughput())
-}
-
-/// One round's throughput of `kind` as a share of that round's ceiling.
-fn round_share(run: &BackendRun, kind: PathKind, clients: usize, round: usize) -> Option<f64> {
-    round_share_of(run, kind, PathKind::Baseline, clients, round)
-}
-
-fn round_share_of(
-    run: &BackendRun,
-    kind: PathKind,
-    ceiling: PathKind,
-    clients: usize,
-    round: usize,
-) -> Option<f64> {
-    match (
-        throughput_of(run, kind, clients, round),
-        throughput_of(run, ceiling, clients, round),
-    ) {
-        (Some(x), Some(ceiling)) if ceiling > 0.0 => Some(100.0 * x / ceiling),
-        _ => None,
-    }
-}
-
-fn share_cell(share: Option<f64>) -> String {
-    share.map_or_else(|| "–".into(), |s| format!("{s:.0} %"))
-}
-
-/// The median of the rounds' shares of `ceiling`, with their range when
-/// there are several.
-fn share(run: &BackendRun, kind: PathKind, ceiling: PathKind, clients: usize) -> String {
-    let mut shares: Vec<f64> = (0..run.rounds)
-        .filter_map(|round| round_share_of(run, kind, ceiling, clients, round))
-        .collect();
-    shares.sort_by(f64::total_cmp);
-    match shares.as_slice() {
-        [] => "–".into(),
-        [one] => share_cell(Some(*one)),
-        all => {
-            // An even count has two middles: their mean, not the upper one.
-            let middle = all.len() / 2;
-            let median = if all.len() % 2 == 0 {
-                (all[middle - 1] + all[middle]) / 2.0
-            } else {
-                all[middle]
-            };
-            format!("{median:.0} % ({:.0}–{:.0})", all[0], all[all.len() - 1])
-        }
-    }
-}
-
-fn print_writes(args: &Args, run: &BackendRun) {
-    println!(
-        "\n### Writes and deletes, {} backend{} (writes: one field of a ConfigMap of each client's own; deletes: what the REST create phase made; {} s measured after {} s warm-up; closed loop)\n",
-        run.backend.label(),
-        members_note(args, run),
-        args.duration,
-        args.warmup
-    );
-    let etcd = run.backend == Backend::Etcd;
-    println!(
-        "| path | clients | requests/s | p50 ms | p99 ms | errors | server CPU / request |{} client CPU / request |",
-        if etcd { " etcd CPU / request |" } else { "" }
-    );
-    println!(
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |{} ---: |",
-        if etcd { " ---: |" } else { "" }
-    );
-    for row in &run.writes {
-        let etcd_cell = match row.etcd_cpu {
-            Some(cpu) if etcd => format!(" {} |", per_op(cpu, row.result.ops)),
-            _ if etcd => " – |".into(),
-            _ => String::new(),
-        };
-        println!(
-            "| {} (round {}) | {} | {:.0} | {} | {} | {} | {} |{etcd_cell} {} |",
-            row.path,
-            row.round + 1,
-            row.clients,
-            row.result.throughput(),
-            ms(row.result.percentile(0.5)),
-            ms(row.result.percentile(0.99)),
-            row.result.errors,
-            per_op(row.server_cpu, row.result.ops),
-            per_op(row.client_cpu, row.result.ops),
-        );
-    }
-}
-
-/// ", N members" for an etcd cluster.
-fn members_note(args: &Args, run: &BackendRun) -> String {
-    if run.backend == Backend::Etcd && args.etcd_members > 1 {
-        format!(", {} members", args.etcd_members)
-    } else {
-        String::new()
-    }
-}
-
-fn print_creates(args: &Args, run: &BackendRun) {
-    let etcd = run.backend == Backend::Etcd;
-    println!(
-        "\n### Creates, {} backend{} (ConfigMap, ~200 B of data, {} B stored; {} s measured after {} s warm-up; closed loop, one connection per client)\n",
-        run.backend.label(),
-        members_note(args, run),
-        run.stored_bytes,
-        args.duration,
-        args.warmup
-    );
-    let (etcd_head, etcd_rule) = if etcd {
-        (" etcd CPU / create |", " ---: |")
-    } else {
-        ("", "")
-    };
-    println!("| path | clients | creates/s | % of ceiling | p50 ms | p99 ms | errors | server CPU / create |{etcd_head} client CPU / create | machine CPU busy |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |{etcd_rule} ---: | ---: |");
-    for row in &run.creates {
-        let etcd_cell = match row.etcd_cpu {
-            Some(cpu) if etcd => format!(" {} |", per_op(cpu, row.result.ops)),
-            _ if etcd => " – |".into(),
-            _ => String::new(),
-        };
-        let path = if run.rounds > 1 {
-            format!("{} (round {})", row.path, row.round + 1)
-        } else {
-            row.path.clone()
-        };
-        println!(
-            "| {} | {} | {:.0} | {} | {} | {} | {} | {} |{etcd_cell} {} | {:.0} % |",
-            path,
-            row.clients,
-            row.result.throughput(),
-            share_cell(round_share(run, row.kind, row.clients, row.round)),
-            ms(row.result.percentile(0.5)),
-            ms(row.result.percentile(0.99)),
-            row.result.errors,
-            per_op(row.server_cpu, row.result.ops),
-            per_op(row.client_cpu, row.result.ops),
-            100.0 * row.machine_busy,
-        );
     }
 }
 

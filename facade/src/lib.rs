@@ -2,9 +2,15 @@
 //! negotiation translated into calls on the core's [`ApiCore`] — the same
 //! methods the gRPC services call — and errors rendered as `metav1.Status`.
 
+mod documents;
 pub mod negotiation;
 pub mod request_info;
 pub mod table;
+mod watch;
+
+pub use documents::LazyOpenApi;
+#[allow(unused_imports)]
+use {documents::*, watch::*};
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,71 +47,6 @@ pub struct FacadeState {
     pub version: Value,
     /// False until start-up finished and again once shutdown began.
     pub ready: Arc<AtomicBool>,
-}
-
-/// The OpenAPI documents of the resources served now, built on a blocking
-/// thread (they take longer to generate than the rest of start-up
-/// together) and again after the served resources change; requests for
-/// them wait until they are ready.
-pub struct LazyOpenApi {
-    registry: Arc<RegistryHandle>,
-    /// The registry generation being built or built, and its result.
-    building: std::sync::Mutex<(u64, OpenApiBuild)>,
-}
-
-type OpenApiDocuments = capstan_core::openapi::OpenApiDocuments;
-type OpenApiBuild = tokio::sync::watch::Receiver<Option<Result<Arc<OpenApiDocuments>, String>>>;
-
-impl LazyOpenApi {
-    /// Starts building the documents of the resources served now.
-    pub fn spawn(registry: Arc<RegistryHandle>) -> Self {
-        let served = registry.snapshot();
-        let building = (served.generation(), Self::build(served));
-        Self {
-            registry,
-            building: std::sync::Mutex::new(building),
-        }
-    }
-
-    fn build(served: Arc<Registry>) -> OpenApiBuild {
-        let (tx, rx) = tokio::sync::watch::channel(None);
-        tokio::task::spawn_blocking(move || {
-            let started = std::time::Instant::now();
-            let built = OpenApiDocuments::for_registry(&served)
-                .map(Arc::new)
-                .map_err(|e| {
-                    tracing::error!(error = %e, "building the OpenAPI documents failed");
-                    e.to_string()
-                });
-            tracing::debug!(
-                ms = started.elapsed().as_millis() as u64,
-                generation = served.generation(),
-                "OpenAPI documents built"
-            );
-            let _ = tx.send(Some(built));
-        });
-        rx
-    }
-
-    async fn get(&self) -> Result<Arc<OpenApiDocuments>, ApiError> {
-        let mut rx = {
-            let served = self.registry.snapshot();
-            let mut building = self.building.lock().unwrap_or_else(|p| p.into_inner());
-            if building.0 != served.generation() {
-                *building = (served.generation(), Self::build(served));
-            }
-            building.1.clone()
-        };
-        let ready = rx
-            .wait_for(Option::is_some)
-            .await
-            .map_err(|_| ApiError::internal("the OpenAPI builder stopped"))?;
-        match ready.as_ref() {
-            Some(Ok(docs)) => Ok(docs.clone()),
-            Some(Err(e)) => Err(ApiError::internal(format!("OpenAPI documents: {e}"))),
-            None => Err(ApiError::internal("the OpenAPI documents are not built")),
-        }
-    }
 }
 
 pub fn router(state: Arc<FacadeState>) -> Router {
@@ -776,64 +717,6 @@ async fn non_resource(
     Ok(None)
 }
 
-/// Discovery documents, for a caller the path is authorized for.
-fn discovery(
-    state: &FacadeState,
-    method: &Method,
-    path: &str,
-    headers: &HeaderMap,
-    api_path: &ApiPath,
-) -> Result<Response, ApiError> {
-    if *method != Method::GET {
-        return Err(ApiError::new(
-            StatusReason::MethodNotAllowed,
-            format!(
-                "the server does not allow this method on the requested resource ({method} {path})"
-            ),
-        ));
-    }
-    let aggregated_allowed = matches!(api_path, ApiPath::CoreVersions | ApiPath::Groups);
-    let output = negotiation::negotiate_output(accept(headers).as_deref(), aggregated_allowed)?;
-    let d = state.discovery.current();
-    let aggregated = |document: &Value, etag: &str| {
-        // Upstream's aggregated discovery: an ETag to revalidate with, and
-        // 304 when the client's copy is current.
-        let cached = headers
-            .get(header::IF_NONE_MATCH)
-            .is_some_and(|sent| sent.as_bytes() == etag.as_bytes());
-        let mut resp = if cached {
-            StatusCode::NOT_MODIFIED.into_response()
-        } else {
-            json_response(StatusCode::OK, document, AGGREGATED_CONTENT_TYPE)
-        };
-        let headers = resp.headers_mut();
-        if let Ok(etag) = HeaderValue::from_str(etag) {
-            headers.insert(header::ETAG, etag);
-        }
-        headers.insert(header::VARY, HeaderValue::from_static("Accept"));
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public"));
-        resp
-    };
-    let doc = match (api_path, output) {
-        (ApiPath::CoreVersions, Output::AggregatedDiscovery) => {
-            return Ok(aggregated(&d.aggregated_core, &d.aggregated_core_etag))
-        }
-        (ApiPath::Groups, Output::AggregatedDiscovery) => {
-            return Ok(aggregated(&d.aggregated_groups, &d.aggregated_groups_etag))
-        }
-        (ApiPath::CoreVersions, _) => d.api_versions.clone(),
-        (ApiPath::Groups, _) => d.api_group_list.clone(),
-        (ApiPath::Group(g), _) => d.group(g).cloned().ok_or_else(not_found)?,
-        (ApiPath::ResourceList { group, version }, _) => d
-            .resource_list(group, version)
-            .cloned()
-            .ok_or_else(not_found)?,
-        (ApiPath::Resource(_), _) => return Err(not_found()),
-    };
-    let output = output.without_object_views();
-    Ok(encode(StatusCode::OK, output, &doc, &[]))
-}
-
 #[allow(clippy::too_many_arguments)]
 async fn resource_request(
     state: &FacadeState,
@@ -1188,130 +1071,4 @@ fn write_response(
         &*object_output(def, output, q, &result.object)?,
         &result.warnings,
     ))
-}
-
-async fn watch(
-    state: &FacadeState,
-    user: &UserInfo,
-    def: &Arc<ResourceDef>,
-    ns: Option<&str>,
-    name: Option<&str>,
-    q: &Query,
-    output: Output,
-) -> Result<Response, ApiError> {
-    if output == Output::Yaml {
-        return Err(ApiError::new(
-            StatusReason::NotAcceptable,
-            "only the following media types are accepted: application/json, application/json;stream=watch",
-        ));
-    }
-    let opts = WatchOptions {
-        label_selector: q.string("labelSelector"),
-        field_selector: q.string("fieldSelector"),
-        resource_version: q.string("resourceVersion"),
-        allow_bookmarks: q.flag("allowWatchBookmarks"),
-        timeout: q
-            .int("timeoutSeconds")?
-            .filter(|t| *t > 0)
-            .map(|t| Duration::from_secs(t as u64)),
-        send_initial_events: send_initial_events(q),
-        resource_version_match: q.string("resourceVersionMatch"),
-    };
-    let include = include_object(q)?;
-    let events = state.core.watch(user, def, ns, name, &opts).await?;
-    let def = def.clone();
-    let lines = events.map(move |ev| {
-        let event_type = ev.event_type.as_str();
-        // Views made for this watcher are encoded here; the object itself
-        // is encoded once per change for all its watchers.
-        let view = match (output, ev.event_type) {
-            (Output::Table, EventType::Added | EventType::Modified | EventType::Deleted) => {
-                let rv = ev
-                    .object
-                    .pointer("/metadata/resourceVersion")
-                    .cloned()
-                    .unwrap_or(json!(""));
-                Some(table::to_table(
-                    &def,
-                    std::slice::from_ref(&*ev.object),
-                    json!({"resourceVersion": rv}),
-                    include,
-                ))
-            }
-            (output, EventType::Added | EventType::Modified | EventType::Deleted)
-                if output.is_partial_metadata() =>
-            {
-                Some(table::partial_metadata(&ev.object))
-            }
-            _ => None,
-        };
-        let frame = match (view, output.is_protobuf()) {
-            (Some(view), true) => protobuf_watch_frame(
-                event_type,
-                &view,
-                capstan_core::protobuf::encode_object(&view).ok().as_deref(),
-            ),
-            (Some(view), false) => json_watch_line(event_type, &json_bytes(&view)),
-            (None, true) => {
-                let embedded = ev.encodings.protobuf_object.get_or_init(|| {
-                    capstan_core::protobuf::encode_object(&ev.object)
-                        .ok()
-                        .map(Bytes::from)
-                });
-                protobuf_watch_frame(event_type, &ev.object, embedded.as_deref())
-            }
-            (None, false) => {
-                let json = ev
-                    .encodings
-                    .json_object
-                    .get_or_init(|| Bytes::from(json_bytes(&ev.object)));
-                json_watch_line(event_type, json)
-            }
-        };
-        Ok::<_, std::convert::Infallible>(Bytes::from(frame))
-    });
-    let mut resp = Response::new(Body::from_stream(lines));
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(if output.is_protobuf() {
-            capstan_core::protobuf::WATCH_MEDIA_TYPE
-        } else {
-            "application/json"
-        }),
-    );
-    resp.headers_mut().insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static("no-cache, private"),
-    );
-    Ok(resp)
-}
-
-/// One protobuf watch frame from the object's encoding (`embedded`); an
-/// object that cannot be encoded becomes an ERROR event carrying an
-/// InternalError Status, so the client learns why rather than seeing the
-/// stream stall.
-fn protobuf_watch_frame(event_type: &str, object: &Value, embedded: Option<&[u8]>) -> Vec<u8> {
-    let frame = match embedded {
-        Some(embedded) => capstan_core::protobuf::watch_frame(event_type, embedded),
-        None => capstan_core::protobuf::encode_watch_event(event_type, object),
-    };
-    frame.unwrap_or_else(|e| {
-        let status = ApiError::internal(e).to_status();
-        capstan_core::protobuf::encode_watch_event("ERROR", &status).unwrap_or_default()
-    })
-}
-
-fn json_bytes(object: &Value) -> Vec<u8> {
-    serde_json::to_vec(object).unwrap_or_else(|_| b"null".to_vec())
-}
-
-/// `{"type":…,"object":…}` and a newline around the object's JSON.
-fn json_watch_line(event_type: &str, object_json: &[u8]) -> Vec<u8> {
-    let mut line = Vec::with_capacity(object_json.len() + event_type.len() + 24);
-    line.extend_from_slice(b"{\"type\":\"");
-    line.extend_from_slice(event_type.as_bytes());
-    line.extend_from_slice(b"\",\"object\":");
-    line.extend_from_slice(object_json);
-    line.extend_from_slice(b"}\n");
-    line
 }

@@ -1,0 +1,350 @@
+//! The cells of the autoscaling, networking, RBAC, policy, storage, discovery and certificates printers.
+
+use chrono::{DateTime, Utc};
+use serde_json::{json, Value};
+
+use super::*;
+
+// ---------------------------------------------------------------------------
+// autoscaling
+
+/// One "current/target" entry per metric, as upstream's formatHPAMetrics.
+/// Statuses are matched to specs by position, as upstream does.
+pub(super) fn format_hpa_metrics(specs: &[Value], statuses: &[Value]) -> String {
+    if specs.is_empty() {
+        return "<none>".to_string();
+    }
+    const MAX: usize = 2;
+    let mut list: Vec<String> = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let status = statuses.get(i);
+        // Per-source status block, e.g. status.resource for a Resource metric.
+        let current = |source: &str| status.and_then(|s| get(s, &format!("/{source}")));
+        let entry = match text(spec, "/type") {
+            t @ ("External" | "Object") => {
+                let source = if t == "External" {
+                    "external"
+                } else {
+                    "object"
+                };
+                let target = get(spec, &format!("/{source}/target")).unwrap_or(&Value::Null);
+                if get(target, "/averageValue").is_some() {
+                    let cur = current(source)
+                        .and_then(|c| get(c, "/current/averageValue"))
+                        .map(scalar_text)
+                        .unwrap_or_else(|| "<unknown>".to_string());
+                    format!("{cur}/{} (avg)", quantity_ptr(target, "/averageValue"))
+                } else {
+                    let cur = current(source)
+                        .map(|c| quantity_ptr(c, "/current/value"))
+                        .unwrap_or_else(|| "<unknown>".to_string());
+                    format!("{cur}/{}", quantity_ptr(target, "/value"))
+                }
+            }
+            "Pods" => {
+                let cur = current("pods")
+                    .map(|c| quantity_ptr(c, "/current/averageValue"))
+                    .unwrap_or_else(|| "<unknown>".to_string());
+                format!("{cur}/{}", quantity_ptr(spec, "/pods/target/averageValue"))
+            }
+            t @ ("Resource" | "ContainerResource") => {
+                let source = if t == "Resource" {
+                    "resource"
+                } else {
+                    "containerResource"
+                };
+                let block = get(spec, &format!("/{source}")).unwrap_or(&Value::Null);
+                let resource = text(block, "/name");
+                if get(block, "/target/averageValue").is_some() {
+                    let cur = current(source)
+                        .map(|c| quantity_ptr(c, "/current/averageValue"))
+                        .unwrap_or_else(|| "<unknown>".to_string());
+                    format!(
+                        "{resource}: {cur}/{}",
+                        quantity_ptr(block, "/target/averageValue")
+                    )
+                } else {
+                    let cur = current(source)
+                        .and_then(|c| int_opt(c, "/current/averageUtilization"))
+                        .map(|u| format!("{u}%"))
+                        .unwrap_or_else(|| "<unknown>".to_string());
+                    let target = int_opt(block, "/target/averageUtilization")
+                        .map(|u| format!("{u}%"))
+                        .unwrap_or_else(|| "<auto>".to_string());
+                    format!("{resource}: {cur}/{target}")
+                }
+            }
+            _ => "<unknown type>".to_string(),
+        };
+        list.push(entry);
+    }
+    let count = list.len();
+    if count > MAX {
+        list.truncate(MAX);
+        return format!("{} + {} more...", list.join(", "), count - MAX);
+    }
+    list.join(", ")
+}
+
+pub(super) fn hpa_cells(hpa: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let reference = format!(
+        "{}/{}",
+        text(hpa, "/spec/scaleTargetRef/kind"),
+        text(hpa, "/spec/scaleTargetRef/name")
+    );
+    // autoscaling/v1 objects carry a single CPU target; upstream converts it
+    // to the equivalent Resource metric before printing.
+    let (specs, statuses) = match int_opt(hpa, "/spec/targetCPUUtilizationPercentage") {
+        Some(target) if get(hpa, "/spec/metrics").is_none() => {
+            let spec = json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": target}}}]);
+            let status = match int_opt(hpa, "/status/currentCPUUtilizationPercentage") {
+                Some(cur) => json!([{"type": "Resource", "resource": {"name": "cpu",
+                    "current": {"averageUtilization": cur}}}]),
+                None => json!([]),
+            };
+            (spec, status)
+        }
+        _ => (
+            get(hpa, "/spec/metrics").cloned().unwrap_or(Value::Null),
+            get(hpa, "/status/currentMetrics")
+                .cloned()
+                .unwrap_or(Value::Null),
+        ),
+    };
+    let metrics = format_hpa_metrics(items(&specs, ""), items(&statuses, ""));
+    let min_pods = int_opt(hpa, "/spec/minReplicas")
+        .map(|m| m.to_string())
+        .unwrap_or_else(|| "<unset>".to_string());
+    vec![
+        name(hpa).into(),
+        reference.into(),
+        metrics.into(),
+        min_pods.into(),
+        int(hpa, "/spec/maxReplicas").into(),
+        int(hpa, "/status/currentReplicas").into(),
+        age(hpa, now),
+    ]
+}
+
+// ---------------------------------------------------------------------------
+// networking.k8s.io, rbac, policy, storage and friends
+
+pub(super) fn ingress_cells(ing: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let class = ptr_str(ing, "/spec/ingressClassName", "<none>");
+    const MAX: usize = 3;
+    let rules = items(ing, "/spec/rules");
+    let mut hosts: Vec<&str> = Vec::new();
+    let mut more = false;
+    for rule in rules {
+        if hosts.len() == MAX {
+            more = true;
+        }
+        let host = text(rule, "/host");
+        if !more && !host.is_empty() {
+            hosts.push(host);
+        }
+    }
+    let hosts = if hosts.is_empty() {
+        "*".to_string()
+    } else if more {
+        format!("{} + {} more...", hosts.join(","), rules.len() - MAX)
+    } else {
+        hosts.join(",")
+    };
+    let ports = if items(ing, "/spec/tls").is_empty() {
+        "80"
+    } else {
+        "80, 443"
+    };
+    vec![
+        name(ing).into(),
+        class.into(),
+        hosts.into(),
+        load_balancer_ingress(ing, "/status/loadBalancer/ingress")
+            .join(",")
+            .into(),
+        ports.into(),
+        age(ing, now),
+    ]
+}
+
+pub(super) fn ingress_class_cells(ic: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let parameters = match get(ic, "/spec/parameters") {
+        Some(p) => {
+            let mut s = text(p, "/kind").to_string();
+            if let Some(g) = get(p, "/apiGroup").and_then(Value::as_str) {
+                s = format!("{s}.{g}");
+            }
+            format!("{s}/{}", text(p, "/name"))
+        }
+        None => "<none>".to_string(),
+    };
+    vec![
+        name(ic).into(),
+        text(ic, "/spec/controller").into(),
+        parameters.into(),
+        age(ic, now),
+    ]
+}
+
+pub(super) fn role_binding_cells(rb: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let mut users = Vec::new();
+    let mut groups = Vec::new();
+    let mut sas = Vec::new();
+    for s in items(rb, "/subjects") {
+        let subject = text(s, "/name");
+        match text(s, "/kind") {
+            "ServiceAccount" => sas.push(format!("{}/{subject}", text(s, "/namespace"))),
+            "User" => users.push(subject.to_string()),
+            "Group" => groups.push(subject.to_string()),
+            _ => {}
+        }
+    }
+    vec![
+        name(rb).into(),
+        format!(
+            "{}/{}",
+            text(rb, "/roleRef/kind"),
+            text(rb, "/roleRef/name")
+        )
+        .into(),
+        age(rb, now),
+        users.join(", ").into(),
+        groups.join(", ").into(),
+        sas.join(", ").into(),
+    ]
+}
+
+pub(super) fn pdb_cells(pdb: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let int_or_string = |ptr: &str| {
+        get(pdb, ptr)
+            .map(scalar_text)
+            .unwrap_or_else(|| "N/A".to_string())
+    };
+    vec![
+        name(pdb).into(),
+        int_or_string("/spec/minAvailable").into(),
+        int_or_string("/spec/maxUnavailable").into(),
+        int(pdb, "/status/disruptionsAllowed").into(),
+        age(pdb, now),
+    ]
+}
+
+pub(super) fn storage_class_cells(sc: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let annotation = |key: &str| {
+        text(
+            sc,
+            &format!("/metadata/annotations/{}", escape_pointer(key)),
+        ) == "true"
+    };
+    let mut display = name(sc).to_string();
+    if annotation("storageclass.kubernetes.io/is-default-class")
+        || annotation("storageclass.beta.kubernetes.io/is-default-class")
+    {
+        display.push_str(" (default)");
+    }
+    vec![
+        display.into(),
+        text(sc, "/provisioner").into(),
+        str_or(sc, "/reclaimPolicy", "Delete").into(),
+        str_or(sc, "/volumeBindingMode", "Immediate").into(),
+        boolean(sc, "/allowVolumeExpansion").unwrap_or(false).into(),
+        age(sc, now),
+    ]
+}
+
+pub(super) fn csi_driver_cells(d: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let modes: Vec<String> = items(d, "/spec/volumeLifecycleModes")
+        .iter()
+        .map(scalar_text)
+        .collect();
+    let token_requests = match get(d, "/spec/tokenRequests") {
+        Some(t) => items(t, "")
+            .iter()
+            .map(|r| text(r, "/audience"))
+            .collect::<Vec<_>>()
+            .join(","),
+        None => "<unset>".to_string(),
+    };
+    vec![
+        name(d).into(),
+        boolean(d, "/spec/attachRequired").unwrap_or(true).into(),
+        boolean(d, "/spec/podInfoOnMount").unwrap_or(false).into(),
+        boolean(d, "/spec/storageCapacity").unwrap_or(false).into(),
+        token_requests.into(),
+        boolean(d, "/spec/requiresRepublish")
+            .unwrap_or(false)
+            .into(),
+        or_none(modes.join(",")).into(),
+        age(d, now),
+    ]
+}
+
+pub(super) fn endpoint_slice_cells(eps: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    const MAX: usize = 3;
+    let ports: Vec<String> = items(eps, "/ports")
+        .iter()
+        .map(|p| match (int_opt(p, "/port"), get(p, "/name")) {
+            (Some(port), _) => port.to_string(),
+            (None, Some(n)) => scalar_text(n),
+            (None, None) => "*".to_string(),
+        })
+        .collect();
+    let port_count = ports.len();
+    let ports_text = list_with_more(
+        &ports[..port_count.min(MAX)],
+        port_count > MAX,
+        port_count,
+        MAX,
+    );
+    let addresses: Vec<String> = items(eps, "/endpoints")
+        .iter()
+        .flat_map(|e| items(e, "/addresses").iter().map(scalar_text))
+        .collect();
+    let addr_count = addresses.len();
+    let endpoints_text = list_with_more(
+        &addresses[..addr_count.min(MAX)],
+        addr_count > MAX,
+        addr_count,
+        MAX,
+    );
+    vec![
+        name(eps).into(),
+        text(eps, "/addressType").into(),
+        ports_text.into(),
+        endpoints_text.into(),
+        age(eps, now),
+    ]
+}
+
+pub(super) fn csr_cells(csr: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let conditions = items(csr, "/status/conditions");
+    let has = |t: &str| condition(conditions, t).is_some();
+    // Denied outranks Approved, as upstream's extractCSRStatus.
+    let mut status = if has("Denied") {
+        "Denied".to_string()
+    } else if has("Approved") {
+        "Approved".to_string()
+    } else {
+        "Pending".to_string()
+    };
+    if has("Failed") {
+        status.push_str(",Failed");
+    }
+    if !text(csr, "/status/certificate").is_empty() {
+        status.push_str(",Issued");
+    }
+    let requested = int_opt(csr, "/spec/expirationSeconds")
+        .and_then(TimeDelta::try_seconds)
+        .map(human_duration)
+        .unwrap_or_else(|| "<none>".to_string());
+    vec![
+        name(csr).into(),
+        age(csr, now),
+        str_or(csr, "/spec/signerName", "<none>").into(),
+        text(csr, "/spec/username").into(),
+        requested.into(),
+        status.into(),
+    ]
+}

@@ -1,0 +1,235 @@
+//! JSON access for printing. Objects may be partial or malformed, so every accessor falls back to a zero value instead of failing.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::*;
+
+/// The value at a JSON pointer; an explicit `null` counts as absent, as it
+/// does when Go decodes into a pointer field.
+pub(super) fn get<'a>(v: &'a Value, ptr: &str) -> Option<&'a Value> {
+    v.pointer(ptr).filter(|x| !x.is_null())
+}
+
+pub(super) fn text<'a>(v: &'a Value, ptr: &str) -> &'a str {
+    get(v, ptr).and_then(Value::as_str).unwrap_or("")
+}
+
+/// A string field with an API default applied when it is missing or empty.
+pub(super) fn str_or<'a>(v: &'a Value, ptr: &str, default: &'a str) -> &'a str {
+    match text(v, ptr) {
+        "" => default,
+        s => s,
+    }
+}
+
+/// A `*string` field: set (even to "") wins, absent prints `default`.
+pub(super) fn ptr_str<'a>(v: &'a Value, ptr: &str, default: &'a str) -> &'a str {
+    get(v, ptr).and_then(Value::as_str).unwrap_or(default)
+}
+
+pub(super) fn int_opt(v: &Value, ptr: &str) -> Option<i64> {
+    let x = get(v, ptr)?;
+    x.as_i64()
+        .or_else(|| x.as_u64().map(|u| i64::try_from(u).unwrap_or(i64::MAX)))
+        .or_else(|| x.as_f64().map(|f| f as i64))
+}
+
+pub(super) fn int(v: &Value, ptr: &str) -> i64 {
+    int_opt(v, ptr).unwrap_or(0)
+}
+
+pub(super) fn boolean(v: &Value, ptr: &str) -> Option<bool> {
+    get(v, ptr).and_then(Value::as_bool)
+}
+
+pub(super) fn items<'a>(v: &'a Value, ptr: &str) -> &'a [Value] {
+    get(v, ptr)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// Number of entries in a list or map field.
+pub(super) fn len_of(v: &Value, ptr: &str) -> i64 {
+    let n = match get(v, ptr) {
+        Some(Value::Array(a)) => a.len(),
+        Some(Value::Object(m)) => m.len(),
+        _ => 0,
+    };
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+pub(super) fn string_map(v: &Value, ptr: &str) -> BTreeMap<String, String> {
+    let Some(Value::Object(m)) = get(v, ptr) else {
+        return BTreeMap::new();
+    };
+    m.iter()
+        .map(|(k, val)| (k.clone(), scalar_text(val)))
+        .collect()
+}
+
+/// Renders a scalar (quantity, int-or-string, ...) as text.
+pub(super) fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A resource.Quantity field. JSON carries quantities as strings already in
+/// their serialized form; a missing one prints like Go's zero Quantity.
+pub(super) fn quantity(v: &Value, ptr: &str) -> String {
+    match get(v, ptr) {
+        Some(q) => scalar_text(q),
+        None => "0".to_string(),
+    }
+}
+
+/// A `*resource.Quantity` upstream formats with `String()`, which prints
+/// "<nil>" for a nil pointer.
+pub(super) fn quantity_ptr(v: &Value, ptr: &str) -> String {
+    get(v, ptr)
+        .map(scalar_text)
+        .unwrap_or_else(|| "<nil>".to_string())
+}
+
+pub(super) fn timestamp(v: &Value, ptr: &str) -> Option<DateTime<Utc>> {
+    let s = get(v, ptr)?.as_str()?;
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+pub(super) fn name(v: &Value) -> &str {
+    text(v, "/metadata/name")
+}
+
+pub(super) fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+    match t {
+        Some(t) => human_duration(now - t),
+        None => "<unknown>".to_string(),
+    }
+}
+
+pub(super) fn age(v: &Value, now: DateTime<Utc>) -> Value {
+    since(timestamp(v, "/metadata/creationTimestamp"), now).into()
+}
+
+pub(super) fn deleting(v: &Value) -> bool {
+    get(v, "/metadata/deletionTimestamp").is_some()
+}
+
+/// JSON pointer segments must escape "~" and "/" (label keys contain "/").
+pub(super) fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+pub(super) fn or_none(s: String) -> String {
+    if s.is_empty() {
+        "<none>".to_string()
+    } else {
+        s
+    }
+}
+
+/// labels.FormatLabels: sorted `k=v` pairs, "<none>" when empty.
+pub(super) fn format_labels(v: &Value, ptr: &str) -> String {
+    let pairs: Vec<String> = string_map(v, ptr)
+        .into_iter()
+        .map(|(k, val)| format!("{k}={val}"))
+        .collect();
+    or_none(pairs.join(","))
+}
+
+/// labels.Selector.String() for a metav1.LabelSelector. None means the
+/// selector cannot be converted (upstream's LabelSelectorAsSelector error).
+pub fn label_selector_string(sel: Option<&Value>) -> Option<String> {
+    let Some(sel) = sel else {
+        // A nil selector selects nothing; it prints as "" like an empty one.
+        return Some(String::new());
+    };
+    let mut reqs: Vec<(String, String)> = Vec::new();
+    for (k, val) in string_map(sel, "/matchLabels") {
+        let s = format!("{k}={val}");
+        reqs.push((k, s));
+    }
+    for expr in items(sel, "/matchExpressions") {
+        let key = text(expr, "/key").to_string();
+        let mut values: Vec<String> = items(expr, "/values").iter().map(scalar_text).collect();
+        values.sort();
+        let s = match text(expr, "/operator") {
+            "In" | "NotIn" if values.is_empty() => return None,
+            "Exists" | "DoesNotExist" if !values.is_empty() => return None,
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.clone(),
+            "DoesNotExist" => format!("!{key}"),
+            _ => return None,
+        };
+        reqs.push((key, s));
+    }
+    reqs.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(
+        reqs.into_iter()
+            .map(|(_, s)| s)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
+/// metav1.FormatLabelSelector.
+pub(super) fn format_label_selector(sel: Option<&Value>) -> String {
+    match label_selector_string(sel) {
+        Some(s) => or_none(s),
+        None => "<error>".to_string(),
+    }
+}
+
+/// Comma-joined container names and images of a pod spec.
+pub(super) fn container_cells(spec: Option<&Value>) -> (String, String) {
+    let containers = spec.map(|s| items(s, "/containers")).unwrap_or(&[]);
+    let names: Vec<&str> = containers.iter().map(|c| text(c, "/name")).collect();
+    let images: Vec<&str> = containers.iter().map(|c| text(c, "/image")).collect();
+    (names.join(","), images.join(","))
+}
+
+pub(super) fn print_bool(b: bool) -> &'static str {
+    if b {
+        "True"
+    } else {
+        "False"
+    }
+}
+
+/// First condition of `type_` in a condition list, like upstream's helpers
+/// that stop at the first match.
+pub(super) fn condition<'a>(conditions: &'a [Value], type_: &str) -> Option<&'a Value> {
+    conditions.iter().find(|c| text(c, "/type") == type_)
+}
+
+pub(super) fn condition_true(conditions: &[Value], type_: &str) -> bool {
+    condition(conditions, type_).is_some_and(|c| text(c, "/status") == "True")
+}
+
+/// net.JoinHostPort: IPv6 literals need brackets.
+pub(super) fn join_host_port(host: &str, port: i64) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// "a,b,c + N more..." lists, shared by several printers.
+pub(super) fn list_with_more(list: &[String], more: bool, count: usize, max: usize) -> String {
+    let ret = list.join(",");
+    if more {
+        return format!("{ret} + {} more...", count.saturating_sub(max));
+    }
+    if ret.is_empty() {
+        return "<unset>".to_string();
+    }
+    ret
+}

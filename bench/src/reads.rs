@@ -1,0 +1,169 @@
+//! The read benchmark: gets and lists of objects filled in first.
+
+use super::*;
+
+pub(super) struct ReadRow {
+    pub(super) operation: String,
+    pub(super) path: &'static str,
+    pub(super) requests: usize,
+    pub(super) p50: Duration,
+    pub(super) p99: Duration,
+    pub(super) max: Duration,
+    pub(super) bytes: usize,
+}
+
+pub(super) fn read_row(
+    operation: String,
+    path: &'static str,
+    mut us: Vec<u32>,
+    bytes: usize,
+) -> ReadRow {
+    us.sort_unstable();
+    ReadRow {
+        operation,
+        path,
+        requests: us.len(),
+        p50: percentile(&us, 0.5),
+        p99: percentile(&us, 0.99),
+        max: percentile(&us, 1.0),
+        bytes,
+    }
+}
+
+pub(super) fn elapsed_us(t0: Instant) -> u32 {
+    u32::try_from(t0.elapsed().as_micros()).unwrap_or(u32::MAX)
+}
+
+/// Adds `cm-<from>` .. `cm-<to - 1>` to the list namespace, 8 connections at once.
+pub(super) async fn fill(
+    server: &ServerProc,
+    tls: &Arc<rustls::ClientConfig>,
+    from: usize,
+    to: usize,
+) -> Result<(), BenchError> {
+    const FILLERS: usize = 8;
+    let mut conn = RestConn::connect(server.port, tls.clone()).await?;
+    ensure_namespace(&mut conn, LIST_NS).await?;
+    let mut tasks = Vec::new();
+    for w in 0..FILLERS {
+        let mut conn = RestConn::connect(server.port, tls.clone()).await?;
+        let names: Vec<usize> = (from..to).filter(|i| i % FILLERS == w).collect();
+        tasks.push(tokio::spawn(async move {
+            for i in names {
+                let body = serde_json::to_vec(&load::configmap(&format!("cm-{i:05}")))?;
+                expect_status(
+                    conn.post(&format!("/api/v1/namespaces/{LIST_NS}/configmaps"), body)
+                        .await?,
+                    201,
+                )?;
+            }
+            Ok::<_, BenchError>(())
+        }));
+    }
+    for task in tasks {
+        task.await
+            .map_err(|e| BenchError::Http(format!("filler panicked: {e}")))??;
+    }
+    say(format!("stored {to} ConfigMaps in {LIST_NS}"));
+    Ok(())
+}
+
+pub(super) const LIST_NS: &str = "bench-list";
+
+/// The two ways a list can be served from the watch cache.
+pub(super) const LIST_KINDS: [(&str, &str); 2] = [("consistent", ""), ("resourceVersion=0", "0")];
+
+/// Times gets by name and whole-namespace lists with `count` objects stored.
+pub(super) async fn measure_reads(
+    server: &ServerProc,
+    tls: &Arc<rustls::ClientConfig>,
+    kubeconfig: &std::path::Path,
+    count: usize,
+) -> Result<Vec<ReadRow>, BenchError> {
+    const GETS: usize = 1000;
+    const LISTS: usize = 20;
+    let mut conn = RestConn::connect(server.port, tls.clone()).await?;
+    let mut rng = rand::rng();
+    let mut names: Vec<String> = (0..GETS + 100)
+        .map(|_| format!("cm-{:05}", rng.random_range(0..count)))
+        .collect();
+    let mut rows = Vec::new();
+
+    // REST get by name; the first 100 warm the connection and caches.
+    let mut us = Vec::with_capacity(GETS);
+    let mut bytes = 0;
+    for (i, name) in names.iter().enumerate() {
+        let t0 = Instant::now();
+        let body = expect_status(
+            conn.get(&format!("/api/v1/namespaces/{LIST_NS}/configmaps/{name}"))
+                .await?,
+            200,
+        )?;
+        if i >= 100 {
+            us.push(elapsed_us(t0));
+            bytes = body.len();
+        }
+    }
+    rows.push(read_row("get by name".into(), "REST", us, bytes));
+
+    for (label, rv) in LIST_KINDS {
+        let mut list_path = format!("/api/v1/namespaces/{LIST_NS}/configmaps");
+        if !rv.is_empty() {
+            list_path.push_str(&format!("?resourceVersion={rv}"));
+        }
+        let mut us = Vec::with_capacity(LISTS);
+        for i in 0..LISTS + 2 {
+            let t0 = Instant::now();
+            let body = expect_status(conn.get(&list_path).await?, 200)?;
+            let items = serde_json::from_slice::<Value>(&body)?["items"]
+                .as_array()
+                .map_or(0, Vec::len);
+            if items != count {
+                return Err(BenchError::Http(format!(
+                    "list returned {items} items, expected {count}"
+                )));
+            }
+            if i >= 2 {
+                us.push(elapsed_us(t0));
+                bytes = body.len();
+            }
+        }
+        rows.push(read_row(format!("list ({label})"), "REST", us, bytes));
+    }
+
+    // The same reads over gRPC, for comparison.
+    let client = Client::from_kubeconfig(kubeconfig).await?;
+    let gvr = GroupVersionResource::core("v1", "configmaps");
+    names.rotate_left(37);
+    let mut us = Vec::with_capacity(GETS);
+    for (i, name) in names.iter().enumerate() {
+        let t0 = Instant::now();
+        client.get(&gvr, Some(LIST_NS), name).await?;
+        if i >= 100 {
+            us.push(elapsed_us(t0));
+        }
+    }
+    rows.push(read_row("get by name".into(), "gRPC", us, 0));
+    for (label, rv) in LIST_KINDS {
+        let params = ListParams {
+            resource_version: rv.into(),
+            ..Default::default()
+        };
+        let mut us = Vec::with_capacity(LISTS);
+        for i in 0..LISTS + 2 {
+            let t0 = Instant::now();
+            let list = client.list(&gvr, Some(LIST_NS), &params).await?;
+            if list.items.len() != count {
+                return Err(BenchError::Http(format!(
+                    "gRPC list returned {} items, expected {count}",
+                    list.items.len()
+                )));
+            }
+            if i >= 2 {
+                us.push(elapsed_us(t0));
+            }
+        }
+        rows.push(read_row(format!("list ({label})"), "gRPC", us, 0));
+    }
+    Ok(rows)
+}
