@@ -118,10 +118,11 @@ def long_cycle(graph, members):
 
 
 def main():
-    graph = read_graph(sys.stdin.read())
-    if not graph:
+    text = sys.stdin.read()
+    if "digraph" not in text:
         print("module_cycles: no module graph on stdin", file=sys.stderr)
         return 2
+    graph = read_graph(text)
     failed = False
     for members in strongly_connected(graph):
         if len(members) < 2:

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::*;
+use super::values::*;
 
 /// When a container last terminated, for the "(5m ago)" restart suffix.
 pub(super) fn last_finished(status: &Value) -> Option<DateTime<Utc>> {
@@ -183,26 +183,6 @@ pub(super) fn replication_controller_cells(o: &Value, now: DateTime<Utc>) -> Vec
         images.into(),
         format_labels(o, "/spec/selector").into(),
     ]
-}
-
-/// The distinct IPs/hostnames of a load balancer status, sorted as upstream's
-/// string set does. The server always prints wide, so nothing is clipped.
-pub(super) fn load_balancer_ingress(o: &Value, ptr: &str) -> Vec<String> {
-    let set: BTreeSet<String> = items(o, ptr)
-        .iter()
-        .filter_map(|i| {
-            let ip = text(i, "/ip");
-            let host = text(i, "/hostname");
-            if !ip.is_empty() {
-                Some(ip.to_string())
-            } else if !host.is_empty() {
-                Some(host.to_string())
-            } else {
-                None
-            }
-        })
-        .collect();
-    set.into_iter().collect()
 }
 
 pub(super) fn service_external_ip(svc: &Value) -> String {

@@ -21,13 +21,12 @@ mod tests;
 mod values;
 mod workloads;
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::Value;
 
-// The printers' parts see each other's helpers.
-pub use values::label_selector_string;
+pub use values::{human_duration, label_selector_string};
+
+// The dispatch below calls each group's cells; they share only values.rs.
 #[allow(unused_imports)]
 use {core_group::*, descriptions::*, others::*, values::*, workloads::*};
 
@@ -621,60 +620,4 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
             vec![name(o).into(), created.into()]
         }
     }
-}
-
-/// Formats a duration the way k8s.io/apimachinery's `duration.HumanDuration`
-/// does: about two significant figures, so ages stay short in a table.
-pub fn human_duration(d: TimeDelta) -> String {
-    // Clock skew of under two seconds reads as "now" rather than an error.
-    let seconds = d.num_seconds();
-    if seconds < -1 {
-        return "<invalid>".to_string();
-    }
-    if seconds < 0 {
-        return "0s".to_string();
-    }
-    if seconds < 60 * 2 {
-        return format!("{seconds}s");
-    }
-    let minutes = seconds / 60;
-    if minutes < 10 {
-        let s = seconds % 60;
-        if s == 0 {
-            return format!("{minutes}m");
-        }
-        return format!("{minutes}m{s}s");
-    }
-    if minutes < 60 * 3 {
-        return format!("{minutes}m");
-    }
-    let hours = minutes / 60;
-    if hours < 8 {
-        let m = minutes % 60;
-        if m == 0 {
-            return format!("{hours}h");
-        }
-        return format!("{hours}h{m}m");
-    }
-    if hours < 48 {
-        return format!("{hours}h");
-    }
-    if hours < 24 * 8 {
-        let h = hours % 24;
-        if h == 0 {
-            return format!("{}d", hours / 24);
-        }
-        return format!("{}d{}h", hours / 24, h);
-    }
-    if hours < 24 * 365 * 2 {
-        return format!("{}d", hours / 24);
-    }
-    if hours < 24 * 365 * 8 {
-        let dy = (hours / 24) % 365;
-        if dy == 0 {
-            return format!("{}y", hours / 24 / 365);
-        }
-        return format!("{}y{}d", hours / 24 / 365, dy);
-    }
-    format!("{}y", hours / 24 / 365)
 }

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
-use super::*;
+use super::values::*;
 
 // ---------------------------------------------------------------------------
 // autoscaling

@@ -1,9 +1,9 @@
 //! JSON access for printing. Objects may be partial or malformed, so every accessor falls back to a zero value instead of failing.
 
-use chrono::{DateTime, Utc};
-use serde_json::Value;
+pub(super) use std::collections::{BTreeMap, BTreeSet};
 
-use super::*;
+pub(super) use chrono::{DateTime, TimeDelta, Utc};
+pub(super) use serde_json::Value;
 
 /// The value at a JSON pointer; an explicit `null` counts as absent, as it
 /// does when Go decodes into a pointer field.
@@ -232,4 +232,80 @@ pub(super) fn list_with_more(list: &[String], more: bool, count: usize, max: usi
         return "<unset>".to_string();
     }
     ret
+}
+
+/// Formats a duration the way k8s.io/apimachinery's `duration.HumanDuration`
+/// does: about two significant figures, so ages stay short in a table.
+pub fn human_duration(d: TimeDelta) -> String {
+    // Clock skew of under two seconds reads as "now" rather than an error.
+    let seconds = d.num_seconds();
+    if seconds < -1 {
+        return "<invalid>".to_string();
+    }
+    if seconds < 0 {
+        return "0s".to_string();
+    }
+    if seconds < 60 * 2 {
+        return format!("{seconds}s");
+    }
+    let minutes = seconds / 60;
+    if minutes < 10 {
+        let s = seconds % 60;
+        if s == 0 {
+            return format!("{minutes}m");
+        }
+        return format!("{minutes}m{s}s");
+    }
+    if minutes < 60 * 3 {
+        return format!("{minutes}m");
+    }
+    let hours = minutes / 60;
+    if hours < 8 {
+        let m = minutes % 60;
+        if m == 0 {
+            return format!("{hours}h");
+        }
+        return format!("{hours}h{m}m");
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        if h == 0 {
+            return format!("{}d", hours / 24);
+        }
+        return format!("{}d{}h", hours / 24, h);
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let dy = (hours / 24) % 365;
+        if dy == 0 {
+            return format!("{}y", hours / 24 / 365);
+        }
+        return format!("{}y{}d", hours / 24 / 365, dy);
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+/// The distinct IPs/hostnames of a load balancer status, sorted as upstream's
+/// string set does. The server always prints wide, so nothing is clipped.
+pub(super) fn load_balancer_ingress(o: &Value, ptr: &str) -> Vec<String> {
+    let set: BTreeSet<String> = items(o, ptr)
+        .iter()
+        .filter_map(|i| {
+            let ip = text(i, "/ip");
+            let host = text(i, "/hostname");
+            if !ip.is_empty() {
+                Some(ip.to_string())
+            } else if !host.is_empty() {
+                Some(host.to_string())
+            } else {
+                None
+            }
+        })
+        .collect();
+    set.into_iter().collect()
 }

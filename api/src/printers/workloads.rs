@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::*;
+use super::values::*;
 
 // ---------------------------------------------------------------------------
 // apps/v1

@@ -1,6 +1,6 @@
 //! What every cluster starts with: the system namespaces, the RBAC policy and the `kubernetes` Service.
 
-use super::*;
+use super::api_core::*;
 
 /// Namespaces that exist on every cluster, as kube-apiserver's bootstrap creates them.
 pub const SYSTEM_NAMESPACES: &[&str] =

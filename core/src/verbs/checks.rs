@@ -1,6 +1,6 @@
 //! The checks every write makes: decoding against the kind's schema and validation.
 
-use super::*;
+use super::api_core::*;
 
 impl ApiCore {
     /// Upstream's validation of a new object (`old` None) or an update;

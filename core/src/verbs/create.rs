@@ -1,6 +1,6 @@
 //! create: new objects, their metadata and the namespace they go into.
 
-use super::*;
+use super::api_core::*;
 
 impl ApiCore {
     /// Checks apiVersion/kind of a request body against the endpoint and fills them in.

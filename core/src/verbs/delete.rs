@@ -1,6 +1,6 @@
 //! delete: immediate, graceful, and waiting for finalizers.
 
-use super::*;
+use super::api_core::*;
 
 /// The garbage collector's finalizer a delete's propagationPolicy asks for;
 /// an unknown policy is upstream's 422 on DeleteOptions.

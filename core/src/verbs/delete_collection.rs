@@ -1,6 +1,7 @@
 //! deletecollection: every object a list selects, deleted one by one.
 
-use super::*;
+use super::api_core::*;
+use super::delete::gc_finalizer_for;
 
 impl ApiCore {
     pub async fn delete_collection(

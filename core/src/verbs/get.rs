@@ -1,6 +1,6 @@
 //! get: one object, from the watch cache or storage.
 
-use super::*;
+use super::api_core::*;
 
 impl ApiCore {
     /// The watch cache's copy of one object, as stored, without waiting for

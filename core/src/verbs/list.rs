@@ -1,6 +1,6 @@
 //! list: pages of objects from the watch cache or storage, with continue tokens.
 
-use super::*;
+use super::api_core::*;
 
 /// How long a consistent read waits for the watch cache to catch up before
 /// reading storage instead.

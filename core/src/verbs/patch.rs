@@ -1,21 +1,6 @@
 //! patch: JSON, merge, strategic merge and server-side apply, each a read-modify-write.
 
-use super::*;
-
-/// What upstream's patch handler answers when the patched object does not
-/// decode: Invalid, with no kind or name, on the field `patch`.
-pub(super) fn patch_invalid(value: String, detail: &str) -> ApiError {
-    ApiError::invalid(
-        "",
-        "",
-        "",
-        vec![crate::error::FieldError::invalid("patch", &value, detail)],
-    )
-}
-
-pub(super) fn object_json(object: &Value) -> String {
-    serde_json::to_string(object).unwrap_or_default()
-}
+use super::api_core::*;
 
 impl ApiCore {
     #[allow(clippy::too_many_arguments)]

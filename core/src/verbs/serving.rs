@@ -1,6 +1,6 @@
 //! The watch caches of the served resources, following the registry as it changes.
 
-use super::*;
+use super::api_core::*;
 
 impl ApiCore {
     /// The resource type's watch cache, once it has loaded.

@@ -1,4 +1,5 @@
-use super::*;
+use super::api_core::*;
+use super::list::{decode_continue, encode_continue};
 
 /// What a write hands the watch cache in place of its change is what
 /// the stored bytes decode to, for creates, updates and patches alike.

@@ -1,6 +1,6 @@
 //! update: compare-and-swap writes of a changed object, and what each view may change.
 
-use super::*;
+use super::api_core::*;
 
 /// The object an update starts from (see `current_for_update`).
 pub(super) struct Current {
