@@ -10,9 +10,10 @@ use capstan_client::{Client, GroupVersionResource, ListParams, WatchParams};
 use futures::StreamExt;
 use serde_json::Value;
 
+use crate::error::BenchError;
 use crate::rest::RestConn;
 use crate::server::{self, ServerProc};
-use crate::{ensure_namespace, load, BenchError};
+use crate::{ensure_namespace, load};
 
 /// How the watchers watch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -8,8 +8,8 @@ use capstan_client::{Client, GroupVersionResource};
 use capstan_core::storage::Storage;
 use serde_json::{json, Value};
 
+use crate::error::BenchError;
 use crate::rest::{expect_status, RestConn};
-use crate::BenchError;
 
 /// The ConfigMap every create sends: ~200 bytes of data, as the brief asks.
 pub fn configmap(name: &str) -> Value {

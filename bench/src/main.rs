@@ -4,6 +4,7 @@
 //! latency — and prints the results as Markdown tables on stdout. Progress
 //! goes to stderr; nothing is written outside a temporary directory.
 
+mod error;
 mod fanout;
 mod load;
 mod reads;
@@ -14,46 +15,23 @@ mod server;
 #[allow(unused_imports)]
 use {reads::*, report::*};
 
+pub use error::BenchError;
+
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use capstan_client::{Client, GroupVersionResource, ListParams};
+use capstan_client::Client;
 use capstan_core::storage::embedded::EmbeddedStore;
 use capstan_core::storage::etcd::testing::{EtcdCluster, EtcdServer};
 use capstan_core::storage::etcd::{EtcdConfig, EtcdStore};
 use capstan_core::storage::Storage;
 use clap::Parser;
-use rand::Rng;
 use serde_json::{json, Value};
 
 use load::{percentile, run_ops, Op, PhaseResult, Worker};
-use rest::{expect_status, RestConn, TlsFiles};
+use rest::{RestConn, TlsFiles};
 use server::ServerProc;
-
-#[derive(Debug, thiserror::Error)]
-pub enum BenchError {
-    #[error("io: {0}")]
-    Io(#[from] std::io::Error),
-    #[error("tls: {0}")]
-    Tls(String),
-    #[error("http: {0}")]
-    Http(String),
-    #[error("http/2: {0}")]
-    Hyper(#[from] hyper::Error),
-    #[error("HTTP {0}: {1}")]
-    Status(u16, String),
-    #[error("grpc client: {0}")]
-    Client(#[from] capstan_client::Error),
-    #[error("storage: {0}")]
-    Storage(#[from] capstan_core::storage::StorageError),
-    #[error("json: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error("start-up: {0}")]
-    Startup(String),
-    #[error("/proc: {0}")]
-    Proc(String),
-}
 
 #[derive(Parser, Debug)]
 #[command(

@@ -1,6 +1,17 @@
 //! The read benchmark: gets and lists of objects filled in first.
 
-use super::*;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use capstan_client::{Client, GroupVersionResource, ListParams};
+use rand::Rng;
+use serde_json::Value;
+
+use crate::error::BenchError;
+use crate::load::{self, percentile};
+use crate::rest::{expect_status, RestConn};
+use crate::server::ServerProc;
+use crate::{ensure_namespace, say};
 
 pub(super) struct ReadRow {
     pub(super) operation: String,

@@ -1,6 +1,8 @@
 //! The result tables: throughput, CPU per request and shares, by backend and path.
 
-use super::*;
+use std::time::Duration;
+
+use crate::{ms, Args, Backend, BackendRun, PathKind};
 
 pub(super) fn per_op(cpu: Duration, ops: u64) -> String {
     if ops == 0 || cpu.is_zero() {

@@ -13,7 +13,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio::net::TcpStream;
 
-use crate::BenchError;
+use crate::error::BenchError;
 
 pub struct TlsFiles {
     ca: PathBuf,

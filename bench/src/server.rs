@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::error::BenchError;
 use crate::rest::{RestConn, TlsFiles};
-use crate::BenchError;
 
 /// How long a start may take before the run is abandoned.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
