@@ -189,7 +189,7 @@ impl ResourceDef {
     /// The reviews (`kubectl auth can-i`, `kubectl auth whoami`,
     /// TokenReview): a create answered from the request, stored nowhere.
     pub fn is_review(&self) -> bool {
-        self.handling() == Handling::Review
+        matches!(self.handling(), Handling::Review(_))
     }
 
     /// Whether objects of this resource live in storage (and so have a

@@ -55,9 +55,24 @@ pub enum Handling {
     /// core/v1 Binding: a create that places a pod, stored nowhere.
     Binding,
     /// The access and token reviews: a create answered from the request.
-    Review,
+    Review(Review),
     /// core/v1 ComponentStatus: computed on each read.
     ComponentStatus,
+}
+
+/// Which review a review kind is; the authorization stage answers each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Review {
+    /// SelfSubjectReview (`kubectl auth whoami`).
+    WhoAmI,
+    /// TokenReview: whose is this bearer token.
+    Token,
+    /// SelfSubjectAccessReview (`kubectl auth can-i`).
+    MayI,
+    /// SelfSubjectRulesReview (`kubectl auth can-i --list`).
+    MyRules,
+    /// SubjectAccessReview and LocalSubjectAccessReview.
+    MayThey,
 }
 
 type Object = Map<String, Value>;

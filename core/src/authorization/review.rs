@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::auth::{AccessRequest, ResourceAttributes, UserInfo};
 use crate::error::{ApiError, FieldError};
+use crate::kinds::{Handling, Review};
 use crate::registry::ResourceDef;
 use crate::verbs::ApiCore;
 
@@ -32,9 +33,12 @@ pub async fn answer(
         return Err(ApiError::bad_request("a review must be a JSON object"));
     };
     let spec = review.get("spec").unwrap_or(&Value::Null);
-    let status = match def.resource.as_str() {
-        "selfsubjectreviews" => who_am_i(user),
-        "tokenreviews" => {
+    let Handling::Review(kind) = def.handling() else {
+        return Err(ApiError::internal(format!("{def:?} is not a review")));
+    };
+    let status = match kind {
+        Review::WhoAmI => who_am_i(user),
+        Review::Token => {
             if text(spec, "token").is_empty() {
                 return Err(ApiError::bad_request(
                     "token is required for TokenReview in authentication",
@@ -42,11 +46,11 @@ pub async fn answer(
             }
             core.review_token(spec).await
         }
-        "selfsubjectrulesreviews" => {
+        Review::MyRules => {
             let namespace = text(spec, "namespace");
             core.rules_review(user, (!namespace.is_empty()).then_some(namespace))
         }
-        "subjectaccessreviews" | "localsubjectaccessreviews" => {
+        Review::MayThey => {
             let namespace = review
                 .get("metadata")
                 .and_then(|m| m.get("namespace"))
@@ -54,7 +58,7 @@ pub async fn answer(
                 .unwrap_or("");
             may_they(core, def, namespace, spec).await?
         }
-        _ => may_i(core, user, def, spec).await?,
+        Review::MayI => may_i(core, user, def, spec).await?,
     };
     // Never stored, so never given a creation time: upstream's typed
     // encoding writes it as null.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::kinds::{Handling, Kind};
+use crate::kinds::{Handling, Kind, Review};
 use crate::registry::ResourceDef;
 
 pub struct SubjectAccessReview;
@@ -22,6 +22,6 @@ pub fn resources() -> Vec<ResourceDef> {
 
 impl Kind for SubjectAccessReview {
     fn handling(&self) -> Handling {
-        Handling::Review
+        Handling::Review(Review::MayThey)
     }
 }
