@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::error::ApiError;
+use crate::registry::ResourceDef;
 use crate::validate::object_meta;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,6 +285,20 @@ impl FieldSelector {
         Ok(Self { terms })
     }
 
+    /// A field selector on objects of `def`: metadata.name, for namespaced
+    /// resources metadata.namespace, and the resource's own selectable
+    /// fields, an absent one reading as the kind's Go zero value.
+    pub fn for_resource(selector: &str, def: &ResourceDef) -> Result<Self, ApiError> {
+        let mut fields = vec!["metadata.name"];
+        if def.namespaced {
+            fields.push("metadata.namespace");
+        }
+        fields.extend(def.selectable_fields.iter().map(String::as_str));
+        Self::parse(selector, &fields, &|field| {
+            def.kind_impl.absent_field_value(field)
+        })
+    }
+
     pub fn is_empty(&self) -> bool {
         self.terms.is_empty()
     }
@@ -310,19 +325,22 @@ mod tests {
     #[test]
     fn absent_fields_select_as_their_go_zero_values() {
         let node = json!({"metadata": {"name": "n"}, "spec": {}});
-        let node_zero = |field: &str| crate::kinds::builtin("", "Node").absent_field_value(field);
-        let select =
-            |s: &str| FieldSelector::parse(s, &["spec.unschedulable"], &node_zero).expect("parses");
+        let resource = |group: &str, resource: &str| {
+            crate::kinds::builtin_resources()
+                .into_iter()
+                .find(|r| r.group == group && r.resource == resource)
+                .expect("a built-in resource")
+        };
+        let nodes = resource("", "nodes");
+        let select = |s: &str| FieldSelector::for_resource(s, &nodes).expect("parses");
         assert!(select("spec.unschedulable==false").matches(&node));
         assert!(!select("spec.unschedulable==true").matches(&node));
         assert!(select("spec.unschedulable!=true").matches(&node));
         let cordoned = json!({"spec": {"unschedulable": true}});
         assert!(select("spec.unschedulable=true").matches(&cordoned));
         let job = json!({"status": {}});
-        let job_zero =
-            |field: &str| crate::kinds::builtin("batch", "Job").absent_field_value(field);
         let successful =
-            FieldSelector::parse("status.successful=0", &["status.successful"], &job_zero);
+            FieldSelector::for_resource("status.successful=0", &resource("batch", "jobs"));
         assert!(successful.expect("parses").matches(&job));
     }
 

@@ -12,7 +12,6 @@ mod report;
 mod rest;
 mod server;
 
-#[allow(unused_imports)]
 use {reads::*, report::*};
 
 pub use error::BenchError;

@@ -15,7 +15,6 @@ pub use capstan_api::registry::*;
 pub struct RegistryChange {
     pub added: Vec<Arc<ResourceDef>>,
     pub removed: Vec<Arc<ResourceDef>>,
-    pub generation: u64,
 }
 
 /// The registry as the server holds it: a snapshot readers load without
@@ -98,7 +97,6 @@ impl RegistryHandle {
         let change = RegistryChange {
             added: came,
             removed: gone,
-            generation: new.generation(),
         };
         self.current.store(Arc::new(new));
         // Nobody listening is fine: the snapshot is the truth.

@@ -9,7 +9,6 @@ pub mod table;
 mod watch;
 
 pub use documents::LazyOpenApi;
-#[allow(unused_imports)]
 use {documents::*, watch::*};
 
 use std::borrow::Cow;

@@ -27,7 +27,6 @@ use serde_json::Value;
 pub use values::{human_duration, label_selector_string};
 
 // The dispatch below calls each group's cells; they share only values.rs.
-#[allow(unused_imports)]
 use {core_group::*, descriptions::*, others::*, values::*, workloads::*};
 
 /// One column of a metav1.Table.

@@ -346,16 +346,6 @@ pub struct ApiCore {
 /// How long a request waits for a watch cache's first list.
 pub(crate) const CACHE_READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Fields every kind can be selected by; kinds may add their own.
-pub(crate) fn selectable_fields(def: &ResourceDef) -> Vec<&str> {
-    let mut fields = vec!["metadata.name"];
-    if def.namespaced {
-        fields.push("metadata.namespace");
-    }
-    fields.extend(def.selectable_fields.iter().map(String::as_str));
-    fields
-}
-
 pub(crate) fn storage_error(def: &ResourceDef, name: &str, err: StorageError) -> ApiError {
     match err {
         StorageError::NotFound(_) => ApiError::not_found(&def.group, &def.resource, name),

@@ -74,10 +74,7 @@ impl ApiCore {
         opts: &ListOptions,
     ) -> ApiResult<ObjectList> {
         let labels = LabelSelector::parse(&opts.label_selector)?;
-        let fields =
-            FieldSelector::parse(&opts.field_selector, &selectable_fields(def), &|field| {
-                def.kind_impl.absent_field_value(field)
-            })?;
+        let fields = FieldSelector::for_resource(&opts.field_selector, def)?;
         let prefix = def.key_prefix(&self.prefix, namespace);
         let mut params = ListParams::default();
         if !opts.continue_token.is_empty() {

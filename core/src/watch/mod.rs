@@ -15,7 +15,7 @@ use crate::object;
 use crate::registry::ResourceDef;
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::storage::{EventKind, ListParams, StorageError, StorageEvent};
-use crate::verbs::{selectable_fields, ApiCore};
+use crate::verbs::ApiCore;
 use crate::watch::cache::{CacheEvent, CacheWatch};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -348,9 +348,7 @@ impl ApiCore {
         }
         let filter = Filter {
             labels: LabelSelector::parse(&opts.label_selector)?,
-            fields: FieldSelector::parse(&field_selector, &selectable_fields(def), &|field| {
-                def.kind_impl.absent_field_value(field)
-            })?,
+            fields: FieldSelector::for_resource(&field_selector, def)?,
         };
         let prefix = def.key_prefix(&self.prefix, namespace);
         let rv = opts.resource_version.as_str();

@@ -9,14 +9,13 @@ use crate::registry::ResourceDef;
 pub struct ControllerRevision;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(ControllerRevision);
     vec![ResourceDef::new(
         "apps",
         "v1",
         "controllerrevisions",
         "ControllerRevision",
         true,
-        kind.clone(),
+        Arc::new(ControllerRevision),
     )]
 }
 

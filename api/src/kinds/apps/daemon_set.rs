@@ -13,13 +13,17 @@ use crate::validate::apps as rules;
 pub struct DaemonSet;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(DaemonSet);
-    vec![
-        ResourceDef::new("apps", "v1", "daemonsets", "DaemonSet", true, kind.clone())
-            .short_names(&["ds"])
-            .categories(&["all"])
-            .subresources(&["status"]),
-    ]
+    vec![ResourceDef::new(
+        "apps",
+        "v1",
+        "daemonsets",
+        "DaemonSet",
+        true,
+        Arc::new(DaemonSet),
+    )
+    .short_names(&["ds"])
+    .categories(&["all"])
+    .subresources(&["status"])]
 }
 
 impl Kind for DaemonSet {

@@ -13,14 +13,13 @@ use crate::validate::apps as rules;
 pub struct Deployment;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Deployment);
     vec![ResourceDef::new(
         "apps",
         "v1",
         "deployments",
         "Deployment",
         true,
-        kind.clone(),
+        Arc::new(Deployment),
     )
     .short_names(&["deploy"])
     .categories(&["all"])

@@ -13,14 +13,13 @@ use crate::validate::apps as rules;
 pub struct ReplicaSet;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(ReplicaSet);
     vec![ResourceDef::new(
         "apps",
         "v1",
         "replicasets",
         "ReplicaSet",
         true,
-        kind.clone(),
+        Arc::new(ReplicaSet),
     )
     .short_names(&["rs"])
     .categories(&["all"])

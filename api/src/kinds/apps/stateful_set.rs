@@ -13,14 +13,13 @@ use crate::validate::apps as rules;
 pub struct StatefulSet;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(StatefulSet);
     vec![ResourceDef::new(
         "apps",
         "v1",
         "statefulsets",
         "StatefulSet",
         true,
-        kind.clone(),
+        Arc::new(StatefulSet),
     )
     .short_names(&["sts"])
     .categories(&["all"])

@@ -8,14 +8,13 @@ use crate::registry::ResourceDef;
 pub struct SelfSubjectReview;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(SelfSubjectReview);
     vec![ResourceDef::new(
         "authentication.k8s.io",
         "v1",
         "selfsubjectreviews",
         "SelfSubjectReview",
         false,
-        kind.clone(),
+        Arc::new(SelfSubjectReview),
     )
     .verbs(&["create"])]
 }

@@ -8,14 +8,13 @@ use crate::registry::ResourceDef;
 pub struct TokenReview;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(TokenReview);
     vec![ResourceDef::new(
         "authentication.k8s.io",
         "v1",
         "tokenreviews",
         "TokenReview",
         false,
-        kind.clone(),
+        Arc::new(TokenReview),
     )
     .verbs(&["create"])]
 }

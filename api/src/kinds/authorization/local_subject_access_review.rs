@@ -8,14 +8,13 @@ use crate::registry::ResourceDef;
 pub struct LocalSubjectAccessReview;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(LocalSubjectAccessReview);
     vec![ResourceDef::new(
         "authorization.k8s.io",
         "v1",
         "localsubjectaccessreviews",
         "LocalSubjectAccessReview",
         true,
-        kind.clone(),
+        Arc::new(LocalSubjectAccessReview),
     )
     .verbs(&["create"])]
 }

@@ -8,14 +8,13 @@ use crate::registry::ResourceDef;
 pub struct SelfSubjectAccessReview;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(SelfSubjectAccessReview);
     vec![ResourceDef::new(
         "authorization.k8s.io",
         "v1",
         "selfsubjectaccessreviews",
         "SelfSubjectAccessReview",
         false,
-        kind.clone(),
+        Arc::new(SelfSubjectAccessReview),
     )
     .verbs(&["create"])]
 }

@@ -8,14 +8,13 @@ use crate::registry::ResourceDef;
 pub struct SelfSubjectRulesReview;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(SelfSubjectRulesReview);
     vec![ResourceDef::new(
         "authorization.k8s.io",
         "v1",
         "selfsubjectrulesreviews",
         "SelfSubjectRulesReview",
         false,
-        kind.clone(),
+        Arc::new(SelfSubjectRulesReview),
     )
     .verbs(&["create"])]
 }

@@ -8,14 +8,13 @@ use crate::registry::ResourceDef;
 pub struct SubjectAccessReview;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(SubjectAccessReview);
     vec![ResourceDef::new(
         "authorization.k8s.io",
         "v1",
         "subjectaccessreviews",
         "SubjectAccessReview",
         false,
-        kind.clone(),
+        Arc::new(SubjectAccessReview),
     )
     .verbs(&["create"])]
 }

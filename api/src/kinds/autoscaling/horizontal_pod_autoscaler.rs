@@ -15,32 +15,24 @@ pub struct HorizontalPodAutoscaler;
 
 pub fn resources() -> Vec<ResourceDef> {
     let kind = Arc::new(HorizontalPodAutoscaler);
-    vec![
-        ResourceDef::new(
-            "autoscaling",
-            "v2",
-            "horizontalpodautoscalers",
-            "HorizontalPodAutoscaler",
-            true,
-            kind.clone(),
-        )
-        .short_names(&["hpa"])
-        .categories(&["all"])
-        .subresources(&["status"])
-        .stored_as("autoscaling", "v2", "HorizontalPodAutoscaler"),
-        ResourceDef::new(
-            "autoscaling",
-            "v1",
-            "horizontalpodautoscalers",
-            "HorizontalPodAutoscaler",
-            true,
-            kind.clone(),
-        )
-        .short_names(&["hpa"])
-        .categories(&["all"])
-        .subresources(&["status"])
-        .stored_as("autoscaling", "v2", "HorizontalPodAutoscaler"),
-    ]
+    // v2 preferred; both versions share the v2 storage.
+    ["v2", "v1"]
+        .into_iter()
+        .map(|version| {
+            ResourceDef::new(
+                "autoscaling",
+                version,
+                "horizontalpodautoscalers",
+                "HorizontalPodAutoscaler",
+                true,
+                kind.clone(),
+            )
+            .short_names(&["hpa"])
+            .categories(&["all"])
+            .subresources(&["status"])
+            .stored_as("autoscaling", "v2", "HorizontalPodAutoscaler")
+        })
+        .collect()
 }
 
 impl Kind for HorizontalPodAutoscaler {

@@ -13,13 +13,17 @@ use crate::validate::batch as rules;
 pub struct CronJob;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(CronJob);
-    vec![
-        ResourceDef::new("batch", "v1", "cronjobs", "CronJob", true, kind.clone())
-            .short_names(&["cj"])
-            .categories(&["all"])
-            .subresources(&["status"]),
-    ]
+    vec![ResourceDef::new(
+        "batch",
+        "v1",
+        "cronjobs",
+        "CronJob",
+        true,
+        Arc::new(CronJob),
+    )
+    .short_names(&["cj"])
+    .categories(&["all"])
+    .subresources(&["status"])]
 }
 
 impl Kind for CronJob {

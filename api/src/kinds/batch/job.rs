@@ -13,9 +13,8 @@ use crate::validate::batch as rules;
 pub struct Job;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Job);
     vec![
-        ResourceDef::new("batch", "v1", "jobs", "Job", true, kind.clone())
+        ResourceDef::new("batch", "v1", "jobs", "Job", true, Arc::new(Job))
             .categories(&["all"])
             .subresources(&["status"])
             .selectable_fields(&["status.successful"]),

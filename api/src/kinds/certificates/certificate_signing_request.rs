@@ -10,14 +10,13 @@ use serde_json::{json, Value};
 pub struct CertificateSigningRequest;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(CertificateSigningRequest);
     vec![ResourceDef::new(
         "certificates.k8s.io",
         "v1",
         "certificatesigningrequests",
         "CertificateSigningRequest",
         false,
-        kind.clone(),
+        Arc::new(CertificateSigningRequest),
     )
     .short_names(&["csr"])
     .subresources(&["approval", "status"])

@@ -13,14 +13,13 @@ use crate::validate::coordination as rules;
 pub struct Lease;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Lease);
     vec![ResourceDef::new(
         "coordination.k8s.io",
         "v1",
         "leases",
         "Lease",
         true,
-        kind.clone(),
+        Arc::new(Lease),
     )]
 }
 

@@ -8,8 +8,10 @@ use crate::registry::ResourceDef;
 pub struct Binding;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Binding);
-    vec![ResourceDef::new("", "v1", "bindings", "Binding", true, kind.clone()).verbs(&["create"])]
+    vec![
+        ResourceDef::new("", "v1", "bindings", "Binding", true, Arc::new(Binding))
+            .verbs(&["create"]),
+    ]
 }
 
 impl Kind for Binding {

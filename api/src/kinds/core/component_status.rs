@@ -9,14 +9,13 @@ use crate::registry::ResourceDef;
 pub struct ComponentStatus;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(ComponentStatus);
     vec![ResourceDef::new(
         "",
         "v1",
         "componentstatuses",
         "ComponentStatus",
         false,
-        kind.clone(),
+        Arc::new(ComponentStatus),
     )
     .short_names(&["cs"])
     .verbs(&["get", "list"])]

@@ -13,11 +13,15 @@ use crate::validate::corev1 as rules;
 pub struct ConfigMap;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(ConfigMap);
-    vec![
-        ResourceDef::new("", "v1", "configmaps", "ConfigMap", true, kind.clone())
-            .short_names(&["cm"]),
-    ]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "configmaps",
+        "ConfigMap",
+        true,
+        Arc::new(ConfigMap),
+    )
+    .short_names(&["cm"])]
 }
 
 impl Kind for ConfigMap {

@@ -11,12 +11,16 @@ use crate::registry::ResourceDef;
 pub struct Endpoints;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Endpoints);
-    vec![
-        ResourceDef::new("", "v1", "endpoints", "Endpoints", true, kind.clone())
-            .short_names(&["ep"])
-            .storage_segment("services/endpoints"),
-    ]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "endpoints",
+        "Endpoints",
+        true,
+        Arc::new(Endpoints),
+    )
+    .short_names(&["ep"])
+    .storage_segment("services/endpoints")]
 }
 
 impl Kind for Endpoints {

@@ -10,24 +10,27 @@ use crate::registry::ResourceDef;
 
 pub struct Event;
 
+/// The fields events can be selected by (upstream's event GetAttrs); the
+/// events.k8s.io view selects by the same, as selectors match the stored form.
+pub(crate) const SELECTABLE_FIELDS: &[&str] = &[
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+];
+
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Event);
     vec![
-        ResourceDef::new("", "v1", "events", "Event", true, kind.clone())
+        ResourceDef::new("", "v1", "events", "Event", true, Arc::new(Event))
             .short_names(&["ev"])
-            .selectable_fields(&[
-                "involvedObject.kind",
-                "involvedObject.namespace",
-                "involvedObject.name",
-                "involvedObject.uid",
-                "involvedObject.apiVersion",
-                "involvedObject.resourceVersion",
-                "involvedObject.fieldPath",
-                "reason",
-                "reportingComponent",
-                "source",
-                "type",
-            ]),
+            .selectable_fields(SELECTABLE_FIELDS),
     ]
 }
 

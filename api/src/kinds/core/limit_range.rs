@@ -10,11 +10,15 @@ use crate::registry::ResourceDef;
 pub struct LimitRange;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(LimitRange);
-    vec![
-        ResourceDef::new("", "v1", "limitranges", "LimitRange", true, kind.clone())
-            .short_names(&["limits"]),
-    ]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "limitranges",
+        "LimitRange",
+        true,
+        Arc::new(LimitRange),
+    )
+    .short_names(&["limits"])]
 }
 
 impl Kind for LimitRange {

@@ -4,7 +4,7 @@ mod binding;
 mod component_status;
 mod config_map;
 mod endpoints;
-mod event;
+pub(crate) mod event;
 mod limit_range;
 mod namespace;
 mod node;

@@ -14,16 +14,20 @@ use serde_json::json;
 pub struct Namespace;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Namespace);
-    vec![
-        ResourceDef::new("", "v1", "namespaces", "Namespace", false, kind.clone())
-            .short_names(&["ns"])
-            .verbs(&[
-                "create", "delete", "get", "list", "patch", "update", "watch",
-            ])
-            .subresources(&["finalize", "status"])
-            .selectable_fields(&["status.phase"]),
-    ]
+    vec![ResourceDef::new(
+        "",
+        "v1",
+        "namespaces",
+        "Namespace",
+        false,
+        Arc::new(Namespace),
+    )
+    .short_names(&["ns"])
+    .verbs(&[
+        "create", "delete", "get", "list", "patch", "update", "watch",
+    ])
+    .subresources(&["finalize", "status"])
+    .selectable_fields(&["status.phase"])]
 }
 
 impl Kind for Namespace {

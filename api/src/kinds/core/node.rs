@@ -14,9 +14,8 @@ use serde_json::json;
 pub struct Node;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Node);
     vec![
-        ResourceDef::new("", "v1", "nodes", "Node", false, kind.clone())
+        ResourceDef::new("", "v1", "nodes", "Node", false, Arc::new(Node))
             .short_names(&["no"])
             .subresources(&["status"])
             .selectable_fields(&["spec.unschedulable"])

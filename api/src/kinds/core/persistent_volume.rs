@@ -13,14 +13,13 @@ use crate::validate::corev1 as rules;
 pub struct PersistentVolume;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(PersistentVolume);
     vec![ResourceDef::new(
         "",
         "v1",
         "persistentvolumes",
         "PersistentVolume",
         false,
-        kind.clone(),
+        Arc::new(PersistentVolume),
     )
     .short_names(&["pv"])
     .subresources(&["status"])]

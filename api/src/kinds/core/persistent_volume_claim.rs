@@ -13,14 +13,13 @@ use crate::validate::corev1 as rules;
 pub struct PersistentVolumeClaim;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(PersistentVolumeClaim);
     vec![ResourceDef::new(
         "",
         "v1",
         "persistentvolumeclaims",
         "PersistentVolumeClaim",
         true,
-        kind.clone(),
+        Arc::new(PersistentVolumeClaim),
     )
     .short_names(&["pvc"])
     .subresources(&["status"])]

@@ -14,9 +14,8 @@ use serde_json::json;
 pub struct Pod;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Pod);
     vec![
-        ResourceDef::new("", "v1", "pods", "Pod", true, kind.clone())
+        ResourceDef::new("", "v1", "pods", "Pod", true, Arc::new(Pod))
             .short_names(&["po"])
             .categories(&["all"])
             .subresources(&[

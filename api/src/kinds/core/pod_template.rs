@@ -13,14 +13,13 @@ use crate::validate::corev1 as rules;
 pub struct PodTemplate;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(PodTemplate);
     vec![ResourceDef::new(
         "",
         "v1",
         "podtemplates",
         "PodTemplate",
         true,
-        kind.clone(),
+        Arc::new(PodTemplate),
     )]
 }
 

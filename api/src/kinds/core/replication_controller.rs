@@ -13,14 +13,13 @@ use crate::validate::corev1 as rules;
 pub struct ReplicationController;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(ReplicationController);
     vec![ResourceDef::new(
         "",
         "v1",
         "replicationcontrollers",
         "ReplicationController",
         true,
-        kind.clone(),
+        Arc::new(ReplicationController),
     )
     .short_names(&["rc"])
     .categories(&["all"])

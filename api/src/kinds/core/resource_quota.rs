@@ -9,14 +9,13 @@ use crate::registry::ResourceDef;
 pub struct ResourceQuota;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(ResourceQuota);
     vec![ResourceDef::new(
         "",
         "v1",
         "resourcequotas",
         "ResourceQuota",
         true,
-        kind.clone(),
+        Arc::new(ResourceQuota),
     )
     .short_names(&["quota"])
     .subresources(&["status"])]

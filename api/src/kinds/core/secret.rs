@@ -16,9 +16,8 @@ use crate::validate::object_meta;
 pub struct Secret;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Secret);
     vec![
-        ResourceDef::new("", "v1", "secrets", "Secret", true, kind.clone())
+        ResourceDef::new("", "v1", "secrets", "Secret", true, Arc::new(Secret))
             .selectable_fields(&["type"]),
     ]
 }

@@ -13,9 +13,8 @@ use crate::validate::object_meta;
 pub struct Service;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Service);
     vec![
-        ResourceDef::new("", "v1", "services", "Service", true, kind.clone())
+        ResourceDef::new("", "v1", "services", "Service", true, Arc::new(Service))
             .short_names(&["svc"])
             .categories(&["all"])
             .subresources(&["status"])

@@ -13,14 +13,13 @@ use crate::validate::corev1 as rules;
 pub struct ServiceAccount;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(ServiceAccount);
     vec![ResourceDef::new(
         "",
         "v1",
         "serviceaccounts",
         "ServiceAccount",
         true,
-        kind.clone(),
+        Arc::new(ServiceAccount),
     )
     .short_names(&["sa"])
     .subresources(&["token"])

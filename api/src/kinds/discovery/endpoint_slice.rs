@@ -11,14 +11,13 @@ use crate::registry::ResourceDef;
 pub struct EndpointSlice;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(EndpointSlice);
     vec![ResourceDef::new(
         "discovery.k8s.io",
         "v1",
         "endpointslices",
         "EndpointSlice",
         true,
-        kind.clone(),
+        Arc::new(EndpointSlice),
     )]
 }
 

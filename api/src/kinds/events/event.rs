@@ -12,25 +12,17 @@ use crate::registry::ResourceDef;
 pub struct Event;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Event);
-    vec![
-        ResourceDef::new("events.k8s.io", "v1", "events", "Event", true, kind.clone())
-            .short_names(&["ev"])
-            .selectable_fields(&[
-                "involvedObject.kind",
-                "involvedObject.namespace",
-                "involvedObject.name",
-                "involvedObject.uid",
-                "involvedObject.apiVersion",
-                "involvedObject.resourceVersion",
-                "involvedObject.fieldPath",
-                "reason",
-                "reportingComponent",
-                "source",
-                "type",
-            ])
-            .stored_as("", "v1", "Event"),
-    ]
+    vec![ResourceDef::new(
+        "events.k8s.io",
+        "v1",
+        "events",
+        "Event",
+        true,
+        Arc::new(Event),
+    )
+    .short_names(&["ev"])
+    .selectable_fields(crate::kinds::core::event::SELECTABLE_FIELDS)
+    .stored_as("", "v1", "Event")]
 }
 
 impl Kind for Event {

@@ -13,14 +13,13 @@ use crate::validate::networking as rules;
 pub struct Ingress;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Ingress);
     vec![ResourceDef::new(
         "networking.k8s.io",
         "v1",
         "ingresses",
         "Ingress",
         true,
-        kind.clone(),
+        Arc::new(Ingress),
     )
     .short_names(&["ing"])
     .subresources(&["status"])]

@@ -11,14 +11,13 @@ use crate::registry::ResourceDef;
 pub struct IngressClass;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(IngressClass);
     vec![ResourceDef::new(
         "networking.k8s.io",
         "v1",
         "ingressclasses",
         "IngressClass",
         false,
-        kind.clone(),
+        Arc::new(IngressClass),
     )]
 }
 

@@ -13,14 +13,13 @@ use crate::validate::networking as rules;
 pub struct NetworkPolicy;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(NetworkPolicy);
     vec![ResourceDef::new(
         "networking.k8s.io",
         "v1",
         "networkpolicies",
         "NetworkPolicy",
         true,
-        kind.clone(),
+        Arc::new(NetworkPolicy),
     )
     .short_names(&["netpol"])]
 }

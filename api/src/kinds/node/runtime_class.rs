@@ -9,14 +9,13 @@ use crate::registry::ResourceDef;
 pub struct RuntimeClass;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(RuntimeClass);
     vec![ResourceDef::new(
         "node.k8s.io",
         "v1",
         "runtimeclasses",
         "RuntimeClass",
         false,
-        kind.clone(),
+        Arc::new(RuntimeClass),
     )]
 }
 

@@ -13,14 +13,13 @@ use crate::validate::policy as rules;
 pub struct PodDisruptionBudget;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(PodDisruptionBudget);
     vec![ResourceDef::new(
         "policy",
         "v1",
         "poddisruptionbudgets",
         "PodDisruptionBudget",
         true,
-        kind.clone(),
+        Arc::new(PodDisruptionBudget),
     )
     .short_names(&["pdb"])
     .subresources(&["status"])]

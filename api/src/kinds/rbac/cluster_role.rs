@@ -12,14 +12,13 @@ use crate::validate::rbac as rules;
 pub struct ClusterRole;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(ClusterRole);
     vec![ResourceDef::new(
         "rbac.authorization.k8s.io",
         "v1",
         "clusterroles",
         "ClusterRole",
         false,
-        kind.clone(),
+        Arc::new(ClusterRole),
     )]
 }
 

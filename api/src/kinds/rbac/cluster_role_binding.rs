@@ -13,14 +13,13 @@ use crate::validate::rbac as rules;
 pub struct ClusterRoleBinding;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(ClusterRoleBinding);
     vec![ResourceDef::new(
         "rbac.authorization.k8s.io",
         "v1",
         "clusterrolebindings",
         "ClusterRoleBinding",
         false,
-        kind.clone(),
+        Arc::new(ClusterRoleBinding),
     )]
 }
 

@@ -12,14 +12,13 @@ use crate::validate::rbac as rules;
 pub struct Role;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(Role);
     vec![ResourceDef::new(
         "rbac.authorization.k8s.io",
         "v1",
         "roles",
         "Role",
         true,
-        kind.clone(),
+        Arc::new(Role),
     )]
 }
 

@@ -13,14 +13,13 @@ use crate::validate::rbac as rules;
 pub struct RoleBinding;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(RoleBinding);
     vec![ResourceDef::new(
         "rbac.authorization.k8s.io",
         "v1",
         "rolebindings",
         "RoleBinding",
         true,
-        kind.clone(),
+        Arc::new(RoleBinding),
     )]
 }
 

@@ -13,14 +13,13 @@ use crate::validate::scheduling as rules;
 pub struct PriorityClass;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(PriorityClass);
     vec![ResourceDef::new(
         "scheduling.k8s.io",
         "v1",
         "priorityclasses",
         "PriorityClass",
         false,
-        kind.clone(),
+        Arc::new(PriorityClass),
     )
     .short_names(&["pc"])]
 }

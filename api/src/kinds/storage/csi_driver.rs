@@ -11,14 +11,13 @@ use crate::registry::ResourceDef;
 pub struct CSIDriver;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(CSIDriver);
     vec![ResourceDef::new(
         "storage.k8s.io",
         "v1",
         "csidrivers",
         "CSIDriver",
         false,
-        kind.clone(),
+        Arc::new(CSIDriver),
     )]
 }
 

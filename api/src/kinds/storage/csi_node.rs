@@ -9,14 +9,13 @@ use crate::registry::ResourceDef;
 pub struct CSINode;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(CSINode);
     vec![ResourceDef::new(
         "storage.k8s.io",
         "v1",
         "csinodes",
         "CSINode",
         false,
-        kind.clone(),
+        Arc::new(CSINode),
     )]
 }
 

@@ -8,14 +8,13 @@ use crate::registry::ResourceDef;
 pub struct CSIStorageCapacity;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(CSIStorageCapacity);
     vec![ResourceDef::new(
         "storage.k8s.io",
         "v1",
         "csistoragecapacities",
         "CSIStorageCapacity",
         true,
-        kind.clone(),
+        Arc::new(CSIStorageCapacity),
     )]
 }
 

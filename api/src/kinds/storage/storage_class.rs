@@ -13,14 +13,13 @@ use crate::validate::storage as rules;
 pub struct StorageClass;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(StorageClass);
     vec![ResourceDef::new(
         "storage.k8s.io",
         "v1",
         "storageclasses",
         "StorageClass",
         false,
-        kind.clone(),
+        Arc::new(StorageClass),
     )
     .short_names(&["sc"])
     .returns_deleted_object()]

@@ -11,14 +11,13 @@ use crate::registry::ResourceDef;
 pub struct VolumeAttachment;
 
 pub fn resources() -> Vec<ResourceDef> {
-    let kind = Arc::new(VolumeAttachment);
     vec![ResourceDef::new(
         "storage.k8s.io",
         "v1",
         "volumeattachments",
         "VolumeAttachment",
         false,
-        kind.clone(),
+        Arc::new(VolumeAttachment),
     )
     .subresources(&["status"])]
 }

@@ -14,7 +14,6 @@ use crate::error::FieldError;
 use crate::kinds::NameRule;
 
 // The spec's checks and the containers' see each other's helpers.
-#[allow(unused_imports)]
 use containers::*;
 pub use containers::{ephemeral_containers_only_added, resize};
 
