@@ -46,11 +46,11 @@ impl Kind for Widget {
     }
 
     fn table_columns(&self) -> Vec<TableColumn> {
-        let column = |name, type_, format| TableColumn {
-            name,
-            type_,
-            format,
-            description: "",
+        let column = |name: &'static str, type_: &'static str, format: &'static str| TableColumn {
+            name: name.into(),
+            type_: type_.into(),
+            format: format.into(),
+            description: "".into(),
             priority: 0,
         };
         vec![

@@ -158,6 +158,14 @@ impl FieldError {
         }
     }
 
+    /// upstream's TypeInvalid: a value of the wrong JSON type.
+    pub fn type_invalid(field: impl Into<String>, rendered: &str, detail: &str) -> Self {
+        Self {
+            reason: "FieldValueTypeInvalid",
+            ..Self::invalid_rendered(field, rendered, detail)
+        }
+    }
+
     /// `field is immutable`, upstream's ValidateImmutableField.
     pub fn immutable(field: impl Into<String>, rendered: &str) -> Self {
         Self::invalid_rendered(field, rendered, "field is immutable")

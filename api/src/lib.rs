@@ -8,6 +8,7 @@
 pub mod apply;
 pub mod auth;
 pub mod conversion;
+pub mod custom;
 pub mod defaults;
 pub mod duplicate_fields;
 pub mod error;

@@ -177,6 +177,31 @@ pub fn only_at(old: &Value, new: &Value, path: &[&str]) -> Value {
     updated
 }
 
+/// Sets the value at `path` (object keys), creating the objects on the
+/// way; a non-object on the way is replaced, as unstructured.SetNestedField does.
+pub fn set_at(target: &mut Value, path: &[&str], value: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        *target = value;
+        return;
+    };
+    let mut target = target;
+    for key in parents {
+        if !target.is_object() {
+            *target = json!({});
+        }
+        let Some(map) = target.as_object_mut() else {
+            return;
+        };
+        target = map.entry(*key).or_insert_with(|| json!({}));
+    }
+    if !target.is_object() {
+        *target = json!({});
+    }
+    if let Some(map) = target.as_object_mut() {
+        map.insert((*last).to_string(), value);
+    }
+}
+
 /// `base` with the value at `path` (object keys) taken from `source`, or
 /// removed where `source` has none.
 pub fn replace_at(base: &mut Value, source: &Value, path: &[&str]) {

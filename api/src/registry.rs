@@ -25,6 +25,15 @@ pub const ALL_VERBS: &[&str] = &[
     "watch",
 ];
 
+/// Where a served resource comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled in.
+    BuiltIn,
+    /// A CustomResourceDefinition's: JSON only, unstructured.
+    Custom,
+}
+
 /// One served resource at one version. Strings are owned: definitions are
 /// built at run time too (a CustomResourceDefinition's versions).
 pub struct ResourceDef {
@@ -57,6 +66,7 @@ pub struct ResourceDef {
     pub subresources: Vec<String>,
     /// What objects of this resource do: defaults, validation, printing, ...
     pub kind_impl: Arc<dyn Kind>,
+    pub origin: Origin,
 }
 
 fn owned(items: &[&str]) -> Vec<String> {
@@ -98,6 +108,7 @@ impl ResourceDef {
             returns_deleted_object: false,
             subresources: Vec::new(),
             kind_impl,
+            origin: Origin::BuiltIn,
         }
     }
 

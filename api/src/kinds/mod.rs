@@ -14,9 +14,11 @@ use serde_json::{json, Map, Value};
 use crate::auth::UserInfo;
 use crate::conversion::ConversionError;
 use crate::error::FieldError;
+use crate::openapi::TypeMismatch;
 use crate::printers::{Printer, TableColumn};
 use crate::registry::ResourceDef;
 
+pub mod apiextensions;
 pub mod apps;
 pub mod authentication;
 pub mod authorization;
@@ -76,6 +78,15 @@ pub enum Review {
 }
 
 type Object = Map<String, Value>;
+
+/// What the scale subresource shows of an object: its desired and
+/// current replicas (absent reads as 0) and its label selector as a string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleParts {
+    pub spec_replicas: Option<i64>,
+    pub status_replicas: Option<i64>,
+    pub selector: String,
+}
 
 /// What one kind's objects do. Every method has the behaviour of a kind
 /// that adds nothing, so an implementation says only what differs.
@@ -172,6 +183,41 @@ pub trait Kind: Send + Sync {
     /// Marks an object whose delete has to wait for finalizers.
     fn prepare_for_delete(&self, _object: &mut Value) {}
 
+    /// Decodes a written object in place against the kind's schema, as
+    /// upstream decodes a body: the paths of unknown fields it dropped, or
+    /// the type error that refuses the write. `definition` is the
+    /// resource's OpenAPI definition.
+    fn decode(&self, definition: &str, object: &mut Value) -> Result<Vec<String>, TypeMismatch> {
+        crate::openapi::decode_typed(definition, object)
+    }
+
+    /// Puts a finished object's keys where upstream's encoder writes them,
+    /// so what is stored is upstream's bytes.
+    fn put_in_order(&self, definition: &str, object: &mut Value) {
+        crate::openapi::put_in_go_order(definition, object)
+    }
+
+    /// Whether an update changes what `metadata.generation` counts (when
+    /// [`Kind::tracks_generation`]).
+    fn spec_changed(&self, object: &Value, old: &Value) -> bool {
+        object.get("spec") != old.get("spec")
+    }
+
+    /// What the scale subresource shows of an object.
+    fn scale_of(&self, object: &Value) -> ScaleParts {
+        ScaleParts {
+            spec_replicas: object.pointer("/spec/replicas").and_then(Value::as_i64),
+            status_replicas: object.pointer("/status/replicas").and_then(Value::as_i64),
+            selector: crate::printers::label_selector_string(object.pointer("/spec/selector"))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Writes a Scale's replicas into the object.
+    fn set_scale_replicas(&self, object: &mut Value, replicas: i64) {
+        crate::object::set_at(object, &["spec", "replicas"], json!(replicas));
+    }
+
     /// Whether objects of this kind hold ClusterIPs and NodePorts.
     fn allocates_service_addresses(&self) -> bool {
         false
@@ -221,6 +267,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         policy::resources(),
         rbac::resources(),
         storage::resources(),
+        apiextensions::resources(),
         scheduling::resources(),
         coordination::resources(),
         node::resources(),

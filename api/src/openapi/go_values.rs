@@ -341,9 +341,60 @@ fn write_go(value: &Value, out: &mut String) {
     }
 }
 
+/// A bad value as upstream's `field.Error` prints it: simple types with
+/// `%v`, strings with `%q`, nil as `null`, maps and slices with `%#v`.
+pub fn field_value(value: &Value) -> String {
+    match value {
+        Value::Null => "null".into(),
+        Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
+        Value::Array(_) | Value::Object(_) => go_sharp_v(value),
+        scalar => go_format(scalar),
+    }
+}
+
+/// `fmt.Sprintf("%#v", v)` of the value Go's JSON decoder makes of `value`.
+pub fn go_sharp_v(value: &Value) -> String {
+    let mut out = String::new();
+    write_go_sharp(value, &mut out, false);
+    out
+}
+
+fn write_go_sharp(value: &Value, out: &mut String, nested: bool) {
+    match value {
+        Value::Null if nested => out.push_str("interface {}(nil)"),
+        Value::Null => out.push_str("<nil>"),
+        Value::String(s) => out.push_str(&serde_json::to_string(s).unwrap_or_default()),
+        Value::Array(items) => {
+            out.push_str("[]interface {}{");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_go_sharp(item, out, true);
+            }
+            out.push('}');
+        }
+        Value::Object(fields) => {
+            let mut keys: Vec<&String> = fields.keys().collect();
+            keys.sort();
+            out.push_str("map[string]interface {}{");
+            for (i, key) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&serde_json::to_string(key).unwrap_or_default());
+                out.push(':');
+                write_go_sharp(&fields[key], out, true);
+            }
+            out.push('}');
+        }
+        scalar => write_go(scalar, out),
+    }
+}
+
 /// `%v` of a float64: `%g` with the shortest digits, so an exponent (at
 /// least two digits, signed) below 1e-4 or from 1e6 up.
-fn go_float(f: f64) -> String {
+pub fn go_float(f: f64) -> String {
     if f == 0.0 || !f.is_finite() {
         return format!("{f}");
     }
@@ -428,5 +479,17 @@ mod tests {
         assert_eq!(go_float(123456.5), "123456.5");
         assert_eq!(go_float(1e20), "1e+20");
         assert_eq!(go_float(0.00001), "1e-05");
+    }
+
+    #[test]
+    fn field_values_print_as_field_error_does() {
+        use serde_json::json;
+        assert_eq!(field_value(&json!("a")), r#""a""#);
+        assert_eq!(field_value(&json!(3)), "3");
+        assert_eq!(field_value(&json!(null)), "null");
+        assert_eq!(
+            field_value(&json!({"b": [1, "x", null], "a": true})),
+            r#"map[string]interface {}{"a":true, "b":[]interface {}{1, "x", interface {}(nil)}}"#
+        );
     }
 }

@@ -22,6 +22,8 @@ mod values;
 mod workloads;
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 pub use values::{human_duration, label_selector_string};
@@ -33,11 +35,11 @@ use {core_group::*, descriptions::*, others::*, values::*, workloads::*};
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TableColumn {
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     #[serde(rename = "type")]
-    pub type_: &'static str,
-    pub format: &'static str,
-    pub description: &'static str,
+    pub type_: Cow<'static, str>,
+    pub format: Cow<'static, str>,
+    pub description: Cow<'static, str>,
     pub priority: i32,
 }
 
@@ -89,10 +91,10 @@ pub enum Printer {
 
 fn col(name: &'static str, type_: &'static str, description: &'static str) -> TableColumn {
     TableColumn {
-        name,
-        type_,
-        format: "",
-        description,
+        name: Cow::Borrowed(name),
+        type_: Cow::Borrowed(type_),
+        format: Cow::Borrowed(""),
+        description: Cow::Borrowed(description),
         priority: 0,
     }
 }
@@ -106,7 +108,7 @@ fn wide(name: &'static str, type_: &'static str, description: &'static str) -> T
 
 fn name_col() -> TableColumn {
     TableColumn {
-        format: "name",
+        format: Cow::Borrowed("name"),
         ..col("Name", "string", D_NAME)
     }
 }
@@ -483,7 +485,7 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             name_col(),
             // Upstream marks this column as a name column too; kept for parity.
             TableColumn {
-                format: "name",
+                format: Cow::Borrowed("name"),
                 ..col("Attacher", "string", D_VA_ATTACHER)
             },
             col("PV", "string", D_VA_PV),

@@ -405,7 +405,7 @@ fn namespace_status() {
 #[test]
 fn default_columns_for_unknown_resource() {
     let cols = table_columns("example.com", "widgets");
-    let names: Vec<&str> = cols.iter().map(|c| c.name).collect();
+    let names: Vec<&str> = cols.iter().map(|c| c.name.as_ref()).collect();
     assert_eq!(names, vec!["Name", "Created At"]);
     assert_eq!(cols[0].format, "name");
     assert_eq!(cols[1].type_, "date");

@@ -64,7 +64,7 @@ impl ApiCore {
         opts: &WriteOptions,
         source: BodySource<'_>,
     ) -> ApiResult<Vec<String>> {
-        let unknown = match crate::openapi::decode_typed(&def.definition, object) {
+        let unknown = match def.kind_impl.decode(&def.definition, object) {
             Ok(unknown) => unknown,
             Err(mismatch) => {
                 return Err(source.type_error((&def.kind, &def.version), object, &mismatch))

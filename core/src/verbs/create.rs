@@ -232,7 +232,7 @@ impl ApiCore {
                 .await?;
             self.ensure_namespace_accepts(def, namespace, &name).await?;
             if opts.dry_run {
-                crate::openapi::put_in_go_order(&def.definition, &mut object);
+                def.kind_impl.put_in_order(&def.definition, &mut object);
                 return Ok(WriteResult {
                     object: Arc::new(object),
                     warnings,
@@ -245,7 +245,7 @@ impl ApiCore {
             } else {
                 None
             };
-            crate::openapi::put_in_go_order(&def.definition, &mut object);
+            def.kind_impl.put_in_order(&def.definition, &mut object);
             let bytes = encode(&*storage_form(def, &object)?)?;
             let stored = self.storage.create(&key, bytes).await;
             if let (Err(_), Some(allocated)) = (&stored, &allocated) {

@@ -55,7 +55,7 @@ impl ApiCore {
                     let mut patched =
                         crate::patch::apply(patch_type, &scale, patch_body, SCALE_DEFINITION)?;
                     decode_body_as(source, SCALE_DEFINITION, ("Scale", "v1"), &mut patched)?;
-                    return crate::verbs::scale::apply_scale(name, old, &patched);
+                    return crate::verbs::scale::apply_scale(def, name, old, &patched);
                 }
                 crate::patch::apply(patch_type, old, patch_body, &def.definition)
             },

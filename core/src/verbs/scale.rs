@@ -8,26 +8,8 @@ use crate::error::{ApiError, ApiResult, FieldError};
 use crate::object;
 use crate::registry::ResourceDef;
 
-/// The label selector of the workload as a selector string.
-fn selector_string(def: &ResourceDef, object: &Value) -> String {
-    let selector = object.pointer("/spec/selector");
-    if def.resource == "replicationcontrollers" {
-        // A replication controller's selector is a plain label map.
-        let mut pairs: Vec<String> = selector
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        pairs.sort();
-        return pairs.join(",");
-    }
-    crate::printers::label_selector_string(selector).unwrap_or_default()
-}
-
 pub fn to_scale(def: &ResourceDef, object: &Value) -> Value {
+    let parts = def.kind_impl.scale_of(object);
     let mut metadata = json!({});
     for field in [
         "name",
@@ -44,10 +26,10 @@ pub fn to_scale(def: &ResourceDef, object: &Value) -> Value {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
         "metadata": metadata,
-        "spec": {"replicas": object.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(0)},
+        "spec": {"replicas": parts.spec_replicas.unwrap_or(0)},
         "status": {
-            "replicas": object.pointer("/status/replicas").and_then(Value::as_i64).unwrap_or(0),
-            "selector": selector_string(def, object),
+            "replicas": parts.status_replicas.unwrap_or(0),
+            "selector": parts.selector,
         },
     })
 }
@@ -94,23 +76,14 @@ fn check_scale(name: &str, scale: &Value) -> ApiResult<()> {
 /// The workload with the Scale's replicas; the Scale's resourceVersion, if
 /// any, becomes the write's precondition.
 /// Checks the Scale (type, name, replicas) first.
-pub fn apply_scale(name: &str, old: &Value, scale: &Value) -> ApiResult<Value> {
+pub fn apply_scale(def: &ResourceDef, name: &str, old: &Value, scale: &Value) -> ApiResult<Value> {
     check_scale(name, scale)?;
     let mut updated = old.clone();
     let replicas = scale
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
         .unwrap_or(0);
-    match updated.get_mut("spec").and_then(Value::as_object_mut) {
-        Some(spec) => {
-            spec.insert("replicas".into(), json!(replicas));
-        }
-        None => {
-            if let Some(obj) = updated.as_object_mut() {
-                obj.insert("spec".into(), json!({"replicas": replicas}));
-            }
-        }
-    }
+    def.kind_impl.set_scale_replicas(&mut updated, replicas);
     let rv = object::resource_version(scale).to_string();
     object::set_meta(&mut updated, "resourceVersion", Value::String(rv));
     Ok(updated)
@@ -137,9 +110,12 @@ mod tests {
         assert_eq!(scale["metadata"]["resourceVersion"], "7");
         let mut wanted = scale.clone();
         wanted["spec"]["replicas"] = json!(5);
-        let updated = apply_scale("web", &d, &wanted).unwrap();
+        let updated = apply_scale(&deploy, "web", &d, &wanted).unwrap();
         assert_eq!(updated["spec"]["replicas"], 5);
         wanted["spec"]["replicas"] = json!(-1);
-        assert_eq!(apply_scale("web", &d, &wanted).unwrap_err().code(), 422);
+        assert_eq!(
+            apply_scale(&deploy, "web", &d, &wanted).unwrap_err().code(),
+            422
+        );
     }
 }

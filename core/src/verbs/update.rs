@@ -109,7 +109,7 @@ impl ApiCore {
         }
         object::remove_meta(object, "selfLink");
         def.kind_impl.prepare_for_update(object, old);
-        if def.kind_impl.tracks_generation() && object.get("spec") != old.get("spec") {
+        if def.kind_impl.tracks_generation() && def.kind_impl.spec_changed(object, old) {
             let generation = object::meta(old)
                 .and_then(|m| m.get("generation"))
                 .and_then(Value::as_i64)
@@ -280,7 +280,7 @@ impl ApiCore {
                 FieldOwnership::RecordUpdate,
                 source,
                 |old| match view {
-                    View::Scale => crate::verbs::scale::apply_scale(name, old, &object),
+                    View::Scale => crate::verbs::scale::apply_scale(def, name, old, &object),
                     _ => Ok(object.clone()),
                 },
             )
@@ -426,7 +426,7 @@ impl ApiCore {
         } else {
             None
         };
-        crate::openapi::put_in_go_order(&def.definition, &mut candidate);
+        def.kind_impl.put_in_order(&def.definition, &mut candidate);
         let written = self
             .write_update(def, namespace, name, current, candidate, opts.dry_run)
             .await;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::error::FieldError;
-use crate::kinds::Kind;
+use crate::kinds::{Kind, ScaleParts};
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
@@ -43,6 +43,25 @@ impl Kind for ReplicationController {
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
         rules::replication_controller(object)
+    }
+
+    /// A replication controller's selector is a plain label map.
+    fn scale_of(&self, object: &Value) -> ScaleParts {
+        let mut pairs: Vec<String> = object
+            .pointer("/spec/selector")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        pairs.sort();
+        ScaleParts {
+            spec_replicas: object.pointer("/spec/replicas").and_then(Value::as_i64),
+            status_replicas: object.pointer("/status/replicas").and_then(Value::as_i64),
+            selector: pairs.join(","),
+        }
     }
 
     fn validate_update(&self, object: &Value, _old: &Value) -> Vec<FieldError> {
