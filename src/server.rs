@@ -230,6 +230,11 @@ pub async fn serve_with(
             core.clone(),
         ));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "customresourcedefinitions") {
+        tokio::spawn(capstan_core::controllers::custom_resource_definitions::run(
+            core.clone(),
+        ));
+    }
     if capstan_core::controllers::enabled(&args.controllers, "serviceaccount") {
         tokio::spawn(capstan_core::controllers::serviceaccounts::run(
             core.clone(),

@@ -22,8 +22,8 @@ mod testing;
 
 // The layers below, under the paths the server has always used.
 pub use capstan_api::{
-    apply, auth, conversion, defaults, duplicate_fields, error, kinds, object, openapi, patch,
-    printers, protobuf, selectors, validate,
+    apply, auth, conversion, custom, defaults, duplicate_fields, error, kinds, object, openapi,
+    patch, printers, protobuf, selectors, validate,
 };
 pub use capstan_storage as storage;
 

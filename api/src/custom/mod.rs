@@ -52,6 +52,11 @@ struct ScalePaths {
     spec_replicas: Vec<String>,
     status_replicas: Vec<String>,
     label_selector: Option<Vec<String>>,
+    /// The paths as the definition wrote them (`.spec.replicas`): upstream
+    /// names the field so in errors.
+    spec_replicas_path: String,
+    status_replicas_path: String,
+    label_selector_path: String,
 }
 
 /// What one served version of a CustomResourceDefinition does.
@@ -59,6 +64,8 @@ pub struct CustomResource {
     group: String,
     kind: String,
     schema: Schema,
+    /// The version's `openAPIV3Schema` as written, for the OpenAPI documents.
+    published_schema: Option<Value>,
     status_subresource: bool,
     scale: Option<ScalePaths>,
     columns: Vec<PrinterColumn>,
@@ -159,11 +166,21 @@ pub fn resources_for(crd: &Value) -> Result<Vec<ResourceDef>, DefinitionError> {
         let subresources = version.get("subresources");
         let status_subresource = subresources.and_then(|s| s.get("status")).is_some();
         let scale = subresources.and_then(|s| s.get("scale")).map(|scale| {
+            let raw = |key: &str| {
+                scale
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
             let path = |key: &str| scale.get(key).and_then(Value::as_str).map(path_keys);
             ScalePaths {
                 spec_replicas: path("specReplicasPath").unwrap_or_default(),
                 status_replicas: path("statusReplicasPath").unwrap_or_default(),
                 label_selector: path("labelSelectorPath"),
+                spec_replicas_path: raw("specReplicasPath"),
+                status_replicas_path: raw("statusReplicasPath"),
+                label_selector_path: raw("labelSelectorPath"),
             }
         });
         let columns = printer_columns(version, version_name)?;
@@ -189,6 +206,7 @@ pub fn resources_for(crd: &Value) -> Result<Vec<ResourceDef>, DefinitionError> {
             group: group.to_string(),
             kind: kind.to_string(),
             schema,
+            published_schema: version.pointer("/schema/openAPIV3Schema").cloned(),
             status_subresource,
             scale,
             columns,
@@ -316,11 +334,11 @@ impl CustomResource {
             return Vec::new();
         };
         let mut errors = Vec::new();
-        for (keys, is_spec) in [
-            (&scale.spec_replicas, true),
-            (&scale.status_replicas, false),
+        for (keys, raw) in [
+            (&scale.spec_replicas, &scale.spec_replicas_path),
+            (&scale.status_replicas, &scale.status_replicas_path),
         ] {
-            let field = keys.join(".");
+            let field = raw.clone();
             match at(object, keys) {
                 None | Some(Value::Null) => {}
                 Some(Value::Number(n)) if n.as_i64().is_some() => {
@@ -339,23 +357,31 @@ impl CustomResource {
                         ));
                     }
                 }
-                Some(other) if is_spec || !other.is_number() => {
+                Some(other) => {
                     errors.push(FieldError::invalid_rendered(
                         field,
-                        &crate::openapi::go_values::field_value(other),
-                        "should be an integer",
+                        "0",
+                        &format!(
+                            "{raw} accessor error: {} is of the type {}, expected int64",
+                            crate::openapi::go_values::go_format(other),
+                            go_type_name(other)
+                        ),
                     ));
                 }
-                Some(_) => {}
             }
         }
         if let Some(keys) = &scale.label_selector {
             match at(object, keys) {
                 None | Some(Value::Null) | Some(Value::String(_)) => {}
                 Some(other) => errors.push(FieldError::invalid_rendered(
-                    keys.join("."),
-                    &crate::openapi::go_values::field_value(other),
-                    "should be a string",
+                    scale.label_selector_path.clone(),
+                    "\"\"",
+                    &format!(
+                        "{} accessor error: {} is of the type {}, expected string",
+                        scale.label_selector_path,
+                        crate::openapi::go_values::go_format(other),
+                        go_type_name(other)
+                    ),
                 )),
             }
         }
@@ -373,6 +399,39 @@ impl CustomResource {
                 object.pointer(&pointer) != old.pointer(&pointer)
             })
             .collect()
+    }
+}
+
+/// The Go type unstructured JSON decodes a value into, as accessor errors name it.
+fn go_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// A table cell of a printer column that is not a string: upstream's
+/// cellForJSONValue (a value of another type is no value; dates print as ages).
+fn typed_cell(type_: &str, value: &Value, now: DateTime<Utc>) -> Value {
+    match (type_, value) {
+        ("integer", Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .map_or(Value::Null, Value::from),
+        ("number", Value::Number(n)) => n.as_f64().map_or(Value::Null, Value::from),
+        ("boolean", Value::Bool(b)) => Value::Bool(*b),
+        ("date", Value::String(s)) => match DateTime::parse_from_rfc3339(s) {
+            Ok(time) => Value::String(crate::printers::human_duration(
+                now.signed_duration_since(time.with_timezone(&Utc)),
+            )),
+            Err(_) => Value::String("<invalid>".into()),
+        },
+        _ => Value::Null,
     }
 }
 
@@ -409,6 +468,10 @@ impl Kind for CustomResource {
         true
     }
 
+    fn standard_finalizers_only(&self) -> bool {
+        false
+    }
+
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
         let mut value = Value::Object(std::mem::take(object));
         walk::apply_defaults(&self.schema, &mut value);
@@ -428,6 +491,29 @@ impl Kind for CustomResource {
         }
         unknown.extend(walk::prune(&self.schema, object));
         Ok(unknown)
+    }
+
+    /// With a status subresource, a new object's status is the
+    /// controllers' to write: a create drops it.
+    fn prepare_for_create(&self, object: &mut Value) {
+        if self.status_subresource {
+            if let Some(map) = object.as_object_mut() {
+                map.remove("status");
+            }
+        }
+    }
+
+    fn validate_subresource_update(
+        &self,
+        subresource: &str,
+        object: &Value,
+        old: &Value,
+    ) -> Option<Vec<FieldError>> {
+        (subresource == "status").then(|| {
+            let mut errors = walk::validate_status(&self.schema, object);
+            errors.extend(self.scale_errors(object));
+            Self::ratchet(errors, object, old)
+        })
     }
 
     fn put_in_order(&self, _definition: &str, object: &mut Value) {
@@ -474,6 +560,10 @@ impl Kind for CustomResource {
         }
     }
 
+    fn openapi_schema(&self) -> Option<Value> {
+        self.published_schema.clone()
+    }
+
     fn table_columns(&self) -> Vec<TableColumn> {
         let mut columns = vec![TableColumn {
             name: "Name".into(),
@@ -486,7 +576,7 @@ impl Kind for CustomResource {
         columns
     }
 
-    fn table_cells(&self, object: &Value, _now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
         let mut cells = vec![Value::String(crate::object::name(object).to_string())];
         for column in &self.columns {
             let found = column
@@ -499,7 +589,7 @@ impl Kind for CustomResource {
                     Value::String(s) => Value::String(s.clone()),
                     other => Value::String(crate::openapi::go_values::go_format(&other)),
                 },
-                Some(value) => value.clone(),
+                Some(value) => typed_cell(&column.column.type_, &value, now),
             });
         }
         cells

@@ -136,6 +136,23 @@ pub fn validate(schema: &Schema, object: &Value) -> Vec<FieldError> {
     errors
 }
 
+/// The status of a custom resource written through `/status`, checked
+/// alone against the schema's `status` property as upstream checks it:
+/// fields are reported under `status`, messages name them from there.
+pub fn validate_status(schema: &Schema, object: &Value) -> Vec<FieldError> {
+    let (Some(status_schema), Some(status)) =
+        (schema.properties.get("status"), object.get("status"))
+    else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    check(status_schema, status, "", &mut errors);
+    for error in &mut errors {
+        error.field = child_path("status", &error.field);
+    }
+    errors
+}
+
 /// One value (a schema's default) checked against its node's schema;
 /// `path` is where the value sits in an object, as messages name it.
 pub fn validate_value(schema: &Schema, value: &Value, path: &str) -> Vec<FieldError> {

@@ -117,3 +117,14 @@ fn required_fields_and_nulls() {
         ]
     );
 }
+
+#[test]
+fn status_writes_are_checked_from_the_status_down() {
+    let widget = json!({"spec": {"size": "wrong but not looked at"}, "status": {"phase": 3}});
+    assert_eq!(
+        messages(&validate_status(&widget_schema(), &widget)),
+        [
+            r#"status.phase: Invalid value: "integer": phase in body must be of type string: "integer""#
+        ]
+    );
+}

@@ -104,6 +104,13 @@ pub trait Kind: Send + Sync {
         NameRule::Subdomain
     }
 
+    /// Whether an unqualified finalizer must be one of the standard ones
+    /// (kube-apiserver's own kinds), or any qualified name will do (the
+    /// kinds of the apiextensions and aggregator servers).
+    fn standard_finalizers_only(&self) -> bool {
+        true
+    }
+
     /// Whether `metadata.generation` counts spec changes.
     fn tracks_generation(&self) -> bool {
         false
@@ -227,6 +234,12 @@ pub trait Kind: Send + Sync {
     /// Go value's `fmt.Sprint`, the zero of its type ("" for a string).
     fn absent_field_value(&self, _field: &str) -> &'static str {
         ""
+    }
+
+    /// The kind's OpenAPI v3 schema when it has no built-in definition (a
+    /// custom resource's structural schema), for the published documents.
+    fn openapi_schema(&self) -> Option<Value> {
+        None
     }
 
     /// The built-in printer for `kubectl get`; kinds that print their own

@@ -210,6 +210,37 @@ pub(crate) fn opaque_kind_schema(kind: &str) -> Value {
     })
 }
 
+/// A kind published with its own schema (a custom resource's structural
+/// schema), with the type fields and metadata every object has, as
+/// upstream's CRD OpenAPI builder adds them.
+pub(crate) fn custom_kind_schema(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    let Some(map) = schema.as_object_mut() else {
+        return schema;
+    };
+    let properties = map
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(properties) = properties.as_object_mut() {
+        properties.insert(
+            "apiVersion".into(),
+            json!({ "description": API_VERSION_DESCRIPTION, "type": "string" }),
+        );
+        properties.insert(
+            "kind".into(),
+            json!({ "description": KIND_DESCRIPTION, "type": "string" }),
+        );
+        properties.insert(
+            "metadata".into(),
+            json!({
+                "$ref": format!("{RAW_REF_PREFIX}{OBJECT_META}"),
+                "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+            }),
+        );
+    }
+    schema
+}
+
 const API_VERSION_DESCRIPTION: &str = "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
 const KIND_DESCRIPTION: &str = "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
 

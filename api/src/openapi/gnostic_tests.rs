@@ -296,6 +296,7 @@ fn resource(group: &str, version: &str, kind: &str, plural: &str, def: &str) -> 
         .map(String::from)
         .to_vec(),
         definition: def.into(),
+        schema: None,
     }
 }
 

@@ -68,6 +68,9 @@ pub struct OpenApiResource {
     /// k8s-openapi does not know (a custom resource) is published as an
     /// object that preserves unknown fields.
     pub definition: String,
+    /// The kind's own OpenAPI v3 schema when it is not a built-in
+    /// definition (a custom resource's structural schema).
+    pub schema: Option<Value>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -118,6 +121,7 @@ impl OpenApiDocuments {
                 namespaced: r.namespaced,
                 verbs: r.verbs.clone(),
                 definition: r.definition.clone(),
+                schema: r.kind_impl.openapi_schema(),
             })
             .collect();
         Self::build(&resources)
@@ -148,7 +152,10 @@ impl OpenApiDocuments {
             if !builtin.contains_key(&resource.definition) {
                 synthesized
                     .entry(resource.definition.clone())
-                    .or_insert_with(|| definitions::opaque_kind_schema(&resource.kind));
+                    .or_insert_with(|| match &resource.schema {
+                        Some(schema) => definitions::custom_kind_schema(schema),
+                        None => definitions::opaque_kind_schema(&resource.kind),
+                    });
             }
             add_gvk(
                 &mut gvks,

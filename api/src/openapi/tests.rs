@@ -32,6 +32,7 @@ fn resource(
         namespaced,
         verbs: ALL_VERBS.iter().map(|v| (*v).to_owned()).collect(),
         definition: definition.into(),
+        schema: None,
     }
 }
 

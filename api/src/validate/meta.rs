@@ -388,15 +388,25 @@ pub fn not_more_than_100_percent(value: &Value, path: &str) -> Option<FieldError
     })
 }
 
-/// metadata.finalizers: qualified names, and an unqualified one must be one
-/// of the standard finalizers (core's ValidateObjectMeta).
-pub fn finalizers(object: &Value) -> Vec<FieldError> {
+/// metadata.finalizers: qualified names, and (`kube_rule`, core's
+/// ValidateObjectMeta for the kinds kube-apiserver itself serves) an
+/// unqualified one must be one of the standard finalizers. The
+/// apiextensions and aggregator servers use apimachinery's rule alone.
+pub fn finalizers(object: &Value, kube_rule: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let meta = super::field(object, "metadata");
     for (i, finalizer) in list_of(meta, "finalizers").iter().enumerate() {
         let value = finalizer.as_str().unwrap_or("");
         let path = index("metadata.finalizers", i);
-        errs.extend(finalizer_name(value, &path));
+        if kube_rule {
+            errs.extend(finalizer_name(value, &path));
+        } else {
+            errs.extend(
+                qualified_name_problems(value)
+                    .iter()
+                    .map(|msg| FieldError::invalid(&path, value, msg)),
+            );
+        }
     }
     errs
 }

@@ -3,6 +3,7 @@
 //! replicas can run them at once without contradicting each other.
 
 pub mod clusterrole_aggregation;
+pub mod custom_resource_definitions;
 pub mod garbage_collector;
 pub mod namespace;
 pub mod service_addresses;
@@ -11,6 +12,7 @@ pub mod serviceaccounts;
 /// Names accepted by `--controllers`.
 pub const ALL_CONTROLLERS: &[&str] = &[
     "clusterrole-aggregation",
+    "customresourcedefinitions",
     "garbage-collector",
     "namespace",
     "service-address-repair",

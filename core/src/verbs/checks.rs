@@ -19,7 +19,10 @@ impl ApiCore {
     ) -> ApiResult<()> {
         let kind = &def.kind_impl;
         let mut errs = object_meta::object_meta(object, kind.name_rule(), def.namespaced);
-        errs.extend(crate::validate::meta::finalizers(object));
+        errs.extend(crate::validate::meta::finalizers(
+            object,
+            kind.standard_finalizers_only(),
+        ));
         let converted;
         let (object, old) = if def.converts_for_storage() {
             converted = (

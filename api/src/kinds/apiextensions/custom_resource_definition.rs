@@ -152,6 +152,10 @@ impl Kind for CustomResourceDefinition {
         true
     }
 
+    fn standard_finalizers_only(&self) -> bool {
+        false
+    }
+
     /// Upstream's v1 SetDefaults_CustomResourceDefinition(Spec).
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
         let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {

@@ -11,13 +11,13 @@ use serde_json::{json, Value};
 /// What the pipeline checks beyond the generic metadata for a new object:
 /// the finalizer names and the kind's own rules.
 fn validate_create(group: &str, kind: &str, object: &Value) -> Vec<FieldError> {
-    let mut errs = super::meta::finalizers(object);
+    let mut errs = super::meta::finalizers(object, true);
     errs.extend(crate::kinds::builtin(group, kind).validate_create(object));
     errs
 }
 
 fn validate_update(group: &str, kind: &str, object: &Value, old: &Value) -> Vec<FieldError> {
-    let mut errs = super::meta::finalizers(object);
+    let mut errs = super::meta::finalizers(object, true);
     errs.extend(crate::kinds::builtin(group, kind).validate_update(object, old));
     errs
 }

@@ -1,0 +1,548 @@
+//! CustomResourceDefinitions, from stored object to served resources, as
+//! apiextensions-apiserver's controllers do it:
+//!
+//! - naming: grants each definition the names no other definition of its
+//!   group holds (`status.acceptedNames`, NamesAccepted) and establishes it;
+//! - serving: every replica serves, from its own registry, the resources of
+//!   every definition whose names are granted, and stops serving those of
+//!   definitions that are gone;
+//! - cleanup: a deleted definition's custom resources are deleted, then its
+//!   cleanup finalizer is released, which completes the delete.
+//!
+//! The names and conditions are decided from stored objects and written
+//! with compare-and-swap, so replicas running this at once agree.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::auth::UserInfo;
+use crate::kinds::apiextensions::{condition, set_condition, CLEANUP_FINALIZER};
+use crate::object;
+use crate::verbs::{ApiCore, DeleteOptions, ListOptions, View, WriteOptions};
+
+const GROUP: &str = "apiextensions.k8s.io";
+const FIELD_MANAGER: &str = "kube-apiserver";
+
+/// How often definitions are looked at again between events (deletes
+/// waiting on custom resources with finalizers).
+const RESYNC: Duration = Duration::from_secs(2);
+
+/// The resources this replica serves for each definition, and what they
+/// were built from: a definition is served anew only when that changes.
+#[derive(Default)]
+struct Served {
+    by_definition: HashMap<String, (Value, Vec<GroupVersionResource>)>,
+}
+
+type GroupVersionResource = (String, String, String);
+
+pub async fn run(core: Arc<ApiCore>) {
+    let system = UserInfo::system();
+    let mut served = Served::default();
+    loop {
+        let Ok(definitions) = core.resolve(GROUP, "v1", "customresourcedefinitions") else {
+            return;
+        };
+        let rv = loop {
+            match reconcile_all(&core, &mut served).await {
+                Ok(rv) => break rv,
+                Err(e) => {
+                    tracing::warn!(error = %e, "customresourcedefinition resync failed");
+                    tokio::time::sleep(RESYNC).await;
+                }
+            }
+        };
+        let mut events = match core
+            .watch(&system, &definitions, None, None, &super::watch_from(rv))
+            .await
+        {
+            Ok(events) => events,
+            Err(e) => {
+                super::watch_failed("customresourcedefinitions", &e).await;
+                continue;
+            }
+        };
+        loop {
+            let watching = tokio::select! {
+                event = events.next() => event.is_some(),
+                _ = tokio::time::sleep(RESYNC) => true,
+            };
+            if !watching {
+                break;
+            }
+            if let Err(e) = reconcile_all(&core, &mut served).await {
+                tracing::warn!(error = %e, "customresourcedefinition reconcile failed");
+            }
+        }
+    }
+}
+
+async fn reconcile_all(core: &ApiCore, served: &mut Served) -> crate::ApiResult<String> {
+    let def = core.resolve(GROUP, "v1", "customresourcedefinitions")?;
+    let list = core
+        .list(&UserInfo::system(), &def, None, &ListOptions::default())
+        .await?;
+    let definitions: Vec<&Value> = list.items.iter().map(|d| &**d).collect();
+    for crd in &definitions {
+        let name = object::name(crd).to_string();
+        let result = if object::meta(crd).is_some_and(|m| m.contains_key("deletionTimestamp")) {
+            clean_up(core, crd).await
+        } else {
+            grant_names(core, crd, &definitions).await
+        };
+        if let Err(e) = result {
+            tracing::warn!(definition = name, error = %e, "customresourcedefinition not reconciled");
+        }
+    }
+    serve(core, served, &definitions);
+    Ok(list.resource_version)
+}
+
+/// The names a definition asks for that no other definition of its group
+/// holds, and the NamesAccepted condition saying so (upstream's naming
+/// controller: a conflicting name keeps the previously accepted one).
+pub(crate) fn accepted_names(
+    crd: &Value,
+    definitions: &[&Value],
+) -> (Value, (&'static str, &'static str, String)) {
+    let group = crd
+        .pointer("/spec/group")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut resources: Vec<String> = Vec::new();
+    let mut kinds: Vec<String> = Vec::new();
+    for other in definitions.iter().filter(|d| {
+        d.pointer("/spec/group").and_then(Value::as_str) == Some(group)
+            && object::name(d) != object::name(crd)
+    }) {
+        let Some(names) = other.pointer("/status/acceptedNames") else {
+            continue;
+        };
+        let text = |key: &str| {
+            names
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        resources.push(text("plural"));
+        resources.push(text("singular"));
+        resources.extend(object::strings_at(names, "shortNames"));
+        kinds.push(text("kind"));
+        kinds.push(text("listKind"));
+    }
+    let empty = json!({});
+    let requested = crd.pointer("/spec/names").unwrap_or(&empty);
+    let accepted = crd.pointer("/status/acceptedNames").unwrap_or(&empty);
+    let text = |names: &Value, key: &str| {
+        names
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut names = serde_json::Map::new();
+    let mut condition = ("True", "NoConflicts", "no conflicts found".to_string());
+    let fresh = |wanted: &str, was: &str, used: &[String]| -> Result<(), String> {
+        if wanted == was || !used.iter().any(|u| u == wanted) {
+            Ok(())
+        } else {
+            Err(format!("\"{wanted}\" is already in use"))
+        }
+    };
+    for (key, used, reason) in [
+        ("plural", &resources, "PluralConflict"),
+        ("singular", &resources, "SingularConflict"),
+    ] {
+        match fresh(&text(requested, key), &text(accepted, key), used) {
+            Ok(()) => names.insert(key.into(), json!(text(requested, key))),
+            Err(message) => {
+                condition = ("False", reason, message);
+                names.insert(key.into(), json!(text(accepted, key)))
+            }
+        };
+    }
+    let wanted_short = object::strings_at(requested, "shortNames");
+    let accepted_short = object::strings_at(accepted, "shortNames");
+    let short_errors: Vec<String> = if wanted_short == accepted_short {
+        Vec::new()
+    } else {
+        wanted_short
+            .iter()
+            .filter(|s| !accepted_short.contains(s))
+            .filter_map(|s| fresh(s, "", &resources).err())
+            .collect()
+    };
+    if short_errors.is_empty() {
+        if !wanted_short.is_empty() {
+            names.insert("shortNames".into(), json!(wanted_short));
+        }
+    } else {
+        let message = if short_errors.len() == 1 {
+            short_errors[0].clone()
+        } else {
+            format!("[{}]", short_errors.join(", "))
+        };
+        condition = ("False", "ShortNamesConflict", message);
+        if !accepted_short.is_empty() {
+            names.insert("shortNames".into(), json!(accepted_short));
+        }
+    }
+    for (key, reason) in [("kind", "KindConflict"), ("listKind", "ListKindConflict")] {
+        match fresh(&text(requested, key), &text(accepted, key), &kinds) {
+            Ok(()) => names.insert(key.into(), json!(text(requested, key))),
+            Err(message) => {
+                condition = ("False", reason, message);
+                names.insert(key.into(), json!(text(accepted, key)))
+            }
+        };
+    }
+    let categories = object::strings_at(requested, "categories");
+    if !categories.is_empty() {
+        names.insert("categories".into(), json!(categories));
+    }
+    for key in ["singular", "listKind"] {
+        if names.get(key).and_then(Value::as_str) == Some("") {
+            names.remove(key);
+        }
+    }
+    (Value::Object(names), condition)
+}
+
+/// Writes the names and conditions a definition should have, if they differ.
+async fn grant_names(core: &ApiCore, crd: &Value, definitions: &[&Value]) -> crate::ApiResult<()> {
+    let (names, (status, reason, message)) = accepted_names(crd, definitions);
+    let mut wanted = crd.clone();
+    let now = object::now_timestamp();
+    apply_names(&mut wanted, &names, status, reason, &message, &now);
+    if wanted.get("status") == crd.get("status") {
+        return Ok(());
+    }
+    let def = core.resolve(GROUP, "v1", "customresourcedefinitions")?;
+    let name = object::name(crd).to_string();
+    let opts = WriteOptions {
+        field_manager: FIELD_MANAGER.to_string(),
+        ..Default::default()
+    };
+    core.update_internal(
+        &UserInfo::system(),
+        &def,
+        None,
+        &name,
+        &opts,
+        View::Status,
+        |current| {
+            let mut updated = current.clone();
+            apply_names(&mut updated, &names, status, reason, &message, &now);
+            Ok(updated)
+        },
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Sets accepted names with the NamesAccepted condition, and Established
+/// as the naming and establishing controllers leave it together.
+fn apply_names(
+    crd: &mut Value,
+    names: &Value,
+    status: &str,
+    reason: &str,
+    message: &str,
+    now: &str,
+) {
+    if let Some(crd_status) = crd.get_mut("status").and_then(Value::as_object_mut) {
+        crd_status.insert("acceptedNames".into(), names.clone());
+    }
+    set_condition(crd, "NamesAccepted", status, reason, message, now);
+    let established = condition(crd, "Established")
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+        == Some("True");
+    if established {
+        return;
+    }
+    if status == "True" {
+        set_condition(
+            crd,
+            "Established",
+            "True",
+            "InitialNamesAccepted",
+            "the initial names have been accepted",
+            now,
+        );
+    } else if condition(crd, "Established").is_none() {
+        set_condition(
+            crd,
+            "Established",
+            "False",
+            "NotAccepted",
+            "not all names are accepted",
+            now,
+        );
+    }
+}
+
+fn condition_true(crd: &Value, type_: &str) -> bool {
+    condition(crd, type_)
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+        == Some("True")
+}
+
+/// Serves what each granted definition describes; stops serving what
+/// definitions no longer describe.
+fn serve(core: &ApiCore, served: &mut Served, definitions: &[&Value]) {
+    let mut still: Vec<String> = Vec::new();
+    for crd in definitions {
+        if !condition_true(crd, "NamesAccepted") && !condition_true(crd, "Established") {
+            continue;
+        }
+        let name = object::name(crd).to_string();
+        still.push(name.clone());
+        let basis = json!({"spec": crd.get("spec"), "names": crd.pointer("/status/acceptedNames")});
+        if served
+            .by_definition
+            .get(&name)
+            .is_some_and(|(was, _)| *was == basis)
+        {
+            continue;
+        }
+        let resources = match crate::custom::resources_for(crd) {
+            Ok(resources) => resources,
+            Err(e) => {
+                tracing::warn!(definition = name, error = %e, "customresourcedefinition not served");
+                continue;
+            }
+        };
+        let now: Vec<GroupVersionResource> = resources
+            .iter()
+            .map(|r| (r.group.clone(), r.version.clone(), r.resource.clone()))
+            .collect();
+        if let Some((_, before)) = served.by_definition.get(&name) {
+            let gone: Vec<_> = before
+                .iter()
+                .filter(|gvr| !now.contains(gvr))
+                .cloned()
+                .collect();
+            if !gone.is_empty() {
+                core.remove_resources(&gone);
+            }
+        }
+        core.add_resources(resources);
+        tracing::info!(definition = name, "serving custom resources");
+        served.by_definition.insert(name, (basis, now));
+    }
+    let removed: Vec<String> = served
+        .by_definition
+        .keys()
+        .filter(|name| !still.contains(name))
+        .cloned()
+        .collect();
+    for name in removed {
+        if let Some((_, gvrs)) = served.by_definition.remove(&name) {
+            core.remove_resources(&gvrs);
+            tracing::info!(definition = name, "stopped serving custom resources");
+        }
+    }
+}
+
+/// A deleted definition: its custom resources are deleted, then the
+/// cleanup finalizer is released, which completes the delete.
+async fn clean_up(core: &ApiCore, crd: &Value) -> crate::ApiResult<()> {
+    if !object::finalizers(crd)
+        .iter()
+        .any(|f| f == CLEANUP_FINALIZER)
+    {
+        return Ok(());
+    }
+    let name = object::name(crd).to_string();
+    let system = UserInfo::system();
+    set_status_condition(
+        core,
+        &name,
+        (
+            "Terminating",
+            "True",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+        ),
+    )
+    .await?;
+    let storage_def = storage_resource(core, crd);
+    match storage_def {
+        Some(def) if condition_true(crd, "Established") => {
+            core.delete_collection(
+                &system,
+                &def,
+                None,
+                &ListOptions::default(),
+                &DeleteOptions::default(),
+            )
+            .await?;
+            let remaining = core
+                .list(
+                    &system,
+                    &def,
+                    None,
+                    &ListOptions {
+                        limit: 1,
+                        ..Default::default()
+                    },
+                )
+                .await?
+                .items
+                .len();
+            if remaining > 0 {
+                // Custom resources with finalizers of their own: a later
+                // resync finishes the delete.
+                return Ok(());
+            }
+            set_status_condition(
+                core,
+                &name,
+                (
+                    "Terminating",
+                    "False",
+                    "InstanceDeletionCompleted",
+                    "removed all instances",
+                ),
+            )
+            .await?;
+        }
+        _ => {
+            set_status_condition(
+                core,
+                &name,
+                (
+                    "Terminating",
+                    "False",
+                    "NeverEstablished",
+                    "resource was never established",
+                ),
+            )
+            .await?;
+        }
+    }
+    let def = core.resolve(GROUP, "v1", "customresourcedefinitions")?;
+    let opts = WriteOptions {
+        field_manager: FIELD_MANAGER.to_string(),
+        ..Default::default()
+    };
+    core.update_internal(&system, &def, None, &name, &opts, View::Main, |current| {
+        let mut updated = current.clone();
+        let finalizers: Vec<String> = object::finalizers(current)
+            .into_iter()
+            .filter(|f| f != CLEANUP_FINALIZER)
+            .collect();
+        object::set_meta(&mut updated, "finalizers", json!(finalizers));
+        Ok(updated)
+    })
+    .await?;
+    tracing::info!(definition = name, "customresourcedefinition deleted");
+    Ok(())
+}
+
+/// The served resource at the definition's storage version, through which
+/// its custom resources are deleted.
+fn storage_resource(core: &ApiCore, crd: &Value) -> Option<Arc<crate::registry::ResourceDef>> {
+    let group = crd.pointer("/spec/group").and_then(Value::as_str)?;
+    let plural = crd
+        .pointer("/status/acceptedNames/plural")
+        .and_then(Value::as_str)?;
+    let snapshot = core.registry.snapshot();
+    snapshot
+        .resources()
+        .iter()
+        .find(|r| r.group == group && r.resource == plural && !r.converts_for_storage())
+        .cloned()
+}
+
+async fn set_status_condition(
+    core: &ApiCore,
+    name: &str,
+    (type_, status, reason, message): (&str, &str, &str, &str),
+) -> crate::ApiResult<()> {
+    let def = core.resolve(GROUP, "v1", "customresourcedefinitions")?;
+    let opts = WriteOptions {
+        field_manager: FIELD_MANAGER.to_string(),
+        ..Default::default()
+    };
+    let now = object::now_timestamp();
+    core.update_internal(
+        &UserInfo::system(),
+        &def,
+        None,
+        name,
+        &opts,
+        View::Status,
+        |current| {
+            let mut updated = current.clone();
+            set_condition(&mut updated, type_, status, reason, message, &now);
+            Ok(updated)
+        },
+    )
+    .await
+    .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(name: &str, plural: &str, kind: &str, short: &[&str], accepted: bool) -> Value {
+        let names = json!({"plural": plural, "singular": plural.trim_end_matches('s'), "kind": kind,
+                           "listKind": format!("{kind}List"), "shortNames": short});
+        json!({
+            "metadata": {"name": name},
+            "spec": {"group": "example.com", "names": names},
+            "status": if accepted { json!({"acceptedNames": names}) } else { json!({}) }
+        })
+    }
+
+    #[test]
+    fn fresh_names_are_accepted() {
+        let widgets = crd("widgets.example.com", "widgets", "Widget", &["wd"], false);
+        let (names, condition) = accepted_names(&widgets, &[&widgets]);
+        assert_eq!(names["plural"], "widgets");
+        assert_eq!(names["shortNames"], json!(["wd"]));
+        assert_eq!(
+            condition,
+            ("True", "NoConflicts", "no conflicts found".to_string())
+        );
+    }
+
+    #[test]
+    fn names_another_definition_holds_conflict() {
+        let widgets = crd("widgets.example.com", "widgets", "Widget", &["wd"], true);
+        let copy = crd("widgets2.example.com", "widgets2", "Widget", &["wd"], false);
+        let (names, condition) = accepted_names(&copy, &[&widgets, &copy]);
+        assert_eq!(names["plural"], "widgets2");
+        assert!(names.get("shortNames").is_none());
+        assert!(names.get("kind").is_none() || names["kind"] == "");
+        assert_eq!(
+            condition,
+            (
+                "False",
+                "ListKindConflict",
+                "\"WidgetList\" is already in use".to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn names_and_establishment_are_written_together() {
+        let mut widgets = crd("widgets.example.com", "widgets", "Widget", &[], false);
+        let (names, (status, reason, message)) = accepted_names(&widgets, &[]);
+        apply_names(&mut widgets, &names, status, reason, &message, "now");
+        assert!(condition_true(&widgets, "NamesAccepted"));
+        assert_eq!(
+            condition(&widgets, "Established").unwrap()["reason"],
+            "InitialNamesAccepted"
+        );
+    }
+}
