@@ -1,0 +1,481 @@
+//! CustomResourceDefinitions end to end: a definition applied with kubectl
+//! is named, established and served; its custom resources are pruned,
+//! defaulted and validated against its schema, print its columns, scale
+//! and report status through their subresources, are served at every
+//! version, through gRPC too, and go away with the definition.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{item_names, table_rows, wait_until, TestServer};
+use serde_json::{json, Value};
+
+const WIDGETS_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    singular: widget
+    kind: Widget
+    shortNames: [wdg]
+    categories: [all]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer, minimum: 0, description: How big the widget is.}
+              color: {type: string, enum: [red, blue], default: red}
+              replicas: {type: integer}
+              tags:
+                type: array
+                items: {type: string}
+                x-kubernetes-list-type: set
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+              phase: {type: string}
+              selector: {type: string}
+    subresources:
+      status: {}
+      scale:
+        specReplicasPath: .spec.replicas
+        statusReplicasPath: .status.replicas
+        labelSelectorPath: .status.selector
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Color, type: string, jsonPath: .spec.color}
+    - {name: Phase, type: string, jsonPath: .status.phase, priority: 1}
+    selectableFields:
+    - jsonPath: .spec.color
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"#;
+
+const WIDGET: &str = r#"
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1, namespace: default, labels: {app: w}}
+spec: {size: 3, replicas: 1}
+"#;
+
+const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+
+fn with_widgets() -> TestServer {
+    let server = TestServer::start();
+    server.apply(WIDGETS_CRD);
+    server.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/widgets.example.com",
+        "--timeout=10s",
+    ]);
+    server
+}
+
+fn condition<'a>(crd: &'a Value, type_: &str) -> &'a Value {
+    crd["status"]["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == type_))
+        .unwrap_or_else(|| panic!("no {type_} condition in {crd:#}"))
+}
+
+#[test]
+fn an_applied_definition_is_named_established_and_served() {
+    let server = with_widgets();
+    let crd = server.kubectl_json(&["get", "crd", "widgets.example.com", "-o", "json"]);
+    assert_eq!(
+        crd["status"]["acceptedNames"],
+        json!({"plural": "widgets", "singular": "widget", "shortNames": ["wdg"], "kind": "Widget",
+               "listKind": "WidgetList", "categories": ["all"]})
+    );
+    assert_eq!(crd["status"]["storedVersions"], json!(["v1"]));
+    assert_eq!(crd["spec"]["conversion"], json!({"strategy": "None"}));
+    let accepted = condition(&crd, "NamesAccepted");
+    assert_eq!(
+        (&accepted["status"], &accepted["reason"]),
+        (&json!("True"), &json!("NoConflicts"))
+    );
+    assert_eq!(accepted["message"], "no conflicts found");
+    let established = condition(&crd, "Established");
+    assert_eq!(established["reason"], "InitialNamesAccepted");
+    assert_eq!(
+        established["message"],
+        "the initial names have been accepted"
+    );
+
+    // Discovery lists both served versions, v1 with its subresources.
+    let resources = server.get_json("/apis/example.com/v1");
+    let names: Vec<&str> = resources["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["widgets", "widgets/status", "widgets/scale"]);
+    assert_eq!(resources["resources"][0]["shortNames"], json!(["wdg"]));
+    server.get_json("/apis/example.com/v2");
+
+    // A custom resource: defaulted, its unknown field refused by kubectl's
+    // strict field validation in upstream's words.
+    let refused = server.kubectl_stdin(
+        &["apply", "-f", "-"],
+        &WIDGET.replace("replicas: 1}", "replicas: 1, colour: x}"),
+    );
+    assert!(!refused.status.success());
+    assert!(
+        common::text(&refused.stderr).contains(
+            r#"Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.colour""#
+        ),
+        "{}",
+        common::text(&refused.stderr)
+    );
+    server.apply(WIDGET);
+    let widget = server.kubectl_json(&["get", "wdg", "w1", "-o", "json"]);
+    assert_eq!(
+        widget["spec"],
+        json!({"color": "red", "replicas": 1, "size": 3})
+    );
+    assert_eq!(widget["metadata"]["generation"], 1);
+    assert!(widget.get("status").is_none(), "{widget:#}");
+
+    // Printer columns, short names, categories and another version.
+    let table = server.kubectl_ok(&["get", "widgets", "-o", "wide"]);
+    let rows = table_rows(&table);
+    assert_eq!(rows[0], ["NAME", "SIZE", "COLOR", "PHASE"]);
+    // An absent value is a null cell, which kubectl leaves blank.
+    assert_eq!(rows[1], ["w1", "3", "red"]);
+    let resp = server.curl(
+        "GET",
+        WIDGETS,
+        &[("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")],
+        None,
+    );
+    assert_eq!(resp.json()["rows"][0]["cells"], json!(["w1", 3, "red", null]));
+    let all = server.kubectl_ok(&["get", "all"]);
+    assert!(all.contains("widget.example.com/w1"), "{all}");
+    let v2 = server.kubectl_json(&["get", "widgets.v2.example.com", "w1", "-o", "json"]);
+    assert_eq!(v2["apiVersion"], "example.com/v2");
+    assert_eq!(v2["metadata"]["uid"], widget["metadata"]["uid"]);
+
+    // selectableFields work as field selectors; others are refused.
+    let blue = server.kubectl_ok(&[
+        "get",
+        "widgets",
+        "--field-selector",
+        "spec.color=blue",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(blue.trim(), "");
+    let red = server.kubectl_ok(&[
+        "get",
+        "widgets",
+        "--field-selector",
+        "spec.color=red",
+        "-o",
+        "name",
+    ]);
+    assert_eq!(red.trim(), "widget.example.com/w1");
+    let resp = server.get(&format!("{WIDGETS}?fieldSelector=spec.size%3D3"));
+    let status = resp.assert_status(400, "BadRequest");
+    assert_eq!(
+        status["message"], r#"field label not supported: spec.size"#,
+        "{status:#}"
+    );
+
+    // The schema is published: kubectl explain reads it.
+    let explained = server.kubectl_ok(&["explain", "widget.spec.size"]);
+    assert!(explained.contains("How big the widget is."), "{explained}");
+
+    // Custom resources are served over gRPC too.
+    let got = server.grpc_ok(
+        "capstan.v1.Resources/Get",
+        &json!({"resource": {"group": "example.com", "version": "v1", "resource": "widgets"},
+                "namespace": "default", "name": "w1"}),
+    );
+    assert_eq!(got["body"]["spec"]["size"], 3);
+}
+
+#[test]
+fn custom_resources_that_break_the_schema_get_upstreams_answer_and_are_not_stored() {
+    let server = with_widgets();
+    let post = |body: Value| server.post_json(WIDGETS, &body);
+    let widget = |name: &str, spec: Value| json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec});
+
+    let status = post(widget("typed", json!({"size": "three"}))).assert_status(422, "Invalid");
+    assert_eq!(
+        status["message"],
+        r#"Widget.example.com "typed" is invalid: spec.size: Invalid value: "string": spec.size in body must be of type integer: "string""#
+    );
+    assert_eq!(status["details"]["group"], "example.com");
+    assert_eq!(status["details"]["kind"], "Widget");
+    assert_eq!(
+        status["details"]["causes"],
+        json!([{"reason": "FieldValueTypeInvalid", "field": "spec.size",
+                "message": r#"Invalid value: "string": spec.size in body must be of type integer: "string""#}])
+    );
+
+    let status = post(widget(
+        "several",
+        json!({"size": -1, "color": "green", "tags": ["a", "a"], "replicas": -2}),
+    ))
+    .assert_status(422, "Invalid");
+    let causes: Vec<String> = status["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["field"].as_str().unwrap(),
+                c["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            "spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0",
+            r#"spec.color: Unsupported value: "green": supported values: "red", "blue""#,
+            r#"spec.tags[1]: Duplicate value: "a""#,
+            ".spec.replicas: Invalid value: -2: should be a non-negative integer",
+        ]
+    );
+
+    let status = post(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "missing"}, "spec": {}}))
+        .assert_status(422, "Invalid");
+    assert_eq!(
+        status["message"],
+        r#"Widget.example.com "missing" is invalid: spec.size: Required value"#
+    );
+
+    // Strict field validation on a direct request: 400, nothing stored.
+    let resp = server.curl(
+        "POST",
+        &format!("{WIDGETS}?fieldValidation=Strict"),
+        &[("Content-Type", "application/json")],
+        Some(
+            widget("strict", json!({"size": 1, "extra": true}))
+                .to_string()
+                .as_bytes(),
+        ),
+    );
+    let status = resp.assert_status(400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        r#"Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.extra""#
+    );
+    // Warn (the default without kubectl): pruned, stored, warned.
+    let resp = post(widget("warned", json!({"size": 1, "extra": true})));
+    assert_eq!(resp.status, 201, "{resp:?}");
+    assert_eq!(
+        resp.header("warning").as_deref(),
+        Some(r#"299 - "unknown field \"spec.extra\"""#)
+    );
+
+    let list = server.get_json(WIDGETS);
+    assert_eq!(item_names(&list), ["warned"]);
+    assert_eq!(list["items"][0]["spec"], json!({"color": "red", "size": 1}));
+}
+
+#[test]
+fn status_and_scale_go_through_their_subresources() {
+    let server = with_widgets();
+    server.apply(WIDGET);
+
+    server.kubectl_ok(&["scale", "widget", "w1", "--replicas=3"]);
+    let widget = server.kubectl_json(&["get", "widget", "w1", "-o", "json"]);
+    assert_eq!(widget["spec"]["replicas"], 3);
+    assert_eq!(widget["metadata"]["generation"], 2);
+
+    server.kubectl_ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Ready","replicas":3,"selector":"app=w"},"spec":{"size":9}}"#,
+    ]);
+    let widget = server.kubectl_json(&["get", "widget", "w1", "-o", "json"]);
+    assert_eq!(
+        widget["status"],
+        json!({"phase": "Ready", "replicas": 3, "selector": "app=w"})
+    );
+    assert_eq!(
+        widget["spec"]["size"], 3,
+        "a status write changes only status"
+    );
+    assert_eq!(
+        widget["metadata"]["generation"], 2,
+        "status writes do not count"
+    );
+
+    let scale = server.get_json(&format!("{WIDGETS}/w1/scale"));
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["spec"]["replicas"], 3);
+    assert_eq!(scale["status"], json!({"replicas": 3, "selector": "app=w"}));
+
+    // A main write leaves status alone.
+    server.kubectl_ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Lost"},"spec":{"size":4}}"#,
+    ]);
+    let widget = server.kubectl_json(&["get", "widget", "w1", "-o", "json"]);
+    assert_eq!(widget["status"]["phase"], "Ready");
+    assert_eq!(widget["spec"]["size"], 4);
+    assert_eq!(widget["metadata"]["generation"], 3);
+
+    // A status write is checked from the status down, as upstream words it.
+    let resp = server.curl(
+        "PATCH",
+        &format!("{WIDGETS}/w1/status"),
+        &[("Content-Type", "application/merge-patch+json")],
+        Some(br#"{"status":{"replicas":"many"}}"#),
+    );
+    let status = resp.assert_status(422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        r#"Invalid value: "string": replicas in body must be of type integer: "string""#
+    );
+    assert_eq!(status["details"]["causes"][0]["field"], "status.replicas");
+}
+
+#[test]
+fn deleting_a_definition_deletes_its_custom_resources() {
+    let server = with_widgets();
+    server.apply(WIDGET);
+    server.apply(&WIDGET.replace("name: w1", "name: w2"));
+    server.kubectl_ok(&["delete", "crd", "widgets.example.com", "--timeout=20s"]);
+    let missing = server.get("/apis/example.com/v1");
+    assert_eq!(missing.status, 404);
+    // Created again, the definition serves no leftovers.
+    server.apply(WIDGETS_CRD);
+    server.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/widgets.example.com",
+        "--timeout=10s",
+    ]);
+    let list = wait_until(Duration::from_secs(10), "widgets served again", || {
+        let resp = server.get(WIDGETS);
+        (resp.status == 200).then(|| resp.json())
+    });
+    assert_eq!(item_names(&list), Vec::<String>::new());
+}
+
+#[test]
+fn conflicting_names_are_not_accepted() {
+    let server = with_widgets();
+    server.apply(
+        &WIDGETS_CRD
+            .replace("name: widgets.example.com", "name: gadgets.example.com")
+            .replace("plural: widgets", "plural: gadgets")
+            .replace("singular: widget", "singular: gadget"),
+    );
+    let crd = wait_until(Duration::from_secs(10), "names decided", || {
+        let crd = server.kubectl_json(&["get", "crd", "gadgets.example.com", "-o", "json"]);
+        crd["status"].get("conditions").is_some().then_some(crd)
+    });
+    let accepted = condition(&crd, "NamesAccepted");
+    assert_eq!(accepted["status"], "False");
+    assert_eq!(accepted["reason"], "ListKindConflict");
+    assert_eq!(accepted["message"], r#""WidgetList" is already in use"#);
+    let established = condition(&crd, "Established");
+    assert_eq!(
+        (&established["status"], &established["reason"]),
+        (&json!("False"), &json!("NotAccepted"))
+    );
+    assert_eq!(server.get("/apis/example.com/v1/gadgets").status, 404);
+}
+
+#[test]
+fn invalid_definitions_get_upstreams_answers() {
+    let server = TestServer::start();
+    let refused = |manifest: String| -> Value {
+        let body: Value = serde_yaml::from_str(&manifest).unwrap();
+        let resp = server.post_json(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            &body,
+        );
+        resp.assert_status(422, "Invalid")
+    };
+    let status =
+        refused(WIDGETS_CRD.replace("name: widgets.example.com", "name: gizmos.example.com"));
+    assert_eq!(
+        status["message"],
+        r#"CustomResourceDefinition.apiextensions.k8s.io "gizmos.example.com" is invalid: metadata.name: Invalid value: "gizmos.example.com": must be spec.names.plural+"."+spec.group"#
+    );
+    let status = refused(WIDGETS_CRD.replace("  scope: Namespaced\n", ""));
+    assert_eq!(status["details"]["causes"][0]["field"], "spec.scope");
+    assert_eq!(status["details"]["causes"][0]["message"], "Required value");
+    let status = refused(WIDGETS_CRD.replace(
+        "              replicas: {type: integer}\n",
+        "              replicas: {description: untyped}\n",
+    ));
+    assert_eq!(
+        status["details"]["causes"][0]["field"],
+        "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[replicas].type"
+    );
+    assert_eq!(
+        status["details"]["causes"][0]["message"],
+        "Required value: must not be empty for specified object fields"
+    );
+    let status = refused(WIDGETS_CRD.replace("    storage: false\n", "    storage: true\n"));
+    assert!(
+        status["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("must have exactly one version marked as storage version"),
+        "{status:#}"
+    );
+    assert_eq!(
+        server
+            .get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+            .json()["items"],
+        json!([])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_definition_created_through_one_replica_is_served_by_the_other() {
+    let (_etcd, a, b) = common::two_replicas_on_etcd().await;
+    a.apply(WIDGETS_CRD);
+    wait_until(Duration::from_secs(5), "replica b to serve widgets", || {
+        (b.get(WIDGETS).status == 200).then_some(())
+    });
+    b.apply(WIDGET);
+    assert_eq!(item_names(&a.get_json(WIDGETS)), ["w1"]);
+    let crd = a.kubectl_json(&["get", "crd", "widgets.example.com", "-o", "json"]);
+    assert_eq!(condition(&crd, "Established")["status"], "True");
+    b.kubectl_ok(&["delete", "crd", "widgets.example.com", "--timeout=20s"]);
+    wait_until(
+        Duration::from_secs(5),
+        "replica a to stop serving widgets",
+        || (a.get(WIDGETS).status == 404).then_some(()),
+    );
+}
