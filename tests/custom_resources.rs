@@ -36,6 +36,12 @@ spec:
           spec:
             type: object
             required: [size]
+            x-kubernetes-validations:
+            - rule: "!has(self.replicas) || self.replicas <= 10"
+              message: at most 10 replicas
+              fieldPath: .replicas
+            - rule: "self.size >= oldSelf.size"
+              message: widgets do not shrink
             properties:
               size: {type: integer, minimum: 0, description: How big the widget is.}
               color: {type: string, enum: [red, blue], default: red}
@@ -79,6 +85,9 @@ spec: {size: 3, replicas: 1}
 "#;
 
 const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+
+/// What upstream adds when OpenAPI errors keep the CEL rules from running.
+const NOT_CHECKED: &str = r#"<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"#;
 
 fn with_widgets() -> TestServer {
     let server = TestServer::start();
@@ -170,7 +179,10 @@ fn an_applied_definition_is_named_established_and_served() {
         &[("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")],
         None,
     );
-    assert_eq!(resp.json()["rows"][0]["cells"], json!(["w1", 3, "red", null]));
+    assert_eq!(
+        resp.json()["rows"][0]["cells"],
+        json!(["w1", 3, "red", null])
+    );
     let all = server.kubectl_ok(&["get", "all"]);
     assert!(all.contains("widget.example.com/w1"), "{all}");
     let v2 = server.kubectl_json(&["get", "widgets.v2.example.com", "w1", "-o", "json"]);
@@ -225,14 +237,14 @@ fn custom_resources_that_break_the_schema_get_upstreams_answer_and_are_not_store
     let status = post(widget("typed", json!({"size": "three"}))).assert_status(422, "Invalid");
     assert_eq!(
         status["message"],
-        r#"Widget.example.com "typed" is invalid: spec.size: Invalid value: "string": spec.size in body must be of type integer: "string""#
+        format!(r#"Widget.example.com "typed" is invalid: [spec.size: Invalid value: "string": spec.size in body must be of type integer: "string", {NOT_CHECKED}]"#)
     );
     assert_eq!(status["details"]["group"], "example.com");
     assert_eq!(status["details"]["kind"], "Widget");
     assert_eq!(
-        status["details"]["causes"],
-        json!([{"reason": "FieldValueTypeInvalid", "field": "spec.size",
-                "message": r#"Invalid value: "string": spec.size in body must be of type integer: "string""#}])
+        status["details"]["causes"][0],
+        json!({"reason": "FieldValueTypeInvalid", "field": "spec.size",
+                "message": r#"Invalid value: "string": spec.size in body must be of type integer: "string""#})
     );
 
     let status = post(widget(
@@ -259,14 +271,22 @@ fn custom_resources_that_break_the_schema_get_upstreams_answer_and_are_not_store
             r#"spec.color: Unsupported value: "green": supported values: "red", "blue""#,
             r#"spec.tags[1]: Duplicate value: "a""#,
             ".spec.replicas: Invalid value: -2: should be a non-negative integer",
+            NOT_CHECKED,
         ]
+    );
+
+    // The CEL rules run once the OpenAPI checks pass.
+    let status = post(widget("crowded", json!({"size": 1, "replicas": 11}))).assert_status(422, "Invalid");
+    assert_eq!(
+        status["message"],
+        r#"Widget.example.com "crowded" is invalid: spec.replicas: Invalid value: "object": at most 10 replicas"#
     );
 
     let status = post(json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "missing"}, "spec": {}}))
         .assert_status(422, "Invalid");
     assert_eq!(
         status["message"],
-        r#"Widget.example.com "missing" is invalid: spec.size: Required value"#
+        format!(r#"Widget.example.com "missing" is invalid: [spec.size: Required value, {NOT_CHECKED}]"#)
     );
 
     // Strict field validation on a direct request: 400, nothing stored.
@@ -292,6 +312,39 @@ fn custom_resources_that_break_the_schema_get_upstreams_answer_and_are_not_store
         resp.header("warning").as_deref(),
         Some(r#"299 - "unknown field \"spec.extra\"""#)
     );
+
+    // A transition rule compares with the stored object.
+    let resp = server.curl(
+        "PATCH",
+        &format!("{WIDGETS}/warned"),
+        &[("Content-Type", "application/merge-patch+json")],
+        Some(br#"{"spec":{"size":0}}"#),
+    );
+    let status = resp.assert_status(422, "Invalid");
+    assert_eq!(
+        status["message"],
+        r#"Widget.example.com "warned" is invalid: spec: Invalid value: "object": widgets do not shrink"#
+    );
+
+    // Custom resources are JSON: no protobuf, no strategic merge patch.
+    let resp = server.curl(
+        "GET",
+        WIDGETS,
+        &[("Accept", "application/vnd.kubernetes.protobuf")],
+        None,
+    );
+    let status = resp.assert_status(406, "NotAcceptable");
+    assert_eq!(
+        status["message"],
+        "only the following media types are accepted: application/json, application/yaml"
+    );
+    let resp = server.curl(
+        "PATCH",
+        &format!("{WIDGETS}/warned"),
+        &[("Content-Type", "application/strategic-merge-patch+json")],
+        Some(br#"{"spec":{"size":2}}"#),
+    );
+    resp.assert_status(415, "UnsupportedMediaType");
 
     let list = server.get_json(WIDGETS);
     assert_eq!(item_names(&list), ["warned"]);

@@ -234,13 +234,13 @@ fn write_options(q: &Query, user_agent: &str) -> Result<WriteOptions, ApiError> 
 /// the write's options with the keys the body repeated (the core reports
 /// them as fieldValidation says).
 fn written_object(
-    content_type: Option<&str>,
+    (content_type, codecs): (Option<&str>, negotiation::Codecs),
     body: &[u8],
     kind: &str,
     q: &Query,
     user_agent: &str,
 ) -> Result<(Value, WriteOptions), ApiError> {
-    let format = negotiation::body_format(content_type, false)?;
+    let format = negotiation::body_format_for(content_type, false, codecs)?;
     let (object, duplicate_fields) = negotiation::decode_object(format, body, kind)?;
     let opts = WriteOptions {
         duplicate_fields,
@@ -735,7 +735,8 @@ async fn resource_request(
     let view = View::parse(target.subresource.as_deref())
         .filter(|v| v.subresource().is_none_or(|sub| def.has_subresource(sub)))
         .ok_or_else(not_found)?;
-    let output = negotiation::negotiate_output(accept(headers).as_deref(), false)?;
+    let codecs = negotiation::Codecs::of(&def);
+    let output = negotiation::negotiate_output_for(accept(headers).as_deref(), codecs)?;
     let agent = headers
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
@@ -805,19 +806,20 @@ async fn resource_request(
             Ok(encode(StatusCode::OK, output, &doc, &[]))
         }
         (Method::POST, None) => {
-            let (obj, opts) = written_object(content_type, &body, &def.kind, q, agent)?;
+            let (obj, opts) = written_object((content_type, codecs), &body, &def.kind, q, agent)?;
             let result = core.create(user, &def, ns, obj, &opts).await?;
             write_response(&def, output, q, result)
         }
         (Method::PUT, Some(name)) => {
-            let (obj, opts) = written_object(content_type, &body, &def.kind, q, agent)?;
+            let (obj, opts) = written_object((content_type, codecs), &body, &def.kind, q, agent)?;
             let result = core
                 .update(user, &def, ns, name, obj, &opts, View::Main)
                 .await?;
             write_response(&def, output, q, result)
         }
         (Method::PATCH, Some(name)) => {
-            let BodyFormat::Patch(patch_type) = negotiation::body_format(content_type, true)?
+            let BodyFormat::Patch(patch_type) =
+                negotiation::body_format_for(content_type, true, codecs)?
             else {
                 return Err(ApiError::internal("patch body format"));
             };
@@ -974,6 +976,13 @@ async fn subresource_request(
             &result.warnings,
         ));
     }
+    // A custom resource's status is the resource's own (JSON only); its
+    // Scale is the built-in autoscaling/v1 kind.
+    let codecs = if view == View::Scale {
+        negotiation::Codecs::BUILT_IN
+    } else {
+        negotiation::Codecs::of(def)
+    };
     let result = match *method {
         Method::GET => {
             let obj = core
@@ -987,11 +996,12 @@ async fn subresource_request(
             ));
         }
         Method::PUT => {
-            let (obj, opts) = written_object(content_type, body, body_kind, q, agent)?;
+            let (obj, opts) = written_object((content_type, codecs), body, body_kind, q, agent)?;
             core.update(user, def, ns, name, obj, &opts, view).await?
         }
         Method::PATCH => {
-            let BodyFormat::Patch(patch_type) = negotiation::body_format(content_type, true)?
+            let BodyFormat::Patch(patch_type) =
+                negotiation::body_format_for(content_type, true, codecs)?
             else {
                 return Err(ApiError::internal("patch body format"));
             };

@@ -73,12 +73,60 @@ fn parse_media_ranges(header: &str) -> Vec<MediaRange<'_>> {
         .collect()
 }
 
-const ACCEPTED: &str = "application/json, application/yaml, application/vnd.kubernetes.protobuf";
-const ACCEPTED_BODIES: &str = ACCEPTED;
+/// What a resource's objects are encoded as and patched with. Custom
+/// resources are unstructured: JSON and YAML only, and no strategic merge
+/// patch (which needs Go struct tags), as upstream's CRD handler serves them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Codecs {
+    pub protobuf: bool,
+    pub strategic_merge: bool,
+}
+
+impl Codecs {
+    pub const BUILT_IN: Codecs = Codecs {
+        protobuf: true,
+        strategic_merge: true,
+    };
+
+    pub fn of(def: &capstan_core::registry::ResourceDef) -> Self {
+        match def.origin {
+            capstan_core::registry::Origin::BuiltIn => Self::BUILT_IN,
+            capstan_core::registry::Origin::Custom => Codecs {
+                protobuf: false,
+                strategic_merge: false,
+            },
+        }
+    }
+
+    fn accepted(self) -> &'static str {
+        if self.protobuf {
+            "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+        } else {
+            "application/json, application/yaml"
+        }
+    }
+
+    fn accepted_patches(self) -> &'static str {
+        if self.strategic_merge {
+            "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+        } else {
+            "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+        }
+    }
+}
 
 /// The first representation in the Accept header that we serve.
 /// `discovery` allows the aggregated discovery form.
 pub fn negotiate_output(accept: Option<&str>, discovery: bool) -> Result<Output, ApiError> {
+    negotiate(accept, discovery, Codecs::BUILT_IN)
+}
+
+/// [`negotiate_output`] for a resource's objects.
+pub fn negotiate_output_for(accept: Option<&str>, codecs: Codecs) -> Result<Output, ApiError> {
+    negotiate(accept, false, codecs)
+}
+
+fn negotiate(accept: Option<&str>, discovery: bool, codecs: Codecs) -> Result<Output, ApiError> {
     let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
         return Ok(Output::Json);
     };
@@ -94,7 +142,7 @@ pub fn negotiate_output(accept: Option<&str>, discovery: bool) -> Result<Output,
             range.essence.as_str(),
             "application/json" | "*/*" | "application/*"
         );
-        if range.essence == capstan_core::protobuf::MEDIA_TYPE {
+        if range.essence == capstan_core::protobuf::MEDIA_TYPE && codecs.protobuf {
             // Protobuf: plain objects and partial metadata; Tables and
             // discovery documents are JSON-only here, as upstream.
             match param("as") {
@@ -139,7 +187,10 @@ pub fn negotiate_output(accept: Option<&str>, discovery: bool) -> Result<Output,
     }
     Err(ApiError::new(
         StatusReason::NotAcceptable,
-        format!("only the following media types are accepted: {ACCEPTED}"),
+        format!(
+            "only the following media types are accepted: {}",
+            codecs.accepted()
+        ),
     ))
 }
 
@@ -154,6 +205,15 @@ pub enum BodyFormat {
 }
 
 pub fn body_format(content_type: Option<&str>, for_patch: bool) -> Result<BodyFormat, ApiError> {
+    body_format_for(content_type, for_patch, Codecs::BUILT_IN)
+}
+
+/// [`body_format`] for a body written to a resource.
+pub fn body_format_for(
+    content_type: Option<&str>,
+    for_patch: bool,
+    codecs: Codecs,
+) -> Result<BodyFormat, ApiError> {
     let essence = content_type
         .and_then(|c| c.split(';').next())
         .map(|c| c.trim().to_ascii_lowercase())
@@ -161,18 +221,18 @@ pub fn body_format(content_type: Option<&str>, for_patch: bool) -> Result<BodyFo
     let format = match essence.as_str() {
         "application/json-patch+json" if for_patch => BodyFormat::Patch(PatchType::Json),
         "application/merge-patch+json" if for_patch => BodyFormat::Patch(PatchType::Merge),
-        "application/strategic-merge-patch+json" if for_patch => {
+        "application/strategic-merge-patch+json" if for_patch && codecs.strategic_merge => {
             BodyFormat::Patch(PatchType::StrategicMerge)
         }
         "application/apply-patch+yaml" if for_patch => BodyFormat::Patch(PatchType::Apply),
         "application/json" | "" if !for_patch => BodyFormat::Json,
         "application/yaml" if !for_patch => BodyFormat::Yaml,
-        capstan_core::protobuf::MEDIA_TYPE if !for_patch => BodyFormat::Protobuf,
+        capstan_core::protobuf::MEDIA_TYPE if !for_patch && codecs.protobuf => BodyFormat::Protobuf,
         _ => {
             let accepted = if for_patch {
-                "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+                codecs.accepted_patches()
             } else {
-                ACCEPTED_BODIES
+                codecs.accepted()
             };
             return Err(ApiError::new(
                 StatusReason::UnsupportedMediaType,
@@ -320,6 +380,35 @@ mod tests {
         assert_eq!(
             body_format(Some("application/strategic-merge-patch+json"), true).unwrap(),
             BodyFormat::Patch(PatchType::StrategicMerge)
+        );
+    }
+
+    #[test]
+    fn custom_resources_are_json_only() {
+        let custom = Codecs {
+            protobuf: false,
+            strategic_merge: false,
+        };
+        let refused =
+            negotiate_output_for(Some("application/vnd.kubernetes.protobuf"), custom).unwrap_err();
+        assert_eq!(refused.code(), 406);
+        assert_eq!(
+            refused.to_status()["message"],
+            "only the following media types are accepted: application/json, application/yaml"
+        );
+        assert_eq!(
+            negotiate_output_for(
+                Some("application/vnd.kubernetes.protobuf, application/json"),
+                custom
+            )
+            .unwrap(),
+            Output::Json
+        );
+        let refused = body_format_for(Some("application/strategic-merge-patch+json"), true, custom)
+            .unwrap_err();
+        assert_eq!(
+            refused.to_status()["message"],
+            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
         );
     }
 

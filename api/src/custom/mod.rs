@@ -4,6 +4,7 @@
 //! the definition's columns, and scale through its scale paths.
 
 pub mod formats;
+pub mod rules;
 pub mod schema;
 pub mod walk;
 
@@ -66,6 +67,8 @@ pub struct CustomResource {
     schema: Schema,
     /// The version's `openAPIV3Schema` as written, for the OpenAPI documents.
     published_schema: Option<Value>,
+    /// Its `x-kubernetes-validations`, compiled.
+    rules: Option<rules::Rules>,
     status_subresource: bool,
     scale: Option<ScalePaths>,
     columns: Vec<PrinterColumn>,
@@ -207,6 +210,9 @@ pub fn resources_for(crd: &Value) -> Result<Vec<ResourceDef>, DefinitionError> {
             kind: kind.to_string(),
             schema,
             published_schema: version.pointer("/schema/openAPIV3Schema").cloned(),
+            rules: version
+                .pointer("/schema/openAPIV3Schema")
+                .and_then(rules::Rules::compile),
             status_subresource,
             scale,
             columns,
@@ -322,9 +328,14 @@ fn spec_part(object: &Value, without_status: bool) -> Map<String, Value> {
 }
 
 impl CustomResource {
-    fn schema_errors(&self, object: &Value) -> Vec<FieldError> {
+    /// The OpenAPI checks, the scale paths' and then the CEL rules'.
+    fn schema_errors(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errors = walk::validate(&self.schema, object);
         errors.extend(self.scale_errors(object));
+        if let Some(rules) = &self.rules {
+            let verdict = rules.check(&self.schema, object, old, &errors);
+            errors.extend(verdict);
+        }
         errors
     }
 
@@ -512,6 +523,10 @@ impl Kind for CustomResource {
         (subresource == "status").then(|| {
             let mut errors = walk::validate_status(&self.schema, object);
             errors.extend(self.scale_errors(object));
+            if let Some(rules) = &self.rules {
+                let verdict = rules.check(&self.schema, object, Some(old), &errors);
+                errors.extend(verdict);
+            }
             Self::ratchet(errors, object, old)
         })
     }
@@ -525,11 +540,11 @@ impl Kind for CustomResource {
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
-        self.schema_errors(object)
+        self.schema_errors(object, None)
     }
 
     fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
-        Self::ratchet(self.schema_errors(object), object, old)
+        Self::ratchet(self.schema_errors(object, Some(old)), object, old)
     }
 
     fn scale_of(&self, object: &Value) -> ScaleParts {

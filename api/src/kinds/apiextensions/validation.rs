@@ -400,6 +400,7 @@ fn schema(props: &Value, path: &str, status_enabled: bool) -> Vec<FieldError> {
             errs.push(FieldError::invalid(path.to_string(), "", &e.to_string()));
         } else if let Ok(parsed) = Schema::parse(props) {
             errs.extend(defaults(props, &parsed, path, ""));
+            errs.extend(crate::custom::rules::compile_errors(props, path));
         }
     }
     errs
