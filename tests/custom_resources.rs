@@ -237,7 +237,9 @@ fn custom_resources_that_break_the_schema_get_upstreams_answer_and_are_not_store
     let status = post(widget("typed", json!({"size": "three"}))).assert_status(422, "Invalid");
     assert_eq!(
         status["message"],
-        format!(r#"Widget.example.com "typed" is invalid: [spec.size: Invalid value: "string": spec.size in body must be of type integer: "string", {NOT_CHECKED}]"#)
+        format!(
+            r#"Widget.example.com "typed" is invalid: [spec.size: Invalid value: "string": spec.size in body must be of type integer: "string", {NOT_CHECKED}]"#
+        )
     );
     assert_eq!(status["details"]["group"], "example.com");
     assert_eq!(status["details"]["kind"], "Widget");
@@ -276,7 +278,8 @@ fn custom_resources_that_break_the_schema_get_upstreams_answer_and_are_not_store
     );
 
     // The CEL rules run once the OpenAPI checks pass.
-    let status = post(widget("crowded", json!({"size": 1, "replicas": 11}))).assert_status(422, "Invalid");
+    let status =
+        post(widget("crowded", json!({"size": 1, "replicas": 11}))).assert_status(422, "Invalid");
     assert_eq!(
         status["message"],
         r#"Widget.example.com "crowded" is invalid: spec.replicas: Invalid value: "object": at most 10 replicas"#
@@ -286,7 +289,9 @@ fn custom_resources_that_break_the_schema_get_upstreams_answer_and_are_not_store
         .assert_status(422, "Invalid");
     assert_eq!(
         status["message"],
-        format!(r#"Widget.example.com "missing" is invalid: [spec.size: Required value, {NOT_CHECKED}]"#)
+        format!(
+            r#"Widget.example.com "missing" is invalid: [spec.size: Required value, {NOT_CHECKED}]"#
+        )
     );
 
     // Strict field validation on a direct request: 400, nothing stored.
