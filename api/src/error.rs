@@ -24,6 +24,9 @@ pub enum StatusReason {
     InternalError,
     ServiceUnavailable,
     Timeout,
+    /// `metav1.StatusReasonUnknown` (""): a failure upstream passes on as
+    /// it is, with a 500 (a conversion webhook's failure).
+    Unknown,
 }
 
 impl StatusReason {
@@ -46,6 +49,7 @@ impl StatusReason {
             Self::InternalError => "InternalError",
             Self::ServiceUnavailable => "ServiceUnavailable",
             Self::Timeout => "Timeout",
+            Self::Unknown => "",
         }
     }
 
@@ -63,7 +67,7 @@ impl StatusReason {
             Self::UnsupportedMediaType => 415,
             Self::Invalid => 422,
             Self::TooManyRequests => 429,
-            Self::InternalError => 500,
+            Self::InternalError | Self::Unknown => 500,
             Self::ServiceUnavailable => 503,
             Self::Timeout => 504,
         }
@@ -84,7 +88,7 @@ impl StatusReason {
                 Code::Unimplemented
             }
             Self::RequestEntityTooLarge | Self::TooManyRequests => Code::ResourceExhausted,
-            Self::InternalError => Code::Internal,
+            Self::InternalError | Self::Unknown => Code::Internal,
             Self::ServiceUnavailable => Code::Unavailable,
             Self::Timeout => Code::DeadlineExceeded,
         }
@@ -441,6 +445,18 @@ impl ApiError {
         )
     }
 
+    /// A conversion that failed: a webhook's failure reaches the client as
+    /// upstream passes it on (500, no reason, the bare message); any other
+    /// is an internal error.
+    pub fn conversion(error: crate::conversion::ConversionError) -> Self {
+        match error {
+            crate::conversion::ConversionError::Webhook(message) => {
+                Self::new(StatusReason::Unknown, message)
+            }
+            other => Self::internal(other),
+        }
+    }
+
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         Self::new(
             StatusReason::InternalError,
@@ -462,6 +478,11 @@ impl ApiError {
             "message": self.message,
             "reason": self.reason.as_str(),
         });
+        if self.reason == StatusReason::Unknown {
+            if let Some(map) = status.as_object_mut() {
+                map.remove("reason");
+            }
+        }
         if let Some(details) = &self.details {
             let mut d = serde_json::Map::new();
             if !details.name.is_empty() {

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod registry;
 pub mod verbs;
 pub mod watch;
+pub mod webhooks;
 
 #[cfg(test)]
 mod testing;

@@ -53,6 +53,9 @@ pub enum ConversionError {
         from: String,
         to: String,
     },
+    /// A conversion webhook's failure, in upstream's words.
+    #[error("{0}")]
+    Webhook(String),
     #[error("annotation {annotation} does not hold valid JSON: {reason}")]
     InvalidAnnotation {
         annotation: &'static str,

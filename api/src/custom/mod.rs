@@ -3,6 +3,7 @@
 //! defaulted and validated against the version's structural schema, print
 //! the definition's columns, and scale through its scale paths.
 
+pub mod conversion;
 pub mod formats;
 pub mod rules;
 pub mod schema;
@@ -38,15 +39,6 @@ struct PrinterColumn {
     path: Option<serde_json_path::JsonPath>,
 }
 
-/// How objects move between the definition's versions.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Conversion {
-    /// Only `apiVersion` changes.
-    None,
-    /// A ConversionReview to the definition's webhook.
-    Webhook,
-}
-
 /// The scale subresource's three JSON paths, as object keys.
 #[derive(Debug, Clone, Default)]
 struct ScalePaths {
@@ -62,8 +54,6 @@ struct ScalePaths {
 
 /// What one served version of a CustomResourceDefinition does.
 pub struct CustomResource {
-    group: String,
-    kind: String,
     schema: Schema,
     /// The version's `openAPIV3Schema` as written, for the OpenAPI documents.
     published_schema: Option<Value>,
@@ -72,7 +62,7 @@ pub struct CustomResource {
     status_subresource: bool,
     scale: Option<ScalePaths>,
     columns: Vec<PrinterColumn>,
-    conversion: Conversion,
+    conversion: conversion::Strategy,
 }
 
 /// Why a definition cannot be served (its validation makes this rare: a
@@ -110,7 +100,10 @@ pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
 /// The resources a CustomResourceDefinition serves: one per served
 /// version, under the names it has been granted (`status.acceptedNames`),
 /// stored at `<group>/<plural>` in its storage version.
-pub fn resources_for(crd: &Value) -> Result<Vec<ResourceDef>, DefinitionError> {
+pub fn resources_for(
+    crd: &Value,
+    transport: Option<Arc<dyn conversion::ConversionTransport>>,
+) -> Result<Vec<ResourceDef>, DefinitionError> {
     let spec = crd.get("spec").ok_or(DefinitionError::Missing("spec"))?;
     let group = spec
         .get("group")
@@ -141,10 +134,7 @@ pub fn resources_for(crd: &Value) -> Result<Vec<ResourceDef>, DefinitionError> {
         .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
         .and_then(|v| v.get("name").and_then(Value::as_str))
         .ok_or(DefinitionError::Missing("storage version"))?;
-    let conversion = match spec.pointer("/conversion/strategy").and_then(Value::as_str) {
-        Some("Webhook") => Conversion::Webhook,
-        _ => Conversion::None,
-    };
+    let conversion = conversion::Strategy::of(spec.get("conversion"), transport);
     let short_names = crate::object::strings_at(names, "shortNames");
     let categories = crate::object::strings_at(names, "categories");
     let mut resources = Vec::new();
@@ -206,8 +196,6 @@ pub fn resources_for(crd: &Value) -> Result<Vec<ResourceDef>, DefinitionError> {
             })
             .unwrap_or_default();
         let kind_impl = CustomResource {
-            group: group.to_string(),
-            kind: kind.to_string(),
             schema,
             published_schema: version.pointer("/schema/openAPIV3Schema").cloned(),
             rules: version
@@ -539,6 +527,10 @@ impl Kind for CustomResource {
         spec_part(object, self.status_subresource) != spec_part(old, self.status_subresource)
     }
 
+    fn validates_served_form(&self) -> bool {
+        true
+    }
+
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
         self.schema_errors(object, None)
     }
@@ -610,34 +602,8 @@ impl Kind for CustomResource {
         cells
     }
 
-    fn convert(
-        &self,
-        mut object: Value,
-        target_api_version: &str,
-    ) -> Result<Value, ConversionError> {
-        match self.conversion {
-            Conversion::None => {
-                if let Some(map) = object.as_object_mut() {
-                    map.insert(
-                        "apiVersion".into(),
-                        Value::String(target_api_version.into()),
-                    );
-                }
-                Ok(object)
-            }
-            Conversion::Webhook => Err(ConversionError::Unsupported {
-                kind: format!(
-                    "{}, Kind={} (through a conversion webhook)",
-                    self.group, self.kind
-                ),
-                from: object
-                    .get("apiVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                to: target_api_version.to_string(),
-            }),
-        }
+    fn convert(&self, object: Value, target_api_version: &str) -> Result<Value, ConversionError> {
+        self.conversion.convert(object, target_api_version)
     }
 }
 

@@ -37,7 +37,7 @@ fn crd() -> Value {
 
 #[test]
 fn a_definition_serves_each_served_version_under_its_accepted_names() {
-    let resources = resources_for(&crd()).unwrap();
+    let resources = resources_for(&crd(), None).unwrap();
     let versions: Vec<&str> = resources.iter().map(|r| r.version.as_str()).collect();
     assert_eq!(versions, ["v1", "v2"]);
     let v1 = &resources[0];
@@ -60,14 +60,14 @@ fn definitions_without_accepted_names_are_not_served() {
     let mut crd = crd();
     crd["status"] = json!({});
     assert_eq!(
-        resources_for(&crd).unwrap_err(),
+        resources_for(&crd, None).unwrap_err(),
         DefinitionError::Missing("accepted names")
     );
 }
 
 #[test]
 fn objects_decode_validate_print_and_scale() {
-    let resources = resources_for(&crd()).unwrap();
+    let resources = resources_for(&crd(), None).unwrap();
     let kind = &resources[0].kind_impl;
     let mut widget = json!({
         "kind": "Widget", "apiVersion": "example.com/v1",
@@ -130,7 +130,7 @@ fn a_definition_without_columns_prints_age() {
         .as_object_mut()
         .unwrap()
         .remove("additionalPrinterColumns");
-    let resources = resources_for(&crd).unwrap();
+    let resources = resources_for(&crd, None).unwrap();
     let columns: Vec<(String, String)> = resources[0]
         .kind_impl
         .table_columns()

@@ -155,6 +155,13 @@ pub trait Kind: Send + Sync {
         None
     }
 
+    /// Whether objects are validated at the version of the request rather
+    /// than converted to the storage version first (custom resources: each
+    /// version has its own schema).
+    fn validates_served_form(&self) -> bool {
+        false
+    }
+
     /// Upstream's ValidateXxx for a new object (metadata is the pipeline's).
     fn validate_create(&self, _object: &Value) -> Vec<FieldError> {
         Vec::new()

@@ -36,13 +36,18 @@ const RESYNC: Duration = Duration::from_secs(2);
 #[derive(Default)]
 struct Served {
     by_definition: HashMap<String, (Value, Vec<GroupVersionResource>)>,
+    /// How this replica calls conversion webhooks.
+    webhooks: Option<Arc<crate::webhooks::Webhooks>>,
 }
 
 type GroupVersionResource = (String, String, String);
 
 pub async fn run(core: Arc<ApiCore>) {
     let system = UserInfo::system();
-    let mut served = Served::default();
+    let mut served = Served {
+        webhooks: Some(crate::webhooks::Webhooks::new(&core)),
+        ..Served::default()
+    };
     loop {
         let Ok(definitions) = core.resolve(GROUP, "v1", "customresourcedefinitions") else {
             return;
@@ -312,7 +317,11 @@ fn serve(core: &ApiCore, served: &mut Served, definitions: &[&Value]) {
         {
             continue;
         }
-        let resources = match crate::custom::resources_for(crd) {
+        let transport = served
+            .webhooks
+            .clone()
+            .map(|w| w as Arc<dyn crate::custom::conversion::ConversionTransport>);
+        let resources = match crate::custom::resources_for(crd, transport) {
             Ok(resources) => resources,
             Err(e) => {
                 tracing::warn!(definition = name, error = %e, "customresourcedefinition not served");

@@ -407,7 +407,7 @@ pub(crate) fn served(def: &ResourceDef, stored: Value) -> ApiResult<Value> {
     }
     def.kind_impl
         .convert(stored, &def.api_version())
-        .map_err(ApiError::internal)
+        .map_err(ApiError::conversion)
 }
 
 /// `served` for an object that may be shared: left as it is unless `def`
@@ -427,7 +427,7 @@ pub(super) fn storage_form<'a>(def: &ResourceDef, object: &'a Value) -> ApiResul
     def.kind_impl
         .convert(object.clone(), &def.storage_api_version())
         .map(Cow::Owned)
-        .map_err(ApiError::internal)
+        .map_err(ApiError::conversion)
 }
 
 pub(crate) fn encode(object: &Value) -> ApiResult<Vec<u8>> {

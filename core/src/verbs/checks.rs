@@ -5,7 +5,8 @@ use super::api_core::*;
 impl ApiCore {
     /// Upstream's validation of a new object (`old` None) or an update;
     /// kinds stored at another version are validated in their stored form,
-    /// the one upstream's (internal-version) rules are written against.
+    /// the one upstream's (internal-version) rules are written against,
+    /// unless they validate each version against its own schema.
     /// A write through `/status` answers only for metadata and status, as
     /// upstream's ValidateXxxStatusUpdate: the rest is the stored object's,
     /// which a rule added since must not make unwritable.
@@ -24,7 +25,7 @@ impl ApiCore {
             kind.standard_finalizers_only(),
         ));
         let converted;
-        let (object, old) = if def.converts_for_storage() {
+        let (object, old) = if def.converts_for_storage() && !kind.validates_served_form() {
             converted = (
                 storage_form(def, object)?,
                 old.map(|o| storage_form(def, o)).transpose()?,

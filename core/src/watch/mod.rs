@@ -476,7 +476,7 @@ impl ApiCore {
                     match kind.convert(Arc::unwrap_or_clone(event.object), &served_version) {
                         // A new object: the cache event's encodings are of the stored one.
                         Ok(object) => WatchEvent::new(event_type, Arc::new(object)),
-                        Err(e) => error_event(&ApiError::internal(e)),
+                        Err(e) => error_event(&ApiError::conversion(e)),
                     }
                 }
             })

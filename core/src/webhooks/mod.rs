@@ -1,0 +1,229 @@
+//! Calls to the webhooks API objects name (a CustomResourceDefinition's
+//! conversion webhook; admission webhooks next): an HTTPS POST of a JSON
+//! review to the `clientConfig`'s URL, or to a Service (its ExternalName,
+//! else its ClusterIP, as `<name>.<namespace>.svc`), verified against the
+//! `caBundle`, answered with a JSON review.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use serde_json::Value;
+
+use crate::auth::UserInfo;
+use crate::verbs::ApiCore;
+
+/// Upstream's default webhook timeout.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The webhook client of a server; holds the core only to resolve Services.
+pub struct Webhooks {
+    core: Weak<ApiCore>,
+}
+
+/// Where one call goes.
+struct Target {
+    /// The URL as upstream prints it in errors.
+    url: String,
+    /// What to connect to.
+    host: String,
+    port: u16,
+    /// The name the certificate must carry.
+    server_name: String,
+    path_and_query: String,
+    ca_bundle: Vec<u8>,
+}
+
+impl Webhooks {
+    pub fn new(core: &Arc<ApiCore>) -> Arc<Self> {
+        Arc::new(Self {
+            core: Arc::downgrade(core),
+        })
+    }
+
+    /// POSTs `body` to the webhook `client_config` names and returns the
+    /// JSON it answers; errors read as Go's HTTP client's.
+    pub async fn post(&self, client_config: &Value, body: &Value) -> Result<Value, String> {
+        let target = self.target(client_config).await?;
+        let url = target.url.clone();
+        match tokio::time::timeout(TIMEOUT, call(target, body)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(format!(
+                "Post {url:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+            )),
+        }
+    }
+
+    /// Where `config` points; the URL carries upstream's `timeout` query
+    /// parameter, as its webhook REST client sends and prints it.
+    async fn target(&self, config: &Value) -> Result<Target, String> {
+        let mut target = self.resolve(config).await?;
+        let separator = if target.path_and_query.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        let timeout = format!("{separator}timeout={}s", TIMEOUT.as_secs());
+        target.path_and_query.push_str(&timeout);
+        target.url.push_str(&timeout);
+        Ok(target)
+    }
+
+    async fn resolve(&self, config: &Value) -> Result<Target, String> {
+        let ca_bundle = match config.get("caBundle").and_then(Value::as_str) {
+            Some(encoded) => base64::engine::general_purpose::STANDARD
+                .decode(encoded)
+                .map_err(|e| format!("invalid caBundle: {e}"))?,
+            None => Vec::new(),
+        };
+        if let Some(url) = config.get("url").and_then(Value::as_str) {
+            let uri: http::Uri = url.parse().map_err(|e| format!("parse {url:?}: {e}"))?;
+            if uri.scheme_str() != Some("https") {
+                return Err(format!("Post {url:?}: unsupported protocol scheme"));
+            }
+            let host = uri
+                .host()
+                .unwrap_or_default()
+                .trim_matches(['[', ']'])
+                .to_string();
+            return Ok(Target {
+                url: url.to_string(),
+                port: uri.port_u16().unwrap_or(443),
+                server_name: host.clone(),
+                host,
+                path_and_query: uri
+                    .path_and_query()
+                    .map_or_else(|| "/".to_string(), |p| p.to_string()),
+                ca_bundle,
+            });
+        }
+        let Some(service) = config.get("service") else {
+            return Err("the webhook names neither a url nor a service".into());
+        };
+        let text = |key: &str| service.get(key).and_then(Value::as_str).unwrap_or_default();
+        let (namespace, name) = (text("namespace"), text("name"));
+        let port = service.get("port").and_then(Value::as_u64).unwrap_or(443) as u16;
+        let path = match text("path") {
+            "" => "/".to_string(),
+            p => p.to_string(),
+        };
+        let server_name = format!("{name}.{namespace}.svc");
+        let url = format!("https://{server_name}:{port}{path}");
+        let core = self.core.upgrade().ok_or("the server is stopping")?;
+        let services = core
+            .resolve("", "v1", "services")
+            .map_err(|e| e.to_string())?;
+        let found = core
+            .get(&UserInfo::system(), &services, Some(namespace), name, "")
+            .await
+            .map_err(|_| format!("service \"{name}\" not found"))?;
+        let host = match found.pointer("/spec/type").and_then(Value::as_str) {
+            Some("ExternalName") => found
+                .pointer("/spec/externalName")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            _ => found
+                .pointer("/spec/clusterIP")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        };
+        Ok(Target {
+            url,
+            host,
+            port,
+            server_name,
+            path_and_query: path,
+            ca_bundle,
+        })
+    }
+}
+
+async fn call(target: Target, body: &Value) -> Result<Value, String> {
+    let url = target.url.clone();
+    let failed = |e: &dyn std::fmt::Display| format!("Post {url:?}: {e}");
+    let tcp = tokio::net::TcpStream::connect((target.host.as_str(), target.port))
+        .await
+        .map_err(|e| failed(&format!("dial tcp {}:{}: {e}", target.host, target.port)))?;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&target.ca_bundle) {
+        let cert = cert.map_err(|e| failed(&format!("invalid caBundle: {e}")))?;
+        roots.add(cert).map_err(|e| failed(&e))?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| failed(&e))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let name = ServerName::try_from(target.server_name.clone()).map_err(|e| failed(&e))?;
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| failed(&format!("tls: failed to verify certificate: {e}")))?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+            .await
+            .map_err(|e| failed(&e))?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    let payload = serde_json::to_vec(body).map_err(|e| failed(&e))?;
+    let request = http::Request::post(target.path_and_query.as_str())
+        .header(
+            http::header::HOST,
+            format!("{}:{}", target.server_name, target.port),
+        )
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .header(http::header::ACCEPT, "application/json, */*")
+        .body(Full::new(Bytes::from(payload)))
+        .map_err(|e| failed(&e))?;
+    let response = sender.send_request(request).await.map_err(|e| failed(&e))?;
+    let status = response.status();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| failed(&e))?
+        .to_bytes();
+    if !status.is_success() {
+        return Err(format!(
+            "the server responded with the status code {} but did not return more information",
+            status.as_u16()
+        ));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| format!("unable to decode the response: {e}"))
+}
+
+/// Conversion webhooks are called from the synchronous conversion of an
+/// object: the call runs to completion on this thread, which the runtime
+/// replaces meanwhile (or on a thread of its own outside a multi-threaded
+/// runtime).
+impl crate::custom::conversion::ConversionTransport for Webhooks {
+    fn send(&self, client_config: &Value, review: &Value) -> Result<Value, String> {
+        let call = self.post(client_config, review);
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| handle.block_on(call))
+            }
+            _ => std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        tokio::runtime::Builder::new_current_thread()
+                            .enable_all()
+                            .build()
+                            .map_err(|e| e.to_string())?
+                            .block_on(call)
+                    })
+                    .join()
+                    .unwrap_or_else(|_| Err("the webhook call panicked".into()))
+            }),
+        }
+    }
+}
