@@ -105,10 +105,21 @@ impl RestConn {
         path: &str,
         body: Option<(&str, Vec<u8>)>,
     ) -> Result<(u16, Bytes), BenchError> {
+        self.send_accepting(method, path, body, "application/json")
+            .await
+    }
+
+    async fn send_accepting(
+        &mut self,
+        method: http::Method,
+        path: &str,
+        body: Option<(&str, Vec<u8>)>,
+        accept: &str,
+    ) -> Result<(u16, Bytes), BenchError> {
         let mut req = http::Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base))
-            .header(http::header::ACCEPT, "application/json");
+            .header(http::header::ACCEPT, accept);
         let body = match body {
             Some((content_type, body)) => {
                 req = req.header(http::header::CONTENT_TYPE, content_type);
@@ -127,7 +138,13 @@ impl RestConn {
     }
 
     pub async fn get(&mut self, path: &str) -> Result<(u16, Bytes), BenchError> {
-        self.send(http::Method::GET, path, None).await
+        self.get_as(path, "application/json").await
+    }
+
+    /// A GET asking for `accept` (aggregated discovery, a Table).
+    pub async fn get_as(&mut self, path: &str, accept: &str) -> Result<(u16, Bytes), BenchError> {
+        self.send_accepting(http::Method::GET, path, None, accept)
+            .await
     }
 
     pub async fn post(&mut self, path: &str, body: Vec<u8>) -> Result<(u16, Bytes), BenchError> {
