@@ -447,6 +447,54 @@ fn deleting_a_definition_deletes_its_custom_resources() {
 }
 
 #[test]
+fn a_terminating_definition_takes_no_creates_until_its_resources_are_gone() {
+    let server = with_widgets();
+    server.apply(&WIDGET.replace(
+        "labels: {app: w}",
+        "labels: {app: w}, finalizers: [example.com/hold]",
+    ));
+    server.kubectl_ok(&["delete", "crd", "widgets.example.com", "--wait=false"]);
+    let crd = server.kubectl_json(&["get", "crd", "widgets.example.com", "-o", "json"]);
+    assert_eq!(
+        crd["metadata"]["finalizers"],
+        json!(["customresourcecleanup.apiextensions.k8s.io"])
+    );
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                        "metadata": {"name": "late"}, "spec": {"size": 1}});
+    let status = wait_until(Duration::from_secs(10), "creates refused", || {
+        let resp = server.post_json(WIDGETS, &widget);
+        (resp.status == 405).then(|| resp.json())
+    });
+    assert_eq!(status["reason"], "MethodNotAllowed");
+    assert_eq!(
+        status["message"],
+        "create not allowed while custom resource definition is terminating"
+    );
+    let crd = server.kubectl_json(&["get", "crd", "widgets.example.com", "-o", "json"]);
+    let terminating = condition(&crd, "Terminating");
+    assert_eq!(
+        (&terminating["status"], &terminating["reason"]),
+        (&json!("True"), &json!("InstanceDeletionInProgress"))
+    );
+    // The widget's own finalizer released, the definition goes.
+    server.kubectl_ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    wait_until(Duration::from_secs(10), "the definition gone", || {
+        (server
+            .get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
+            .status
+            == 404)
+            .then_some(())
+    });
+}
+
+#[test]
 fn conflicting_names_are_not_accepted() {
     let server = with_widgets();
     server.apply(

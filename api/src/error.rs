@@ -367,6 +367,11 @@ impl ApiError {
         Self::new(StatusReason::BadRequest, message)
     }
 
+    /// MethodNotAllowed with a message of its own.
+    pub fn method_refused(group: &str, resource: &str, message: String) -> Self {
+        Self::new(StatusReason::MethodNotAllowed, message).with_details("", group, resource)
+    }
+
     pub fn method_not_supported(group: &str, resource: &str, verb: &str) -> Self {
         Self::new(
             StatusReason::MethodNotAllowed,

@@ -59,6 +59,8 @@ pub struct CustomResource {
     published_schema: Option<Value>,
     /// Its `x-kubernetes-validations`, compiled.
     rules: Option<rules::Rules>,
+    /// The definition is being deleted: no creates.
+    terminating: bool,
     status_subresource: bool,
     scale: Option<ScalePaths>,
     columns: Vec<PrinterColumn>,
@@ -135,6 +137,10 @@ pub fn resources_for(
         .and_then(|v| v.get("name").and_then(Value::as_str))
         .ok_or(DefinitionError::Missing("storage version"))?;
     let conversion = conversion::Strategy::of(spec.get("conversion"), transport);
+    let terminating = crate::kinds::apiextensions::condition(crd, "Terminating")
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+        == Some("True");
     let short_names = crate::object::strings_at(names, "shortNames");
     let categories = crate::object::strings_at(names, "categories");
     let mut resources = Vec::new();
@@ -201,6 +207,7 @@ pub fn resources_for(
             rules: version
                 .pointer("/schema/openAPIV3Schema")
                 .and_then(rules::Rules::compile),
+            terminating,
             status_subresource,
             scale,
             columns,
@@ -529,6 +536,11 @@ impl Kind for CustomResource {
 
     fn validates_served_form(&self) -> bool {
         true
+    }
+
+    fn refuses(&self, verb: &str) -> Option<String> {
+        (self.terminating && verb == "create")
+            .then(|| format!("{verb} not allowed while custom resource definition is terminating"))
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {

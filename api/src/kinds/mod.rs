@@ -232,6 +232,13 @@ pub trait Kind: Send + Sync {
         crate::object::set_at(object, &["spec", "replicas"], json!(replicas));
     }
 
+    /// Why a verb is refused for now although the resource has it, in
+    /// upstream's words (a custom resource whose definition is being
+    /// deleted takes no creates).
+    fn refuses(&self, _verb: &str) -> Option<String> {
+        None
+    }
+
     /// Whether objects of this kind hold ClusterIPs and NodePorts.
     fn allocates_service_addresses(&self) -> bool {
         false

@@ -309,7 +309,8 @@ fn serve(core: &ApiCore, served: &mut Served, definitions: &[&Value]) {
         }
         let name = object::name(crd).to_string();
         still.push(name.clone());
-        let basis = json!({"spec": crd.get("spec"), "names": crd.pointer("/status/acceptedNames")});
+        let basis = json!({"spec": crd.get("spec"), "names": crd.pointer("/status/acceptedNames"),
+                           "terminating": condition_true(crd, "Terminating")});
         if served
             .by_definition
             .get(&name)

@@ -559,6 +559,9 @@ impl ApiCore {
         };
         self.authorize_request(user, &AccessRequest::Resource(&attrs))
             .await?;
+        if let Some(why) = def.kind_impl.refuses(verb) {
+            return Err(ApiError::method_refused(&def.group, &def.resource, why));
+        }
         if !def.supports(verb) {
             return Err(ApiError::method_not_supported(
                 &def.group,
