@@ -123,6 +123,11 @@ fn a_conversion_webhook_converts_between_served_versions() {
     server.apply(r#"{"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "old", "namespace": "default"}, "spec": {"size": 3}}"#);
     server.apply(r#"{"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "new", "namespace": "default"}, "spec": {"length": 5}}"#);
 
+    // Discovery prefers the highest version, kube-aware, as upstream.
+    let group = server.get_json("/apis/example.com");
+    assert_eq!(group["preferredVersion"]["version"], "v2");
+    assert_eq!(group["versions"][1]["version"], "v1");
+
     let as_v2 = server.get_json("/apis/example.com/v2/namespaces/default/widgets/old");
     assert_eq!(as_v2["apiVersion"], "example.com/v2");
     assert_eq!(as_v2["spec"], json!({"length": 3}));

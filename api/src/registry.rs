@@ -372,7 +372,24 @@ impl Registry {
     }
 
     /// Served groups in registration order; the core group ("") first.
+    /// A custom group's versions are in upstream's kube-aware order
+    /// (v2, v1, v1beta1, v1alpha1, then others by name), its preferred
+    /// version first.
     pub fn groups(&self) -> Vec<GroupInfo> {
+        let mut groups = self.groups_as_registered();
+        for group in &mut groups {
+            let custom = self
+                .resources
+                .iter()
+                .any(|r| r.group == group.name && r.origin == Origin::Custom);
+            if custom {
+                group.versions.sort_by(|a, b| kube_aware_order(a, b));
+            }
+        }
+        groups
+    }
+
+    fn groups_as_registered(&self) -> Vec<GroupInfo> {
         let mut groups: Vec<GroupInfo> = Vec::new();
         for r in &self.resources {
             match groups.iter_mut().find(|g| g.name == r.group) {
@@ -413,9 +430,82 @@ impl Registry {
     }
 }
 
+/// A Kubernetes-style version's parts: major, stability (GA 2, beta 1,
+/// alpha 0) and minor.
+fn kube_version(version: &str) -> Option<(u64, u8, u64)> {
+    let rest = version.strip_prefix('v')?;
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let major: u64 = rest[..digits].parse().ok()?;
+    let tail = &rest[digits..];
+    if tail.is_empty() {
+        return Some((major, 2, 0));
+    }
+    let (stability, minor) = if let Some(minor) = tail.strip_prefix("beta") {
+        (1, minor)
+    } else if let Some(minor) = tail.strip_prefix("alpha") {
+        (0, minor)
+    } else {
+        return None;
+    };
+    if minor.is_empty() || !minor.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Some((major, stability, minor.parse().ok()?))
+}
+
+/// Upstream's CompareKubeAwareVersionStrings as a sort order, most
+/// preferred first: GA before beta before alpha, higher versions first,
+/// then versions that are not Kubernetes-style, by name.
+pub fn kube_aware_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (kube_version(a), kube_version(b)) {
+        (Some((a_major, a_stability, a_minor)), Some((b_major, b_stability, b_minor))) => {
+            b_stability
+                .cmp(&a_stability)
+                .then(b_major.cmp(&a_major))
+                .then(b_minor.cmp(&a_minor))
+        }
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_sort_as_upstreams_kube_aware_order() {
+        let mut versions = vec![
+            "v1",
+            "foo10",
+            "v11alpha2",
+            "v12alpha1",
+            "v10beta3",
+            "v3beta1",
+            "v11beta2",
+            "foo1",
+            "v2",
+        ];
+        versions.sort_by(|a, b| kube_aware_order(a, b));
+        assert_eq!(
+            versions,
+            [
+                "v2",
+                "v1",
+                "v11beta2",
+                "v10beta3",
+                "v3beta1",
+                "v12alpha1",
+                "v11alpha2",
+                "foo1",
+                "foo10"
+            ]
+        );
+    }
 
     #[test]
     fn storage_version_hash_matches_upstream() {
