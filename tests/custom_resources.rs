@@ -11,7 +11,22 @@ use std::time::Duration;
 use common::{item_names, table_rows, wait_until, TestServer};
 use serde_json::{json, Value};
 
-const WIDGETS_CRD: &str = r#"
+/// The Widget definition: v1 and v2 alike (v1 stored), as most
+/// definitions serve their versions.
+fn widgets_crd() -> String {
+    let version = |name: &str, storage: bool| {
+        VERSION
+            .replace("- name: v1", &format!("- name: {name}"))
+            .replace("storage: true", &format!("storage: {storage}"))
+    };
+    format!(
+        "{HEAD}  versions:\n{}{}",
+        version("v1", true),
+        version("v2", false)
+    )
+}
+
+const HEAD: &str = r#"
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
@@ -25,8 +40,9 @@ spec:
     kind: Widget
     shortNames: [wdg]
     categories: [all]
-  versions:
-  - name: v1
+"#;
+
+const VERSION: &str = r#"  - name: v1
     served: true
     storage: true
     schema:
@@ -68,13 +84,6 @@ spec:
     - {name: Phase, type: string, jsonPath: .status.phase, priority: 1}
     selectableFields:
     - jsonPath: .spec.color
-  - name: v2
-    served: true
-    storage: false
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
 "#;
 
 const WIDGET: &str = r#"
@@ -91,7 +100,7 @@ const NOT_CHECKED: &str = r#"<nil>: Invalid value: "null": some validation rules
 
 fn with_widgets() -> TestServer {
     let server = TestServer::start();
-    server.apply(WIDGETS_CRD);
+    server.apply(&widgets_crd());
     server.kubectl_ok(&[
         "wait",
         "--for=condition=Established",
@@ -216,7 +225,11 @@ fn an_applied_definition_is_named_established_and_served() {
     );
 
     // The schema is published: kubectl explain reads it.
-    let explained = server.kubectl_ok(&["explain", "widget.spec.size"]);
+    let explained = server.kubectl_ok(&[
+        "explain",
+        "widget.spec.size",
+        "--api-version=example.com/v1",
+    ]);
     assert!(explained.contains("How big the widget is."), "{explained}");
 
     // Custom resources are served over gRPC too.
@@ -226,6 +239,19 @@ fn an_applied_definition_is_named_established_and_served() {
                 "namespace": "default", "name": "w1"}),
     );
     assert_eq!(got["body"]["spec"]["size"], 3);
+    let listed = server.grpc_ok(
+        "capstan.v1.Resources/List",
+        &json!({"resource": {"group": "example.com", "version": "v1", "resource": "widgets"},
+                "namespace": "default"}),
+    );
+    assert_eq!(listed["kind"], "WidgetList");
+    assert_eq!(item_names(&listed), ["w1"]);
+    let discovered = server.grpc_ok(
+        "capstan.v1.Discovery/ServerResources",
+        &json!({"group": "example.com", "version": "v1"}),
+    );
+    assert_eq!(discovered["resources"][0]["name"], "widgets");
+    assert_eq!(discovered["resources"][0]["shortNames"], json!(["wdg"]));
 }
 
 #[test]
@@ -432,7 +458,7 @@ fn deleting_a_definition_deletes_its_custom_resources() {
     let missing = server.get("/apis/example.com/v1");
     assert_eq!(missing.status, 404);
     // Created again, the definition serves no leftovers.
-    server.apply(WIDGETS_CRD);
+    server.apply(&widgets_crd());
     server.kubectl_ok(&[
         "wait",
         "--for=condition=Established",
@@ -498,7 +524,7 @@ fn a_terminating_definition_takes_no_creates_until_its_resources_are_gone() {
 fn conflicting_names_are_not_accepted() {
     let server = with_widgets();
     server.apply(
-        &WIDGETS_CRD
+        &widgets_crd()
             .replace("name: widgets.example.com", "name: gadgets.example.com")
             .replace("plural: widgets", "plural: gadgets")
             .replace("singular: widget", "singular: gadget"),
@@ -531,27 +557,28 @@ fn invalid_definitions_get_upstreams_answers() {
         resp.assert_status(422, "Invalid")
     };
     let status =
-        refused(WIDGETS_CRD.replace("name: widgets.example.com", "name: gizmos.example.com"));
+        refused(widgets_crd().replace("name: widgets.example.com", "name: gizmos.example.com"));
     assert_eq!(
         status["message"],
         r#"CustomResourceDefinition.apiextensions.k8s.io "gizmos.example.com" is invalid: metadata.name: Invalid value: "gizmos.example.com": must be spec.names.plural+"."+spec.group"#
     );
-    let status = refused(WIDGETS_CRD.replace("  scope: Namespaced\n", ""));
+    let status = refused(widgets_crd().replace("  scope: Namespaced\n", ""));
     assert_eq!(status["details"]["causes"][0]["field"], "spec.scope");
     assert_eq!(status["details"]["causes"][0]["message"], "Required value");
-    let status = refused(WIDGETS_CRD.replace(
+    let status = refused(widgets_crd().replace(
         "              replicas: {type: integer}\n",
         "              replicas: {description: untyped}\n",
     ));
     assert_eq!(
         status["details"]["causes"][0]["field"],
-        "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[replicas].type"
+        "spec.validation.openAPIV3Schema.properties[spec].properties[replicas].type",
+        "one schema shared by every version is reported where upstream hoists it"
     );
     assert_eq!(
         status["details"]["causes"][0]["message"],
         "Required value: must not be empty for specified object fields"
     );
-    let status = refused(WIDGETS_CRD.replace("    storage: false\n", "    storage: true\n"));
+    let status = refused(widgets_crd().replace("    storage: false\n", "    storage: true\n"));
     assert!(
         status["message"]
             .as_str()
@@ -570,7 +597,7 @@ fn invalid_definitions_get_upstreams_answers() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_definition_created_through_one_replica_is_served_by_the_other() {
     let (_etcd, a, b) = common::two_replicas_on_etcd().await;
-    a.apply(WIDGETS_CRD);
+    a.apply(&widgets_crd());
     wait_until(Duration::from_secs(5), "replica b to serve widgets", || {
         (b.get(WIDGETS).status == 200).then_some(())
     });
