@@ -90,6 +90,17 @@ pub fn put_in_go_order(definition: &str, object: &mut Value) {
     }
 }
 
+/// A time Go parsed, as metav1.Time and MicroTime encode it again: in UTC,
+/// with whole seconds (fractions dropped) or six fraction digits.
+fn canonical_time(text: &str, layout: TimeLayout) -> Option<String> {
+    let parsed = chrono::DateTime::parse_from_rfc3339(text).ok()?;
+    let utc = parsed.with_timezone(&chrono::Utc);
+    Some(match layout {
+        TimeLayout::Rfc3339 => utc.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        TimeLayout::Rfc3339Micro => utc.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+    })
+}
+
 /// The Go type a schema decodes into, as far as the walk needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Expect {
@@ -204,8 +215,15 @@ impl Walker {
                     Expect::Time => TimeLayout::Rfc3339,
                     _ => TimeLayout::Rfc3339Micro,
                 };
-                if let Err(message) = parse_go_time(text, layout) {
-                    self.save(message.clone(), message, true);
+                match parse_go_time(text, layout) {
+                    Err(message) => self.save(message.clone(), message, true),
+                    // Stored as Go encodes the parsed time: UTC, whole
+                    // seconds (Time) or microseconds (MicroTime).
+                    Ok(()) => {
+                        if let Some(canonical) = canonical_time(text, layout) {
+                            *text = canonical;
+                        }
+                    }
                 }
             }
             (Expect::Time | Expect::MicroTime, other) => {

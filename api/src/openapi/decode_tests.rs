@@ -269,3 +269,25 @@ fn keys_come_out_in_go_struct_order() {
     let keys: Vec<&String> = spec.as_object().expect("object").keys().collect();
     assert_eq!(keys, ["volumes", "initContainers", "containers"]);
 }
+
+/// Times are stored as Go encodes the parsed value: UTC, whole seconds for
+/// metav1.Time, six fraction digits for MicroTime (kopf writes offsets and
+/// microseconds into Event timestamps).
+#[test]
+fn times_are_stored_as_go_encodes_them() {
+    let mut event = json!({
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"},
+        "involvedObject": {},
+        "firstTimestamp": "2026-11-26T06:29:10.776914+02:00",
+        "lastTimestamp": "2026-11-26T06:29:10Z",
+        "eventTime": "2026-11-26T06:31:13.729655+00:00"
+    });
+    decode_typed("io.k8s.api.core.v1.Event", &mut event).unwrap();
+    assert_eq!(event["firstTimestamp"], "2026-11-26T04:29:10Z");
+    assert_eq!(event["lastTimestamp"], "2026-11-26T06:29:10Z");
+    assert_eq!(event["eventTime"], "2026-11-26T06:31:13.729655Z");
+    let mut lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"},
+        "spec": {"acquireTime": "2026-11-26T06:29:10.000000+02:00"}});
+    decode_typed("io.k8s.api.coordination.v1.Lease", &mut lease).unwrap();
+    assert_eq!(lease["spec"]["acquireTime"], "2026-11-26T04:29:10.000000Z");
+}
