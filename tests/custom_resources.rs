@@ -612,3 +612,39 @@ async fn a_definition_created_through_one_replica_is_served_by_the_other() {
         || (a.get(WIDGETS).status == 404).then_some(()),
     );
 }
+
+#[test]
+fn a_default_added_later_shows_on_older_objects() {
+    let server = with_widgets();
+    server.apply(WIDGET);
+    let shape = r#"{"type": "string", "default": "round"}"#;
+    let patch = format!(
+        r#"[{{"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/shape", "value": {shape}}},
+            {{"op": "add", "path": "/spec/versions/1/schema/openAPIV3Schema/properties/spec/properties/shape", "value": {shape}}}]"#
+    );
+    server.kubectl_ok(&[
+        "patch",
+        "crd",
+        "widgets.example.com",
+        "--type=json",
+        "-p",
+        &patch,
+    ]);
+    // Read, listed and watched with the default; the stored object is as written.
+    let widget = wait_until(Duration::from_secs(10), "the new default on reads", || {
+        let widget = server.get_json(&format!("{WIDGETS}/w1"));
+        (widget["spec"]["shape"] == "round").then_some(widget)
+    });
+    assert_eq!(widget["spec"]["color"], "red");
+    let listed = server.get_json(WIDGETS);
+    assert_eq!(listed["items"][0]["spec"]["shape"], "round");
+    let watched = server.kubectl_ok(&[
+        "get",
+        "widgets",
+        "--watch",
+        "--request-timeout=2s",
+        "-o",
+        "jsonpath={.spec.shape}",
+    ]);
+    assert!(watched.starts_with("round"), "{watched}");
+}

@@ -214,6 +214,21 @@ impl ResourceDef {
         (&self.group, &self.version) != (&self.storage_group, &self.storage_version)
     }
 
+    /// Whether a stored object changes on its way out: converted to the
+    /// served version, or defaulted on read (custom resources whose schema
+    /// has defaults, so a default added later shows on older objects).
+    pub fn transforms_on_read(&self) -> bool {
+        self.converts_for_storage() || self.kind_impl.defaults_on_read()
+    }
+
+    /// The object as this resource serves it, from its stored form.
+    pub fn serve(
+        &self,
+        stored: serde_json::Value,
+    ) -> Result<serde_json::Value, crate::conversion::ConversionError> {
+        ServedForm::of(self).serve(stored)
+    }
+
     /// The apiVersion objects are stored at.
     pub fn storage_api_version(&self) -> String {
         if self.storage_group.is_empty() {
@@ -250,6 +265,46 @@ impl ResourceDef {
 impl std::fmt::Debug for ResourceDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.api_version(), self.resource)
+    }
+}
+
+/// What turns a stored object into a resource's served one, owned, for a
+/// stream that outlives the request (a watch).
+#[derive(Clone)]
+pub struct ServedForm {
+    kind: Arc<dyn Kind>,
+    converts: bool,
+    api_version: String,
+    version: String,
+}
+
+impl ServedForm {
+    pub fn of(def: &ResourceDef) -> Self {
+        Self {
+            kind: def.kind_impl.clone(),
+            converts: def.converts_for_storage(),
+            api_version: def.api_version(),
+            version: def.version.clone(),
+        }
+    }
+
+    /// Converted to the served version, then defaulted if the kind
+    /// defaults on read.
+    pub fn serve(
+        &self,
+        stored: serde_json::Value,
+    ) -> Result<serde_json::Value, crate::conversion::ConversionError> {
+        let mut object = if self.converts {
+            self.kind.convert(stored, &self.api_version)?
+        } else {
+            stored
+        };
+        if self.kind.defaults_on_read() {
+            if let Some(map) = object.as_object_mut() {
+                self.kind.apply_defaults(&self.version, map);
+            }
+        }
+        Ok(object)
     }
 }
 

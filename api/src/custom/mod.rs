@@ -61,6 +61,8 @@ pub struct CustomResource {
     rules: Option<rules::Rules>,
     /// The definition is being deleted: no creates.
     terminating: bool,
+    /// Whether the schema declares any default (then reads default too).
+    has_defaults: bool,
     status_subresource: bool,
     scale: Option<ScalePaths>,
     columns: Vec<PrinterColumn>,
@@ -208,6 +210,9 @@ pub fn resources_for(
                 .pointer("/schema/openAPIV3Schema")
                 .and_then(rules::Rules::compile),
             terminating,
+            has_defaults: version
+                .pointer("/schema/openAPIV3Schema")
+                .is_some_and(declares_defaults),
             status_subresource,
             scale,
             columns,
@@ -287,6 +292,14 @@ fn printer_columns(
             })
         })
         .collect()
+}
+
+fn declares_defaults(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.contains_key("default") || map.values().any(declares_defaults),
+        Value::Array(items) => items.iter().any(declares_defaults),
+        _ => false,
+    }
 }
 
 /// Sorts every object's keys: a custom resource is stored as Go encodes
@@ -476,6 +489,10 @@ impl Kind for CustomResource {
 
     fn standard_finalizers_only(&self) -> bool {
         false
+    }
+
+    fn defaults_on_read(&self) -> bool {
+        self.has_defaults
     }
 
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {

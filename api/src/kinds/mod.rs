@@ -120,6 +120,12 @@ pub trait Kind: Send + Sync {
     /// idempotent (applied on decode and again before storing).
     fn apply_defaults(&self, _version: &str, _object: &mut Object) {}
 
+    /// Whether [`Kind::apply_defaults`] runs on every read from storage too
+    /// (upstream defaults custom resources when it decodes them).
+    fn defaults_on_read(&self) -> bool {
+        false
+    }
+
     /// Clears or fills server-owned fields of a new object.
     fn prepare_for_create(&self, _object: &mut Value) {}
 

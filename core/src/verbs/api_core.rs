@@ -402,18 +402,16 @@ pub(super) fn apply_defaults(def: &ResourceDef, object: &mut Value) {
 
 /// The object as `def` serves it, from its stored form.
 pub(crate) fn served(def: &ResourceDef, stored: Value) -> ApiResult<Value> {
-    if !def.converts_for_storage() {
+    if !def.transforms_on_read() {
         return Ok(stored);
     }
-    def.kind_impl
-        .convert(stored, &def.api_version())
-        .map_err(ApiError::conversion)
+    def.serve(stored).map_err(ApiError::conversion)
 }
 
 /// `served` for an object that may be shared: left as it is unless `def`
-/// converts it.
+/// changes it on the way out.
 pub(super) fn served_shared(def: &ResourceDef, stored: Arc<Value>) -> ApiResult<Arc<Value>> {
-    if !def.converts_for_storage() {
+    if !def.transforms_on_read() {
         return Ok(stored);
     }
     served(def, Arc::unwrap_or_clone(stored)).map(Arc::new)

@@ -56,7 +56,7 @@ impl ApiCore {
             return self.list_component_statuses().await;
         }
         let mut list = self.list_stored(def, namespace, opts).await?;
-        if def.converts_for_storage() {
+        if def.transforms_on_read() {
             list.items = std::mem::take(&mut list.items)
                 .into_iter()
                 .map(|item| served(def, Arc::unwrap_or_clone(item)).map(Arc::new))

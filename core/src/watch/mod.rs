@@ -463,17 +463,17 @@ impl ApiCore {
             }
         });
         let events = stream::iter(head).chain(tail);
-        if !def.converts_for_storage() {
+        if !def.transforms_on_read() {
             return Ok(events.boxed());
         }
-        // Stored at another version: every object goes out at the watched one.
-        let served_version = def.api_version();
-        let kind = def.kind_impl.clone();
+        // Stored at another version, or defaulted on read: every object
+        // goes out as the watched resource serves it.
+        let form = crate::registry::ServedForm::of(def);
         Ok(events
             .map(move |event| match event.event_type {
                 EventType::Bookmark | EventType::Error => event,
                 event_type => {
-                    match kind.convert(Arc::unwrap_or_clone(event.object), &served_version) {
+                    match form.serve(Arc::unwrap_or_clone(event.object)) {
                         // A new object: the cache event's encodings are of the stored one.
                         Ok(object) => WatchEvent::new(event_type, Arc::new(object)),
                         Err(e) => error_event(&ApiError::conversion(e)),
