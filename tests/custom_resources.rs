@@ -246,6 +246,28 @@ fn an_applied_definition_is_named_established_and_served() {
     );
     assert_eq!(listed["kind"], "WidgetList");
     assert_eq!(item_names(&listed), ["w1"]);
+    // A gRPC watch sees a gRPC create, pruned and defaulted as over REST.
+    let widgets = json!({"group": "example.com", "version": "v1", "resource": "widgets"});
+    let mut watch = server.grpc_stream(
+        "capstan.v1.Resources/Watch",
+        &json!({"resource": widgets, "namespace": "default",
+                "resourceVersion": listed["resourceVersion"]}),
+        30,
+    );
+    let created = server.grpc_ok(
+        "capstan.v1.Resources/Create",
+        &json!({"resource": widgets, "namespace": "default",
+                "object": {"apiVersion": "example.com/v1", "kind": "Widget",
+                           "metadata": {"name": "w-grpc"}, "spec": {"size": 2}}}),
+    );
+    assert_eq!(created["body"]["spec"], json!({"color": "red", "size": 2}));
+    let events = watch.wait_for("the gRPC create watched", |out| {
+        let events = common::json_stream(out);
+        (!events.is_empty()).then_some(events)
+    });
+    assert_eq!(events[0]["type"], "ADDED");
+    assert_eq!(events[0]["object"]["metadata"]["name"], "w-grpc");
+    drop(watch);
     let discovered = server.grpc_ok(
         "capstan.v1.Discovery/ServerResources",
         &json!({"group": "example.com", "version": "v1"}),
