@@ -431,17 +431,30 @@ impl Registry {
     /// (v2, v1, v1beta1, v1alpha1, then others by name), its preferred
     /// version first.
     pub fn groups(&self) -> Vec<GroupInfo> {
-        let mut groups = self.groups_as_registered();
-        for group in &mut groups {
-            let custom = self
-                .resources
+        let is_custom = |name: &str| {
+            self.resources
                 .iter()
-                .any(|r| r.group == group.name && r.origin == Origin::Custom);
-            if custom {
-                group.versions.sort_by(|a, b| kube_aware_order(a, b));
-            }
+                .any(|r| r.group == name && r.origin == Origin::Custom)
+        };
+        let (mut custom, built_in): (Vec<GroupInfo>, Vec<GroupInfo>) = self
+            .groups_as_registered()
+            .into_iter()
+            .partition(|g| is_custom(&g.name));
+        for group in &mut custom {
+            group.versions.sort_by(|a, b| kube_aware_order(a, b));
         }
-        groups
+        // Every custom group version has upstream's CRD priority (1000,
+        // below every built-in group); ties go by APIService name,
+        // `<version>.<group>`, so a group sorts by its first such name.
+        let first_name = |g: &GroupInfo| {
+            g.versions
+                .iter()
+                .map(|v| format!("{v}.{}", g.name))
+                .min()
+                .unwrap_or_default()
+        };
+        custom.sort_by_cached_key(first_name);
+        built_in.into_iter().chain(custom).collect()
     }
 
     fn groups_as_registered(&self) -> Vec<GroupInfo> {
@@ -531,6 +544,41 @@ pub fn kube_aware_order(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn custom_groups_follow_the_built_in_ones_by_apiservice_name() {
+        let custom = |group: &str, version: &str| {
+            let mut def = ResourceDef::new(
+                group,
+                version,
+                "things",
+                "Thing",
+                true,
+                crate::kinds::builtin("", "ConfigMap"),
+            );
+            def.origin = Origin::Custom;
+            def
+        };
+        let registry = Registry::builtin().changed(
+            vec![
+                custom("zeta.example.com", "v1"),
+                custom("alpha.example.com", "v1"),
+                custom("beta.example.com", "v2"),
+            ],
+            &[],
+        );
+        let names: Vec<String> = registry
+            .groups()
+            .iter()
+            .rev()
+            .take(3)
+            .map(|g| g.name.clone())
+            .collect();
+        assert_eq!(
+            names,
+            ["beta.example.com", "zeta.example.com", "alpha.example.com"]
+        );
+    }
 
     #[test]
     fn versions_sort_as_upstreams_kube_aware_order() {
