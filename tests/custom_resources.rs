@@ -442,6 +442,24 @@ fn status_and_scale_go_through_their_subresources() {
     assert_eq!(scale["spec"]["replicas"], 3);
     assert_eq!(scale["status"], json!({"replicas": 3, "selector": "app=w"}));
 
+    // Without spec replicas there is no Scale to show, as upstream says.
+    server.kubectl_ok(&[
+        "patch",
+        "widget",
+        "w1",
+        "--type=json",
+        "-p",
+        r#"[{"op": "remove", "path": "/spec/replicas"}]"#,
+    ]);
+    let status = server
+        .get(&format!("{WIDGETS}/w1/scale"))
+        .assert_status(500, "InternalError");
+    assert_eq!(
+        status["message"],
+        r#"Internal error occurred: the spec replicas field ".spec.replicas" does not exist"#
+    );
+    server.kubectl_ok(&["scale", "widget", "w1", "--replicas=3"]);
+
     // A main write leaves status alone.
     server.kubectl_ok(&[
         "patch",
@@ -454,7 +472,8 @@ fn status_and_scale_go_through_their_subresources() {
     let widget = server.kubectl_json(&["get", "widget", "w1", "-o", "json"]);
     assert_eq!(widget["status"]["phase"], "Ready");
     assert_eq!(widget["spec"]["size"], 4);
-    assert_eq!(widget["metadata"]["generation"], 3);
+    // Two spec writes above (replicas removed, scaled again), and this one.
+    assert_eq!(widget["metadata"]["generation"], 5);
 
     // A status write is checked from the status down, as upstream words it.
     let resp = server.curl(

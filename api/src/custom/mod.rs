@@ -589,6 +589,13 @@ impl Kind for CustomResource {
         }
     }
 
+    fn scale_replicas_path(&self) -> String {
+        self.scale
+            .as_ref()
+            .map(|s| s.spec_replicas_path.clone())
+            .unwrap_or_default()
+    }
+
     fn set_scale_replicas(&self, object: &mut Value, replicas: i64) {
         if let Some(scale) = &self.scale {
             let keys: Vec<&str> = scale.spec_replicas.iter().map(String::as_str).collect();

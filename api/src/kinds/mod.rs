@@ -233,6 +233,11 @@ pub trait Kind: Send + Sync {
         }
     }
 
+    /// Where the desired replicas live, as upstream names the path in errors.
+    fn scale_replicas_path(&self) -> String {
+        ".spec.replicas".to_string()
+    }
+
     /// Writes a Scale's replicas into the object.
     fn set_scale_replicas(&self, object: &mut Value, replicas: i64) {
         crate::object::set_at(object, &["spec", "replicas"], json!(replicas));

@@ -103,7 +103,7 @@ impl ApiCore {
             .get_as(user, def, namespace, name, resource_version, view)
             .await?;
         Ok(match view {
-            View::Scale => crate::verbs::scale::to_scale(def, &object),
+            View::Scale => crate::verbs::scale::read_scale(def, &object)?,
             _ => object,
         })
     }

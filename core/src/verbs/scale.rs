@@ -8,6 +8,18 @@ use crate::error::{ApiError, ApiResult, FieldError};
 use crate::object;
 use crate::registry::ResourceDef;
 
+/// The Scale a GET of the subresource answers: upstream shows none for an
+/// object whose spec replicas field does not exist (a custom resource).
+pub fn read_scale(def: &ResourceDef, object: &Value) -> ApiResult<Value> {
+    if def.kind_impl.scale_of(object).spec_replicas.is_none() {
+        return Err(ApiError::internal(format!(
+            "the spec replicas field {:?} does not exist",
+            def.kind_impl.scale_replicas_path()
+        )));
+    }
+    Ok(to_scale(def, object))
+}
+
 pub fn to_scale(def: &ResourceDef, object: &Value) -> Value {
     let parts = def.kind_impl.scale_of(object);
     let mut metadata = json!({});
