@@ -100,6 +100,12 @@ const NOT_CHECKED: &str = r#"<nil>: Invalid value: "null": some validation rules
 
 fn with_widgets() -> TestServer {
     let server = TestServer::start();
+    install_widgets(&server);
+    server
+}
+
+/// Applies the Widget definition and waits until it is Established.
+fn install_widgets(server: &TestServer) {
     server.apply(&widgets_crd());
     server.kubectl_ok(&[
         "wait",
@@ -107,7 +113,6 @@ fn with_widgets() -> TestServer {
         "crd/widgets.example.com",
         "--timeout=10s",
     ]);
-    server
 }
 
 fn condition<'a>(crd: &'a Value, type_: &str) -> &'a Value {
@@ -499,13 +504,7 @@ fn deleting_a_definition_deletes_its_custom_resources() {
     let missing = server.get("/apis/example.com/v1");
     assert_eq!(missing.status, 404);
     // Created again, the definition serves no leftovers.
-    server.apply(&widgets_crd());
-    server.kubectl_ok(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/widgets.example.com",
-        "--timeout=10s",
-    ]);
+    install_widgets(&server);
     let list = wait_until(Duration::from_secs(10), "widgets served again", || {
         let resp = server.get(WIDGETS);
         (resp.status == 200).then(|| resp.json())

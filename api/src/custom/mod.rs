@@ -24,7 +24,7 @@ use schema::Schema;
 
 pub use schema::SchemaError;
 
-const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+use crate::openapi::definitions::OBJECT_META;
 
 /// Upstream's description of the Name column (ObjectMeta.name's doc).
 const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -139,10 +139,7 @@ pub fn resources_for(
         .and_then(|v| v.get("name").and_then(Value::as_str))
         .ok_or(DefinitionError::Missing("storage version"))?;
     let conversion = conversion::Strategy::of(spec.get("conversion"), transport);
-    let terminating = crate::kinds::apiextensions::condition(crd, "Terminating")
-        .and_then(|c| c.get("status"))
-        .and_then(Value::as_str)
-        == Some("True");
+    let terminating = crate::kinds::apiextensions::is_true(crd, "Terminating");
     let short_names = crate::object::strings_at(names, "shortNames");
     let categories = crate::object::strings_at(names, "categories");
     let mut resources = Vec::new();
@@ -319,20 +316,21 @@ fn at<'a>(object: &'a Value, keys: &[String]) -> Option<&'a Value> {
     keys.iter().try_fold(object, |v, k| v.get(k))
 }
 
-/// The object without its metadata (and status, when a subresource owns it):
-/// what generation counts.
-fn spec_part(object: &Value, without_status: bool) -> Map<String, Value> {
-    object
-        .as_object()
-        .map(|map| {
-            map.iter()
-                .filter(|(k, _)| {
-                    k.as_str() != "metadata" && !(without_status && k.as_str() == "status")
-                })
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
+/// Whether two objects differ outside their metadata (and status, when a
+/// subresource owns it): what generation counts. Compared in place, since
+/// every update asks.
+fn differs_outside_meta(object: &Value, old: &Value, without_status: bool) -> bool {
+    let counted = |key: &str| key != "metadata" && !(without_status && key == "status");
+    let empty = Map::new();
+    let (new, was) = (
+        object.as_object().unwrap_or(&empty),
+        old.as_object().unwrap_or(&empty),
+    );
+    new.iter().filter(|(k, _)| counted(k)).count() != was.iter().filter(|(k, _)| counted(k)).count()
+        || new
+            .iter()
+            .filter(|(k, _)| counted(k))
+            .any(|(k, v)| was.get(k) != Some(v))
 }
 
 impl CustomResource {
@@ -548,7 +546,7 @@ impl Kind for CustomResource {
     }
 
     fn spec_changed(&self, object: &Value, old: &Value) -> bool {
-        spec_part(object, self.status_subresource) != spec_part(old, self.status_subresource)
+        differs_outside_meta(object, old, self.status_subresource)
     }
 
     fn validates_served_form(&self) -> bool {

@@ -127,11 +127,8 @@ pub fn apply_defaults(schema: &Schema, value: &mut Value) {
 pub fn validate(schema: &Schema, object: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if let Value::Object(map) = object {
-        let mut root = schema.clone();
-        for field in RESOURCE_ROOT_FIELDS {
-            root.properties.remove(field);
-        }
-        check_object(&root, map, "", &mut errors, true);
+        // As a resource, the root's apiVersion, kind and metadata are skipped.
+        check_object(schema, map, "", &mut errors, true);
     }
     errors
 }
@@ -189,10 +186,6 @@ fn in_body(path: &str) -> String {
     } else {
         format!("{path} in body")
     }
-}
-
-fn number(value: &Value) -> Option<f64> {
-    value.as_f64()
 }
 
 fn invalid(path: &str, value: &Value, detail: String) -> FieldError {
@@ -310,7 +303,7 @@ fn check_string(schema: &Schema, s: &str, value: &Value, path: &str, errors: &mu
 
 fn check_number(schema: &Schema, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
     let rules = &schema.validation;
-    let Some(n) = number(value) else {
+    let Some(n) = value.as_f64() else {
         return;
     };
     if let Some(max) = rules.maximum {
@@ -375,17 +368,8 @@ fn check_array(
     errors: &mut Vec<FieldError>,
 ) {
     let rules = &schema.validation;
-    let len = items.len() as u64;
-    if let Some(max) = rules.max_items.filter(|max| len > *max) {
-        errors.push(FieldError::too_many(path, items.len(), max as usize));
-    }
-    if let Some(min) = rules.min_items.filter(|min| len < *min) {
-        errors.push(invalid(
-            path,
-            value,
-            format!("{} should have at least {min} items", in_body(path)),
-        ));
-    }
+    let bounds = (rules.min_items, rules.max_items);
+    check_count(bounds, items.len(), value, path, "items", errors);
     if rules.unique_items && has_duplicates(items) {
         errors.push(invalid(
             path,
@@ -399,6 +383,28 @@ fn check_array(
         }
     }
     check_list_type(schema, items, path, errors);
+}
+
+/// minItems/maxItems and minProperties/maxProperties: too many is
+/// TooMany, too few kube-openapi's "should have at least".
+fn check_count(
+    (min, max): (Option<u64>, Option<u64>),
+    len: usize,
+    value: &Value,
+    path: &str,
+    noun: &str,
+    errors: &mut Vec<FieldError>,
+) {
+    if let Some(max) = max.filter(|max| len as u64 > *max) {
+        errors.push(FieldError::too_many(path, len, max as usize));
+    }
+    if let Some(min) = min.filter(|min| (len as u64) < *min) {
+        errors.push(invalid(
+            path,
+            value,
+            format!("{} should have at least {min} {noun}", in_body(path)),
+        ));
+    }
 }
 
 fn has_duplicates(items: &[Value]) -> bool {
@@ -460,16 +466,10 @@ fn check_object(
     resource: bool,
 ) {
     let rules = &schema.validation;
-    let len = map.len() as u64;
-    if let Some(max) = rules.max_properties.filter(|max| len > *max) {
-        errors.push(FieldError::too_many(path, map.len(), max as usize));
-    }
-    if let Some(min) = rules.min_properties.filter(|min| len < *min) {
-        errors.push(invalid(
-            path,
-            &Value::Object(map.clone()),
-            format!("{} should have at least {min} properties", in_body(path)),
-        ));
+    if rules.min_properties.is_some() || rules.max_properties.is_some() {
+        let bounds = (rules.min_properties, rules.max_properties);
+        let value = Value::Object(map.clone());
+        check_count(bounds, map.len(), &value, path, "properties", errors);
     }
     for required in &rules.required {
         if !map.contains_key(required) {

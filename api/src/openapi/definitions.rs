@@ -187,21 +187,7 @@ pub(crate) fn list_schema(kind: &str, item_definition: &str) -> Value {
 /// clients neither reject nor prune its fields.
 pub(crate) fn opaque_kind_schema(kind: &str) -> Value {
     let mut properties = Map::new();
-    properties.insert(
-        "apiVersion".into(),
-        json!({ "description": API_VERSION_DESCRIPTION, "type": "string" }),
-    );
-    properties.insert(
-        "kind".into(),
-        json!({ "description": KIND_DESCRIPTION, "type": "string" }),
-    );
-    properties.insert(
-        "metadata".into(),
-        json!({
-            "$ref": format!("{RAW_REF_PREFIX}{OBJECT_META}"),
-            "description": "Standard object's metadata.",
-        }),
-    );
+    insert_type_meta(&mut properties, "Standard object's metadata.");
     json!({
         "description": format!("{kind} is served without a published schema."),
         "type": "object",
@@ -222,23 +208,31 @@ pub(crate) fn custom_kind_schema(schema: &Value) -> Value {
         .entry("properties")
         .or_insert_with(|| Value::Object(Map::new()));
     if let Some(properties) = properties.as_object_mut() {
-        properties.insert(
-            "apiVersion".into(),
-            json!({ "description": API_VERSION_DESCRIPTION, "type": "string" }),
-        );
-        properties.insert(
-            "kind".into(),
-            json!({ "description": KIND_DESCRIPTION, "type": "string" }),
-        );
-        properties.insert(
-            "metadata".into(),
-            json!({
-                "$ref": format!("{RAW_REF_PREFIX}{OBJECT_META}"),
-                "description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-            }),
+        insert_type_meta(
+            properties,
+            "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
         );
     }
     schema
+}
+
+/// The apiVersion, kind and metadata properties every object has.
+fn insert_type_meta(properties: &mut Map<String, Value>, metadata_description: &str) {
+    properties.insert(
+        "apiVersion".into(),
+        json!({ "description": API_VERSION_DESCRIPTION, "type": "string" }),
+    );
+    properties.insert(
+        "kind".into(),
+        json!({ "description": KIND_DESCRIPTION, "type": "string" }),
+    );
+    properties.insert(
+        "metadata".into(),
+        json!({
+            "$ref": format!("{RAW_REF_PREFIX}{OBJECT_META}"),
+            "description": metadata_description,
+        }),
+    );
 }
 
 const API_VERSION_DESCRIPTION: &str = "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";

@@ -24,7 +24,7 @@
 
 mod convert;
 mod decode;
-mod definitions;
+pub(crate) mod definitions;
 mod gnostic;
 pub mod go_values;
 pub(crate) mod memo;

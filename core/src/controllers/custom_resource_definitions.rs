@@ -20,9 +20,9 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use crate::auth::UserInfo;
-use crate::kinds::apiextensions::{condition, set_condition, CLEANUP_FINALIZER};
+use crate::kinds::apiextensions::{condition, is_true, set_condition, CLEANUP_FINALIZER};
 use crate::object;
-use crate::verbs::{ApiCore, DeleteOptions, ListOptions, View, WriteOptions};
+use crate::verbs::{ApiCore, ListOptions, View, WriteOptions};
 
 const GROUP: &str = "apiextensions.k8s.io";
 const FIELD_MANAGER: &str = "kube-apiserver";
@@ -33,11 +33,10 @@ const RESYNC: Duration = Duration::from_secs(2);
 
 /// The resources this replica serves for each definition, and what they
 /// were built from: a definition is served anew only when that changes.
-#[derive(Default)]
 struct Served {
     by_definition: HashMap<String, (Value, Vec<GroupVersionResource>)>,
     /// How this replica calls conversion webhooks.
-    webhooks: Option<Arc<crate::webhooks::Webhooks>>,
+    webhooks: Arc<crate::webhooks::Webhooks>,
 }
 
 type GroupVersionResource = (String, String, String);
@@ -45,8 +44,8 @@ type GroupVersionResource = (String, String, String);
 pub async fn run(core: Arc<ApiCore>) {
     let system = UserInfo::system();
     let mut served = Served {
-        webhooks: Some(crate::webhooks::Webhooks::new(&core)),
-        ..Served::default()
+        by_definition: HashMap::new(),
+        webhooks: crate::webhooks::Webhooks::new(&core),
     };
     loop {
         let Ok(definitions) = core.resolve(GROUP, "v1", "customresourcedefinitions") else {
@@ -227,27 +226,10 @@ async fn grant_names(core: &ApiCore, crd: &Value, definitions: &[&Value]) -> cra
     if wanted.get("status") == crd.get("status") {
         return Ok(());
     }
-    let def = core.resolve(GROUP, "v1", "customresourcedefinitions")?;
-    let name = object::name(crd).to_string();
-    let opts = WriteOptions {
-        field_manager: FIELD_MANAGER.to_string(),
-        ..Default::default()
-    };
-    core.update_internal(
-        &UserInfo::system(),
-        &def,
-        None,
-        &name,
-        &opts,
-        View::Status,
-        |current| {
-            let mut updated = current.clone();
-            apply_names(&mut updated, &names, status, reason, &message, &now);
-            Ok(updated)
-        },
-    )
+    update_definition(core, object::name(crd), View::Status, |updated| {
+        apply_names(updated, &names, status, reason, &message, &now)
+    })
     .await
-    .map(|_| ())
 }
 
 /// Sets accepted names with the NamesAccepted condition, and Established
@@ -264,11 +246,7 @@ fn apply_names(
         crd_status.insert("acceptedNames".into(), names.clone());
     }
     set_condition(crd, "NamesAccepted", status, reason, message, now);
-    let established = condition(crd, "Established")
-        .and_then(|c| c.get("status"))
-        .and_then(Value::as_str)
-        == Some("True");
-    if established {
+    if is_true(crd, "Established") {
         return;
     }
     if status == "True" {
@@ -292,25 +270,18 @@ fn apply_names(
     }
 }
 
-fn condition_true(crd: &Value, type_: &str) -> bool {
-    condition(crd, type_)
-        .and_then(|c| c.get("status"))
-        .and_then(Value::as_str)
-        == Some("True")
-}
-
 /// Serves what each granted definition describes; stops serving what
 /// definitions no longer describe.
 fn serve(core: &ApiCore, served: &mut Served, definitions: &[&Value]) {
     let mut still: Vec<String> = Vec::new();
     for crd in definitions {
-        if !condition_true(crd, "NamesAccepted") && !condition_true(crd, "Established") {
+        if !is_true(crd, "NamesAccepted") && !is_true(crd, "Established") {
             continue;
         }
         let name = object::name(crd).to_string();
         still.push(name.clone());
         let basis = json!({"spec": crd.get("spec"), "names": crd.pointer("/status/acceptedNames"),
-                           "terminating": condition_true(crd, "Terminating")});
+                           "terminating": is_true(crd, "Terminating")});
         if served
             .by_definition
             .get(&name)
@@ -318,11 +289,9 @@ fn serve(core: &ApiCore, served: &mut Served, definitions: &[&Value]) {
         {
             continue;
         }
-        let transport = served
-            .webhooks
-            .clone()
-            .map(|w| w as Arc<dyn crate::custom::conversion::ConversionTransport>);
-        let resources = match crate::custom::resources_for(crd, transport) {
+        let transport: Arc<dyn crate::custom::conversion::ConversionTransport> =
+            served.webhooks.clone();
+        let resources = match crate::custom::resources_for(crd, Some(transport)) {
             Ok(resources) => resources,
             Err(e) => {
                 tracing::warn!(definition = name, error = %e, "customresourcedefinition not served");
@@ -371,7 +340,6 @@ async fn clean_up(core: &ApiCore, crd: &Value) -> crate::ApiResult<()> {
         return Ok(());
     }
     let name = object::name(crd).to_string();
-    let system = UserInfo::system();
     set_status_condition(
         core,
         &name,
@@ -385,29 +353,9 @@ async fn clean_up(core: &ApiCore, crd: &Value) -> crate::ApiResult<()> {
     .await?;
     let storage_def = storage_resource(core, crd);
     match storage_def {
-        Some(def) if condition_true(crd, "Established") => {
-            core.delete_collection(
-                &system,
-                &def,
-                None,
-                &ListOptions::default(),
-                &DeleteOptions::default(),
-            )
-            .await?;
-            let remaining = core
-                .list(
-                    &system,
-                    &def,
-                    None,
-                    &ListOptions {
-                        limit: 1,
-                        ..Default::default()
-                    },
-                )
-                .await?
-                .items
-                .len();
-            if remaining > 0 {
+        Some(def) if is_true(crd, "Established") => {
+            let remaining = super::delete_all(core, &def, None).await?;
+            if remaining {
                 // Custom resources with finalizers of their own: a later
                 // resync finishes the delete.
                 return Ok(());
@@ -438,19 +386,12 @@ async fn clean_up(core: &ApiCore, crd: &Value) -> crate::ApiResult<()> {
             .await?;
         }
     }
-    let def = core.resolve(GROUP, "v1", "customresourcedefinitions")?;
-    let opts = WriteOptions {
-        field_manager: FIELD_MANAGER.to_string(),
-        ..Default::default()
-    };
-    core.update_internal(&system, &def, None, &name, &opts, View::Main, |current| {
-        let mut updated = current.clone();
-        let finalizers: Vec<String> = object::finalizers(current)
+    update_definition(core, &name, View::Main, |updated| {
+        let finalizers: Vec<String> = object::finalizers(updated)
             .into_iter()
             .filter(|f| f != CLEANUP_FINALIZER)
             .collect();
-        object::set_meta(&mut updated, "finalizers", json!(finalizers));
-        Ok(updated)
+        object::set_meta(updated, "finalizers", json!(finalizers));
     })
     .await?;
     tracing::info!(definition = name, "customresourcedefinition deleted");
@@ -477,25 +418,32 @@ async fn set_status_condition(
     name: &str,
     (type_, status, reason, message): (&str, &str, &str, &str),
 ) -> crate::ApiResult<()> {
+    let now = object::now_timestamp();
+    update_definition(core, name, View::Status, |updated| {
+        set_condition(updated, type_, status, reason, message, &now);
+    })
+    .await
+}
+
+/// Writes `edit` of the stored definition through `view`, as the system,
+/// with compare-and-swap (retried on conflict by the core).
+async fn update_definition(
+    core: &ApiCore,
+    name: &str,
+    view: View,
+    edit: impl Fn(&mut Value),
+) -> crate::ApiResult<()> {
     let def = core.resolve(GROUP, "v1", "customresourcedefinitions")?;
     let opts = WriteOptions {
         field_manager: FIELD_MANAGER.to_string(),
         ..Default::default()
     };
-    let now = object::now_timestamp();
-    core.update_internal(
-        &UserInfo::system(),
-        &def,
-        None,
-        name,
-        &opts,
-        View::Status,
-        |current| {
-            let mut updated = current.clone();
-            set_condition(&mut updated, type_, status, reason, message, &now);
-            Ok(updated)
-        },
-    )
+    let system = UserInfo::system();
+    core.update_internal(&system, &def, None, name, &opts, view, |current| {
+        let mut updated = current.clone();
+        edit(&mut updated);
+        Ok(updated)
+    })
     .await
     .map(|_| ())
 }
@@ -549,7 +497,7 @@ mod tests {
         let mut widgets = crd("widgets.example.com", "widgets", "Widget", &[], false);
         let (names, (status, reason, message)) = accepted_names(&widgets, &[]);
         apply_names(&mut widgets, &names, status, reason, &message, "now");
-        assert!(condition_true(&widgets, "NamesAccepted"));
+        assert!(is_true(&widgets, "NamesAccepted"));
         assert_eq!(
             condition(&widgets, "Established").unwrap()["reason"],
             "InitialNamesAccepted"

@@ -64,6 +64,36 @@ pub(crate) async fn all_namespaces(
     .await
 }
 
+/// Deletes every object of `def` (in `namespace`, or everywhere), as the
+/// system; whether any is left (objects with finalizers of their own go
+/// only once those are released).
+pub(crate) async fn delete_all(
+    core: &crate::verbs::ApiCore,
+    def: &crate::registry::ResourceDef,
+    namespace: Option<&str>,
+) -> crate::ApiResult<bool> {
+    let system = crate::auth::UserInfo::system();
+    if def.supports("deletecollection") {
+        core.delete_collection(
+            &system,
+            def,
+            namespace,
+            &crate::verbs::ListOptions::default(),
+            &crate::verbs::DeleteOptions::default(),
+        )
+        .await?;
+    }
+    let one = crate::verbs::ListOptions {
+        limit: 1,
+        ..Default::default()
+    };
+    Ok(!core
+        .list(&system, def, namespace, &one)
+        .await?
+        .items
+        .is_empty())
+}
+
 /// Waits before a failed watch is tried again.
 pub(crate) async fn watch_failed(controller: &str, error: &crate::error::ApiError) {
     tracing::warn!(controller, error = %error, "controller watch failed");

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::auth::UserInfo;
 use crate::object;
-use crate::verbs::{ApiCore, DeleteOptions, ListOptions};
+use crate::verbs::ApiCore;
 use crate::watch::WatchOptions;
 
 /// How often namespaces still waiting on content are looked at again.
@@ -84,8 +84,7 @@ async fn reconcile_all(core: &ApiCore) -> crate::ApiResult<()> {
 /// Deletes everything in `namespace`; when nothing is left, releases the
 /// namespace's finalizer so its delete completes.
 async fn finalize(core: &ApiCore, namespace: &str) -> crate::ApiResult<()> {
-    let system = UserInfo::system();
-    let mut remaining = 0;
+    let mut remaining = false;
     // Kinds served at several versions are stored once: delete through one.
     let served = core.registry.snapshot();
     for def in served
@@ -93,31 +92,9 @@ async fn finalize(core: &ApiCore, namespace: &str) -> crate::ApiResult<()> {
         .iter()
         .filter(|r| r.namespaced && r.is_stored() && !r.converts_for_storage())
     {
-        if def.supports("deletecollection") {
-            core.delete_collection(
-                &system,
-                def,
-                Some(namespace),
-                &ListOptions::default(),
-                &DeleteOptions::default(),
-            )
-            .await?;
-        }
-        remaining += core
-            .list(
-                &system,
-                def,
-                Some(namespace),
-                &ListOptions {
-                    limit: 1,
-                    ..Default::default()
-                },
-            )
-            .await?
-            .items
-            .len();
+        remaining |= super::delete_all(core, def, Some(namespace)).await?;
     }
-    if remaining == 0 && core.release_namespace_finalizer(namespace).await? {
+    if !remaining && core.release_namespace_finalizer(namespace).await? {
         tracing::info!(namespace, "namespace deleted");
     }
     Ok(())

@@ -43,7 +43,7 @@ pub fn condition<'a>(crd: &'a Value, type_: &str) -> Option<&'a Value> {
 }
 
 /// Whether the condition of `type_` is True.
-pub(super) fn is_true(crd: &Value, type_: &str) -> bool {
+pub fn is_true(crd: &Value, type_: &str) -> bool {
     condition(crd, type_)
         .and_then(|c| c.get("status"))
         .and_then(Value::as_str)

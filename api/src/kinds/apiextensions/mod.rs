@@ -5,7 +5,7 @@ mod custom_resource_definition;
 mod validation;
 
 pub use custom_resource_definition::{
-    condition, set_condition, CustomResourceDefinition, CLEANUP_FINALIZER,
+    condition, is_true, set_condition, CustomResourceDefinition, CLEANUP_FINALIZER,
 };
 
 use crate::registry::ResourceDef;

@@ -396,11 +396,12 @@ fn schema(props: &Value, path: &str, status_enabled: bool) -> Vec<FieldError> {
     node(props, path, "", &mut errs);
     errs.sort_by_key(FieldError::render);
     if errs.is_empty() {
-        if let Err(e) = Schema::parse(props) {
-            errs.push(FieldError::invalid(path.to_string(), "", &e.to_string()));
-        } else if let Ok(parsed) = Schema::parse(props) {
-            errs.extend(defaults(props, &parsed, path, ""));
-            errs.extend(crate::custom::rules::compile_errors(props, path));
+        match Schema::parse(props) {
+            Err(e) => errs.push(FieldError::invalid(path.to_string(), "", &e.to_string())),
+            Ok(parsed) => {
+                errs.extend(defaults(props, &parsed, path, ""));
+                errs.extend(crate::custom::rules::compile_errors(props, path));
+            }
         }
     }
     errs
@@ -488,7 +489,7 @@ fn node(props: &Value, path: &str, data_path: &str, errs: &mut Vec<FieldError>) 
             Some(_) => {}
         }
     }
-    list_type(map, path, errs);
+    list_type(props, path, errs);
     let untyped_ok = |child: &Value| {
         !text(child, "/type").is_empty()
             || child
@@ -536,14 +537,14 @@ fn node(props: &Value, path: &str, data_path: &str, errs: &mut Vec<FieldError>) 
     }
 }
 
-fn list_type(map: &serde_json::Map<String, Value>, path: &str, errs: &mut Vec<FieldError>) {
-    let Some(list_type) = map.get("x-kubernetes-list-type").and_then(Value::as_str) else {
+fn list_type(props: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let Some(list_type) = props.get("x-kubernetes-list-type").and_then(Value::as_str) else {
         return;
     };
-    if text(&Value::Object(map.clone()), "/type") != "array" {
+    if text(props, "/type") != "array" {
         errs.push(FieldError::invalid(
             format!("{path}.type"),
-            text(&Value::Object(map.clone()), "/type"),
+            text(props, "/type"),
             "must be array if x-kubernetes-list-type is specified",
         ));
         return;
@@ -551,24 +552,21 @@ fn list_type(map: &serde_json::Map<String, Value>, path: &str, errs: &mut Vec<Fi
     match list_type {
         "atomic" | "set" => {}
         "map" => {
-            let keys = crate::object::strings_at(
-                &Value::Object(map.clone()),
-                "x-kubernetes-list-map-keys",
-            );
+            let keys = crate::object::strings_at(props, "x-kubernetes-list-map-keys");
             if keys.is_empty() {
                 errs.push(FieldError::required(
                     format!("{path}.x-kubernetes-list-map-keys"),
                     "must not be empty if x-kubernetes-list-type is map",
                 ));
             }
-            let item_props = map.get("items").and_then(|i| i.get("properties"));
+            let item_props = props.get("items").and_then(|i| i.get("properties"));
             for key in &keys {
                 if item_props.and_then(|p| p.get(key)).is_none() {
                     errs.push(FieldError::invalid_rendered(
                         format!("{path}.x-kubernetes-list-map-keys"),
                         &crate::validate::meta::go_string_slice(
                             "[]string",
-                            map.get("x-kubernetes-list-map-keys"),
+                            props.get("x-kubernetes-list-map-keys"),
                         ),
                         "entries must all be names of item properties",
                     ));
