@@ -634,6 +634,64 @@ fn invalid_definitions_get_upstreams_answers() {
     );
 }
 
+#[test]
+fn rules_over_upstreams_cost_limits_are_refused_when_written_and_before_they_run() {
+    let server = TestServer::start();
+    let unique = "                x-kubernetes-list-type: set\n                x-kubernetes-validations:\n                - {rule: \"self.all(x, self.exists_one(y, x == y))\", message: tags must be unique}\n";
+    let with_rule = |bounds: &str| {
+        widgets_crd().replace(
+            "                items: {type: string}\n                x-kubernetes-list-type: set\n",
+            &format!("{bounds}{unique}"),
+        )
+    };
+    let unbounded = with_rule("                items: {type: string}\n");
+    let body: Value = serde_yaml::from_str(&unbounded).unwrap();
+    let status = server
+        .post_json(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            &body,
+        )
+        .assert_status(422, "Invalid");
+    let rule = "spec.validation.openAPIV3Schema.properties[spec].properties[tags].x-kubernetes-validations[0].rule";
+    assert_eq!(
+        status["details"]["causes"][0],
+        json!({"reason": "FieldValueForbidden", "field": rule,
+            "message": "Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"}),
+        "{status:#}"
+    );
+    assert_eq!(
+        status["details"]["causes"][2]["field"],
+        "spec.validation.openAPIV3Schema"
+    );
+
+    // Bounded, the rule fits; an object holding enough to exceed one call's
+    // limit is refused without the rule running, and nothing is stored.
+    server.apply(&with_rule(
+        "                maxItems: 1000\n                items: {type: string, maxLength: 10}\n",
+    ));
+    server.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/widgets.example.com",
+        "--timeout=10s",
+    ]);
+    let tags = |n: usize| -> Vec<String> { (0..n).map(|i| format!("t{i}")).collect() };
+    let widget = |name: &str, n: usize| {
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": name}, "spec": {"size": 1, "tags": tags(n)}})
+    };
+    let created = server.post_json(WIDGETS, &widget("few", 300));
+    assert_eq!(created.status, 201, "{created:#?}");
+    let status = server
+        .post_json(WIDGETS, &widget("many", 500))
+        .assert_status(422, "Invalid");
+    assert_eq!(
+        status["message"],
+        r#"Widget.example.com "many" is invalid: spec.tags: Invalid value: "array": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: tags must be unique"#
+    );
+    assert_eq!(item_names(&server.get_json(WIDGETS)), ["few"]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_definition_created_through_one_replica_is_served_by_the_other() {
     let (_etcd, a, b) = common::two_replicas_on_etcd().await;

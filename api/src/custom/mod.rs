@@ -3,7 +3,9 @@
 //! defaulted and validated against the version's structural schema, print
 //! the definition's columns, and scale through its scale paths.
 
+pub mod budget;
 pub mod conversion;
+pub mod cost;
 pub mod formats;
 pub mod rules;
 pub mod schema;

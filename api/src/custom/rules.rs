@@ -5,9 +5,9 @@
 //! Kubernetes' extension libraries (kube-cel); errors are worded and typed
 //! as upstream's fieldErrorForReason.
 //!
-//! Where this differs from upstream: kube-cel has no cost model, so
-//! neither the estimated cost at definition time nor the runtime cost
-//! budget is enforced; a rule that compiles is evaluated whatever it costs.
+//! Before any rule runs, what the rules would cost on this object is charged
+//! against upstream's budgets (`super::budget`); an object over them gets
+//! upstream's error and no rule runs.
 
 use serde_json::Value;
 
@@ -80,6 +80,10 @@ impl Rules {
                 "\"null\"",
                 NOT_CHECKED,
             )];
+        }
+        let node_type = |path: &str| type_at(schema, path);
+        if let Some(error) = super::budget::charge(&self.compiled, object, old, &node_type) {
+            return vec![error];
         }
         match kube_cel::validate_compiled(&self.compiled, object, old) {
             Ok(()) => Vec::new(),
@@ -335,5 +339,51 @@ mod tests {
             .message
             .starts_with(r#"Invalid value: "self.min <=": compilation failed"#));
         assert!(Rules::compile(&json!({"type": "object"})).is_none());
+    }
+
+    fn unique_names(count: usize) -> Value {
+        Value::Array((0..count).map(|i| json!(format!("n{i}"))).collect())
+    }
+
+    fn groups_schema() -> Value {
+        let names = json!({"type": "array", "items": {"type": "string"},
+            "x-kubernetes-validations": [{"rule": "self.all(x, self.exists_one(y, x == y))",
+                "message": "names must be unique"}]});
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "names": names,
+            "groups": {"type": "array", "items": {"type": "object", "properties": {"names": names}}}
+        }}}})
+    }
+
+    #[test]
+    fn a_rule_costing_more_than_one_call_may_does_not_run() {
+        let raw = groups_schema();
+        let rules = Rules::compile(&raw).expect("rules");
+        let parsed = Schema::parse(&raw).unwrap();
+        let fits = json!({"spec": {"names": unique_names(300)}});
+        assert!(rules.check(&parsed, &fits, None, &[]).is_empty());
+        let too_many = json!({"spec": {"names": unique_names(500)}});
+        assert_eq!(
+            rendered(&rules.check(&parsed, &too_many, None, &[])),
+            [
+                r#"spec.names: Invalid value: "array": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: names must be unique"#
+            ]
+        );
+    }
+
+    #[test]
+    fn rules_share_one_budget_per_object() {
+        let raw = groups_schema();
+        let rules = Rules::compile(&raw).expect("rules");
+        let parsed = Schema::parse(&raw).unwrap();
+        let group = json!({"names": unique_names(300)});
+        let groups = |n: usize| json!({"spec": {"groups": vec![group.clone(); n]}});
+        assert!(rules.check(&parsed, &groups(22), None, &[]).is_empty());
+        assert_eq!(
+            rendered(&rules.check(&parsed, &groups(25), None, &[])),
+            [
+                r#"spec.groups[22].names: Invalid value: "array": validation failed due to running out of cost budget, no further validation rules will be run"#
+            ]
+        );
     }
 }

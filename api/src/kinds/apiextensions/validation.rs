@@ -92,7 +92,7 @@ pub(super) fn definition(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
             &["Cluster", "Namespaced"],
         )),
     }
-    errs.extend(version_list(crd));
+    errs.extend(version_list(crd, old));
     errs.extend(names(crd.pointer("/spec/names"), "spec.names", true));
     errs.extend(conversion(crd));
     if let Some(old) = old {
@@ -102,7 +102,7 @@ pub(super) fn definition(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
     errs
 }
 
-fn version_list(crd: &Value) -> Vec<FieldError> {
+fn version_list(crd: &Value, old: Option<&Value>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let versions = versions(crd);
     let mut seen: Vec<&str> = Vec::new();
@@ -156,11 +156,22 @@ fn version_list(crd: &Value) -> Vec<FieldError> {
                 format!("{prefix}.openAPIV3Schema"),
                 "schemas are required",
             )),
-            Some(props) => errs.extend(schema(
-                props,
-                &format!("{prefix}.openAPIV3Schema"),
-                status_enabled,
-            )),
+            Some(props) => {
+                // Upstream lets an unchanged schema keep rules it accepted
+                // before, whatever each costs now.
+                let unchanged = old.is_some_and(|old| {
+                    self::versions(old).iter().any(|v| {
+                        text(v, "/name") == text(version, "/name")
+                            && v.pointer("/schema/openAPIV3Schema") == Some(props)
+                    })
+                });
+                errs.extend(schema(
+                    props,
+                    &format!("{prefix}.openAPIV3Schema"),
+                    status_enabled,
+                    !unchanged,
+                ))
+            }
         }
     }
     let subresources_hoisted = hoisted(&versions, "subresources");
@@ -315,7 +326,7 @@ pub(super) fn accepted_names(crd: &Value) -> Vec<FieldError> {
 
 /// Structural-schema rules and the value checks of each node; errors
 /// sorted by their text, as upstream sorts them.
-fn schema(props: &Value, path: &str, status_enabled: bool) -> Vec<FieldError> {
+fn schema(props: &Value, path: &str, status_enabled: bool, cost_per_rule: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let root_type = text(props, "/type");
     let int_or_string = props
@@ -400,7 +411,16 @@ fn schema(props: &Value, path: &str, status_enabled: bool) -> Vec<FieldError> {
             Err(e) => errs.push(FieldError::invalid(path.to_string(), "", &e.to_string())),
             Ok(parsed) => {
                 errs.extend(defaults(props, &parsed, path, ""));
-                errs.extend(crate::custom::rules::compile_errors(props, path));
+                let compile_errors = crate::custom::rules::compile_errors(props, path);
+                if compile_errors.is_empty() {
+                    errs.extend(crate::custom::budget::definition_errors(
+                        props,
+                        &parsed,
+                        path,
+                        cost_per_rule,
+                    ));
+                }
+                errs.extend(compile_errors);
             }
         }
     }

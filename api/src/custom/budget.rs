@@ -1,0 +1,304 @@
+//! Upstream's limits on what CEL rules may cost: a definition's rules are
+//! estimated when it is written (per rule, and for all rules of a version's
+//! schema), and an object's rules are charged before they run (per call, and
+//! for the whole object). Both use [`super::cost`]'s estimator.
+
+use serde_json::Value;
+
+use super::cost::{self, PER_CALL_LIMIT, RULE_LIMIT, RUNTIME_BUDGET, SCHEMA_LIMIT};
+use super::schema::Schema;
+use crate::error::FieldError;
+
+const MAX_REQUEST: u64 = 3 * 1024 * 1024;
+
+/// upstream's getCostErrorMessage.
+fn over_budget(what: &str, cost: u64, limit: u64) -> String {
+    let factor = cost as f64 / limit as f64;
+    let factor = if factor > 100.0 {
+        "more than 100x".to_string()
+    } else if factor < 1.5 {
+        format!("{factor:.6}x")
+    } else {
+        format!("{factor:.1}x")
+    };
+    format!("{what} exceeds budget by factor of {factor} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)")
+}
+
+/// Every expression's estimated cost, for the schema-wide total.
+#[derive(Default)]
+struct Total {
+    sum: u64,
+    expensive: Vec<(String, u64)>,
+}
+
+impl Total {
+    fn observe(&mut self, path: String, cost: u64) {
+        self.sum = self.sum.saturating_add(cost);
+        if cost >= SCHEMA_LIMIT / 100 {
+            self.expensive.push((path, cost));
+        }
+    }
+}
+
+/// The cost errors of a definition version's schema `props` (parsed as
+/// `schema`), reported under `path` (`spec.versions[0].schema.openAPIV3Schema`).
+/// `per_rule` is false when the schema is unchanged by an update: upstream
+/// then lets rules that were accepted before keep their cost.
+pub fn definition_errors(
+    props: &Value,
+    schema: &Schema,
+    path: &str,
+    per_rule: bool,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut total = Total::default();
+    estimate_node(
+        props,
+        schema,
+        path,
+        Some(1),
+        per_rule,
+        &mut total,
+        &mut errors,
+    );
+    if total.sum > SCHEMA_LIMIT {
+        total.expensive.sort_by_key(|(_, cost)| std::cmp::Reverse(*cost));
+        for (field, _) in total.expensive.iter().take(4) {
+            errors.push(FieldError::forbidden(
+                field.clone(),
+                "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+            ));
+        }
+        errors.push(FieldError::forbidden(
+            path.to_string(),
+            &over_budget(
+                "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                total.sum,
+                SCHEMA_LIMIT,
+            ),
+        ));
+    }
+    errors
+}
+
+/// One node's rules, then its children's. `cardinality` is how many times
+/// the node can occur in one object (None: nothing bounds it).
+fn estimate_node(
+    props: &Value,
+    schema: &Schema,
+    path: &str,
+    cardinality: Option<u64>,
+    per_rule: bool,
+    total: &mut Total,
+    errors: &mut Vec<FieldError>,
+) {
+    let rules = props
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for (i, rule) in rules.iter().enumerate() {
+        let at = format!("{path}.x-kubernetes-validations[{i}]");
+        if let Some(program) = rule
+            .get("rule")
+            .and_then(Value::as_str)
+            .and_then(|text| kube_cel::cel::Program::compile(text).ok())
+        {
+            let cost = cost::estimated(program.expression(), schema).max;
+            let occurrences = cardinality
+                .unwrap_or_else(|| MAX_REQUEST / (cost::min_serialized_size(schema) + 1));
+            let cost = cost.saturating_mul(occurrences);
+            if per_rule && cost > RULE_LIMIT {
+                errors.push(FieldError::forbidden(
+                    format!("{at}.rule"),
+                    &over_budget("estimated rule cost", cost, RULE_LIMIT),
+                ));
+            }
+            total.observe(format!("{at}.rule"), cost);
+        }
+        if let Some(program) = rule
+            .get("messageExpression")
+            .and_then(Value::as_str)
+            .and_then(|text| kube_cel::cel::Program::compile(text).ok())
+        {
+            let cost = cost::estimated(program.expression(), schema).max;
+            if per_rule && cost > RULE_LIMIT {
+                errors.push(FieldError::forbidden(
+                    format!("{at}.messageExpression"),
+                    &over_budget("estimated messageExpression cost", cost, RULE_LIMIT),
+                ));
+            }
+            total.observe(format!("{at}.messageExpression"), cost);
+        }
+    }
+    let times = |n: Option<u64>| cardinality.zip(n).map(|(c, n)| c.saturating_mul(n));
+    for (name, child) in &schema.properties {
+        if let Some(child_props) = props.get("properties").and_then(|p| p.get(name)) {
+            let child_path = format!("{path}.properties[{name}]");
+            estimate_node(
+                child_props,
+                child,
+                &child_path,
+                cardinality,
+                per_rule,
+                total,
+                errors,
+            );
+        }
+    }
+    if let (Some(items), Some(items_props)) = (schema.items.as_deref(), props.get("items")) {
+        let child_path = format!("{path}.items");
+        let count = times(schema.validation.max_items);
+        estimate_node(
+            items_props,
+            items,
+            &child_path,
+            count,
+            per_rule,
+            total,
+            errors,
+        );
+    }
+    if let (Some(values), Some(values_props)) = (
+        schema.additional_properties.as_deref(),
+        props.get("additionalProperties"),
+    ) {
+        let child_path = format!("{path}.additionalProperties");
+        let count = times(schema.validation.max_properties);
+        estimate_node(
+            values_props,
+            values,
+            &child_path,
+            count,
+            per_rule,
+            total,
+            errors,
+        );
+    }
+}
+
+/// Charges the rules `compiled` would run on `value` (`old` on update)
+/// against upstream's per-call limit and per-object budget; the error
+/// upstream reports when one is exceeded (no rule then runs).
+pub fn charge(
+    compiled: &kube_cel::CompiledSchema,
+    value: &Value,
+    old: Option<&Value>,
+    type_at: &dyn Fn(&str) -> String,
+) -> Option<FieldError> {
+    let mut remaining = RUNTIME_BUDGET;
+    charge_node(compiled, value, old, String::new(), &mut remaining, type_at).err()
+}
+
+fn charge_node(
+    compiled: &kube_cel::CompiledSchema,
+    value: &Value,
+    old: Option<&Value>,
+    path: String,
+    remaining: &mut u64,
+    type_at: &dyn Fn(&str) -> String,
+) -> Result<(), FieldError> {
+    let shown = |path: &str| {
+        if path.is_empty() {
+            "<nil>".to_string()
+        } else {
+            path.to_string()
+        }
+    };
+    let out_of_budget = |path: &str| {
+        FieldError::invalid(
+            shown(path),
+            &type_at(path),
+            "validation failed due to running out of cost budget, no further validation rules will be run",
+        )
+    };
+    let mut runs = compiled.validations.iter().flatten().filter(|rule| {
+        !rule.is_transition_rule || old.is_some() || rule.rule.optional_old_self == Some(true)
+    });
+    if let Some(first) = runs.next() {
+        if *remaining == 0 {
+            return Err(out_of_budget(&path));
+        }
+        for rule in std::iter::once(first).chain(runs) {
+            let cost = cost::charged(rule.program.expression(), value, old);
+            // A call stopped at the limit has still spent the limit.
+            if cost.min(PER_CALL_LIMIT + 1) > *remaining {
+                return Err(out_of_budget(&path));
+            }
+            if cost > PER_CALL_LIMIT {
+                let named = rule
+                    .rule
+                    .message
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or(rule.rule.rule.trim());
+                return Err(FieldError::invalid(
+                    shown(&path),
+                    &type_at(&path),
+                    &format!("'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {named}"),
+                ));
+            }
+            *remaining -= cost;
+        }
+    }
+    let join = |segment: &str| {
+        if path.is_empty() {
+            segment.to_string()
+        } else {
+            format!("{path}.{segment}")
+        }
+    };
+    if let Some(object) = value.as_object() {
+        for (name, child) in &compiled.properties {
+            if let Some(child_value) = object.get(name) {
+                let child_old = old.and_then(|o| o.get(name));
+                charge_node(
+                    child,
+                    child_value,
+                    child_old,
+                    join(name),
+                    remaining,
+                    type_at,
+                )?;
+            }
+        }
+        if let Some(values) = compiled
+            .additional_properties
+            .as_deref()
+            .filter(|_| !compiled.preserve_unknown_fields)
+        {
+            for (key, child_value) in object {
+                if compiled.properties.contains_key(key) {
+                    continue;
+                }
+                let child_old = old.and_then(|o| o.get(key));
+                charge_node(
+                    values,
+                    child_value,
+                    child_old,
+                    join(key),
+                    remaining,
+                    type_at,
+                )?;
+            }
+        }
+    }
+    if let (Some(items), Some(list)) = (compiled.items.as_deref(), value.as_array()) {
+        let old_list = old.and_then(Value::as_array);
+        for (i, item) in list.iter().enumerate() {
+            let old_item = old_list.and_then(|o| o.get(i));
+            let item_path = format!("{path}[{i}]");
+            charge_node(items, item, old_item, item_path, remaining, type_at)?;
+        }
+    }
+    for branch in compiled
+        .all_of
+        .iter()
+        .chain(&compiled.one_of)
+        .chain(&compiled.any_of)
+    {
+        charge_node(branch, value, old, path.clone(), remaining, type_at)?;
+    }
+    Ok(())
+}
