@@ -635,6 +635,40 @@ fn invalid_definitions_get_upstreams_answers() {
 }
 
 #[test]
+fn server_side_apply_merges_lists_by_the_schemas_list_types() {
+    let server = with_widgets();
+    let apply = |manager: &str, tags: &str| {
+        let manifest = format!(
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata: {{name: shared, namespace: default}}\nspec: {{size: 2, tags: [{tags}]}}\n"
+        );
+        server.kubectl_with_manifest(
+            &[
+                "apply",
+                "--server-side",
+                &format!("--field-manager={manager}"),
+            ],
+            &manifest,
+        );
+    };
+    apply("one", "a");
+    // `tags` is a set: the second manager adds its item beside the first's
+    // instead of conflicting over the whole list.
+    apply("two", "b");
+    let widget = server.get_json(&format!("{WIDGETS}/shared"));
+    assert_eq!(widget["spec"]["tags"], json!(["a", "b"]), "{widget:#}");
+    let two = widget["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "two")
+        .unwrap();
+    assert_eq!(
+        two["fieldsV1"]["f:spec"],
+        json!({"f:size": {}, "f:tags": {"v:\"b\"": {}}})
+    );
+}
+
+#[test]
 fn rules_over_upstreams_cost_limits_are_refused_when_written_and_before_they_run() {
     let server = TestServer::start();
     let unique = "                x-kubernetes-list-type: set\n                x-kubernetes-validations:\n                - {rule: \"self.all(x, self.exists_one(y, x == y))\", message: tags must be unique}\n";

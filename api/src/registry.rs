@@ -162,6 +162,14 @@ impl ResourceDef {
         self
     }
 
+    /// What server-side apply needs to know of this resource's kind.
+    pub fn apply_kind(&self) -> crate::apply::KindSchema<'_> {
+        crate::apply::KindSchema {
+            definition: &self.definition,
+            custom: self.kind_impl.apply_schema(),
+        }
+    }
+
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {
             self.version.clone()

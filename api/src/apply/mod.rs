@@ -26,6 +26,24 @@ use serde_json::{Map, Value};
 use crate::error::{ApiError, FieldError, StatusDetails, StatusReason};
 use fieldpath::{path_to_string, FieldSet, PathElement};
 use managed::{Entry, Managed, ManagerKey, APPLY, UPDATE};
+pub use schema::CustomSchema;
+
+/// The kind an apply or update is recorded for: its OpenAPI definition name
+/// and, for a custom kind, the schema its definition declares.
+#[derive(Debug, Clone, Copy)]
+pub struct KindSchema<'a> {
+    pub definition: &'a str,
+    pub custom: Option<CustomSchema>,
+}
+
+impl<'a> From<&'a str> for KindSchema<'a> {
+    fn from(definition: &'a str) -> Self {
+        KindSchema {
+            definition,
+            custom: None,
+        }
+    }
+}
 use schema::{Node, Schema};
 
 /// Who is writing, and how.
@@ -138,15 +156,16 @@ fn conflict_message(conflicts: &[Conflict]) -> String {
 /// YAML body as JSON). Returns the new object with `metadata.managedFields`
 /// updated; the caller still checks the name against the URL, defaults and
 /// validates as for any write.
-pub fn apply(
+pub fn apply<'a>(
     live: Option<&Value>,
     config: &Value,
-    definition: &str,
+    kind: impl Into<KindSchema<'a>>,
     ctx: &ManagerContext,
     force: bool,
 ) -> Result<Value, ApplyError> {
+    let KindSchema { definition, custom } = kind.into();
     check_applied_type(config, definition, ctx)?;
-    let schema = Schema::for_definition(definition);
+    let schema = Schema::for_kind(definition, custom);
     let key = ManagerKey::new(
         ctx.manager,
         APPLY,
@@ -169,7 +188,7 @@ pub fn apply(
             err.0
         ))
     };
-    let ignored = ignored_fields(&schema, definition, ctx.subresource);
+    let ignored = ignored_fields(&schema, (definition, custom), ctx.subresource);
 
     let merged = typed::merge(&schema, &live_object, config).map_err(typed_error)?;
     let applied = typed::to_field_set(&schema, config)
@@ -211,13 +230,14 @@ pub fn apply(
 /// client sent are honoured as upstream does: `[]` (or `[{}]`) resets them,
 /// a missing or empty list keeps the stored ones, and a subresource write
 /// always keeps the stored ones.
-pub fn record_update(
+pub fn record_update<'a>(
     old: Option<&Value>,
     new: &mut Value,
-    definition: &str,
+    kind: impl Into<KindSchema<'a>>,
     ctx: &ManagerContext,
 ) -> Result<(), ApplyError> {
-    let schema = Schema::for_definition(definition);
+    let KindSchema { definition, custom } = kind.into();
+    let schema = Schema::for_kind(definition, custom);
     let key = ManagerKey::new(
         ctx.manager,
         UPDATE,
@@ -241,7 +261,7 @@ pub fn record_update(
         Some(old) => without_managed_fields(old),
         None => Value::Object(Map::new()),
     };
-    let ignored = ignored_fields(&schema, definition, ctx.subresource);
+    let ignored = ignored_fields(&schema, (definition, custom), ctx.subresource);
     let comparison = compare_objects(&schema, old_object, new, &ignored).map_err(|err| {
         ApplyError::Invalid(format!(
             "failed to update ManagedFields ({}): {}",
@@ -348,9 +368,18 @@ fn describe_object(object: &Value, api_version: &str) -> String {
 /// Fields a write through this (sub)resource can never own: the strategy
 /// resets them. The main resource cannot set status; the status subresource
 /// cannot set spec (nor, for apps workloads, labels).
-fn ignored_fields(schema: &Schema, definition: &str, subresource: Option<&str>) -> FieldSet {
+fn ignored_fields(
+    schema: &Schema,
+    (definition, custom): (&str, Option<CustomSchema>),
+    subresource: Option<&str>,
+) -> FieldSet {
     let mut ignored = FieldSet::new();
-    let declares = |field: &str| matches!(schema.root(), Node::Struct { properties, .. } if properties.contains_key(field));
+    // A custom kind's status is its own only with the status subresource.
+    let split = custom.is_none_or(|c| c.status_subresource);
+    let declares = |field: &str| {
+        split
+            && matches!(schema.root(), Node::Struct { properties, .. } if properties.contains_key(field))
+    };
     let field = |name: &str| PathElement::Field(name.to_string());
     match subresource {
         None if declares("status") && declares("spec") => ignored.insert(&[field("status")]),

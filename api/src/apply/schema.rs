@@ -63,7 +63,66 @@ pub struct Schema {
     root_name: Option<&'static str>,
 }
 
+/// A custom kind's schema as server-side apply reads it: the list types,
+/// map keys and map types its definition declares, and whether its status
+/// has a subresource of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct CustomSchema {
+    root: &'static Value,
+    pub status_subresource: bool,
+}
+
+impl CustomSchema {
+    /// The nodes of this module point into schemas that live as long as the
+    /// process (the built-in ones are); a definition's schema is therefore
+    /// interned, once per distinct schema, with `metadata` as ObjectMeta.
+    pub fn new(open_api_v3: &Value, status_subresource: bool) -> CustomSchema {
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock};
+        static INTERNED: OnceLock<Mutex<HashMap<String, &'static Value>>> = OnceLock::new();
+        let mut root = open_api_v3.clone();
+        if let Some(properties) = root
+            .as_object_mut()
+            .map(|r| {
+                r.entry("properties")
+                    .or_insert_with(|| Value::Object(Map::new()))
+            })
+            .and_then(Value::as_object_mut)
+        {
+            let typed = |t: &str| serde_json::json!({"type": t});
+            properties.insert("apiVersion".into(), typed("string"));
+            properties.insert("kind".into(), typed("string"));
+            properties.insert(
+                "metadata".into(),
+                serde_json::json!({"$ref": format!("{REF_PREFIX}io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")}),
+            );
+        }
+        let key = root.to_string();
+        let interned = INTERNED.get_or_init(Default::default);
+        let mut interned = interned.lock().unwrap_or_else(|e| e.into_inner());
+        let root: &'static Value = interned
+            .entry(key)
+            .or_insert_with(|| Box::leak(Box::new(root)));
+        CustomSchema {
+            root,
+            status_subresource,
+        }
+    }
+}
+
 impl Schema {
+    /// The schema of a built-in kind, or of a custom one.
+    pub fn for_kind(definition: &str, custom: Option<CustomSchema>) -> Self {
+        match custom {
+            Some(custom) => Self {
+                definitions: Some(crate::openapi::builtin_definitions()),
+                root: Some(custom.root),
+                root_name: None,
+            },
+            None => Self::for_definition(definition),
+        }
+    }
+
     pub fn for_definition(definition: &str) -> Self {
         let definitions = crate::openapi::builtin_definitions();
         match definitions.get_key_value(definition) {
@@ -217,10 +276,23 @@ impl Schema {
             Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
             _ => Vec::new(),
         };
+        // Built-in schemas carry no list or map types (the tables below
+        // add them); a custom resource definition's schema declares its own.
+        let atomic_map = map.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic");
         if types.contains(&"array") {
+            let kind = match map.get("x-kubernetes-list-type").and_then(Value::as_str) {
+                Some("set") => ListKind::Set,
+                Some("map") => ListKind::Map(
+                    map.get("x-kubernetes-list-map-keys")
+                        .and_then(Value::as_array)
+                        .map(|keys| keys.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default(),
+                ),
+                _ => ListKind::Atomic,
+            };
             return Node::List {
                 items: map.get("items").filter(|i| i.is_object()),
-                kind: ListKind::Atomic,
+                kind,
             };
         }
         if types.contains(&"object") {
@@ -233,13 +305,13 @@ impl Schema {
                         .and_then(Value::as_array)
                         .map(Vec::as_slice)
                         .unwrap_or(&[]),
-                    atomic: definition.is_some_and(|d| ATOMIC_STRUCTS.contains(&d)),
+                    atomic: atomic_map || definition.is_some_and(|d| ATOMIC_STRUCTS.contains(&d)),
                 };
             }
             return match map.get("additionalProperties").filter(|a| a.is_object()) {
                 Some(element) => Node::Map {
                     element: Some(element),
-                    atomic: false,
+                    atomic: atomic_map,
                 },
                 None => Node::Deduced,
             };

@@ -671,7 +671,7 @@ fn create_comparison_matches_the_two_way_fill() {
         ),
     ] {
         let schema = Schema::for_definition(definition);
-        let ignored = ignored_fields(&schema, definition, None);
+        let ignored = ignored_fields(&schema, (definition, None), None);
         let fast = compare_objects(&schema, json!({}), &object, &ignored).unwrap();
         let mut old = json!({});
         let mut filled = object.clone();
@@ -704,4 +704,69 @@ fn fields_v1_lists_members_and_children_in_one_sorted_order() {
         set.to_fields_v1().to_string(),
         r#"{"f:a":{},"f:b":{"f:x":{}},"f:c":{".":{},"f:y":{}},"f:d":{"f:z":{}},"f:e":{}}"#
     );
+}
+
+/// A custom kind's list types come from its definition's schema: managers
+/// share a set and a map-keyed list item by item, as upstream merges them.
+#[test]
+fn custom_kinds_merge_lists_by_their_declared_types() {
+    let schema = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {
+            "tags": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "properties": {
+                    "name": {"type": "string"}, "port": {"type": "integer"}}}},
+            "hosts": {"type": "array", "items": {"type": "string"}}
+        }}
+    }});
+    let kind = KindSchema {
+        definition: "com.example.v1.Widget",
+        custom: Some(CustomSchema::new(&schema, false)),
+    };
+    let ctx = |manager| ManagerContext {
+        manager,
+        api_version: "example.com/v1",
+        subresource: None,
+        time: T1,
+    };
+    let widget = |spec: Value| {
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w1"}, "spec": spec})
+    };
+    let first = apply(
+        None,
+        &widget(json!({"tags": ["a"], "ports": [{"name": "http", "port": 80}], "hosts": ["x"]})),
+        kind,
+        &ctx("one"),
+        false,
+    )
+    .unwrap();
+    let both = apply(
+        Some(&first),
+        &widget(json!({"tags": ["b"], "ports": [{"name": "https", "port": 443}]})),
+        kind,
+        &ctx("two"),
+        false,
+    )
+    .unwrap();
+    assert_eq!(both["spec"]["tags"], json!(["a", "b"]));
+    assert_eq!(
+        both["spec"]["ports"],
+        json!([{"name": "http", "port": 80}, {"name": "https", "port": 443}])
+    );
+    assert_eq!(
+        entry(&both, "two")["fieldsV1"]["f:spec"]["f:ports"],
+        json!({"k:{\"name\":\"https\"}": {".": {}, "f:name": {}, "f:port": {}}})
+    );
+    // A list without a type stays atomic: a second manager's hosts conflict.
+    let err = apply(
+        Some(&both),
+        &widget(json!({"hosts": ["y"]})),
+        kind,
+        &ctx("three"),
+        false,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains(".spec.hosts"), "{err}");
 }

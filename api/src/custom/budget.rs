@@ -62,7 +62,9 @@ pub fn definition_errors(
         &mut errors,
     );
     if total.sum > SCHEMA_LIMIT {
-        total.expensive.sort_by_key(|(_, cost)| std::cmp::Reverse(*cost));
+        total
+            .expensive
+            .sort_by_key(|(_, cost)| std::cmp::Reverse(*cost));
         for (field, _) in total.expensive.iter().take(4) {
             errors.push(FieldError::forbidden(
                 field.clone(),

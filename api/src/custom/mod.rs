@@ -59,6 +59,7 @@ pub struct CustomResource {
     schema: Schema,
     /// The version's `openAPIV3Schema` as written, for the OpenAPI documents.
     published_schema: Option<Value>,
+    apply_schema: Option<crate::apply::CustomSchema>,
     /// Its `x-kubernetes-validations`, compiled.
     rules: Option<rules::Rules>,
     /// The definition is being deleted: no creates.
@@ -205,6 +206,9 @@ pub fn resources_for(
         let kind_impl = CustomResource {
             schema,
             published_schema: version.pointer("/schema/openAPIV3Schema").cloned(),
+            apply_schema: version
+                .pointer("/schema/openAPIV3Schema")
+                .map(|schema| crate::apply::CustomSchema::new(schema, status_subresource)),
             rules: version
                 .pointer("/schema/openAPIV3Schema")
                 .and_then(rules::Rules::compile),
@@ -605,6 +609,10 @@ impl Kind for CustomResource {
 
     fn openapi_schema(&self) -> Option<Value> {
         self.published_schema.clone()
+    }
+
+    fn apply_schema(&self) -> Option<crate::apply::CustomSchema> {
+        self.apply_schema
     }
 
     fn table_columns(&self) -> Vec<TableColumn> {

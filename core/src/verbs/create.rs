@@ -214,7 +214,7 @@ impl ApiCore {
             let time = object::now_timestamp();
             let api_version = def.api_version();
             let ctx = manager_context(opts, &api_version, View::Main, &time);
-            crate::apply::record_update(None, &mut object, &def.definition, &ctx)?;
+            crate::apply::record_update(None, &mut object, def.apply_kind(), &ctx)?;
         }
         let generated = object::name(&object).is_empty() && !generate_name.is_empty();
         // A generated name that collides is retried with a fresh suffix.

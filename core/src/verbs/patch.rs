@@ -101,7 +101,7 @@ impl ApiCore {
             Ok(crate::apply::apply(
                 Some(old),
                 config,
-                &def.definition,
+                def.apply_kind(),
                 &ctx,
                 opts.force,
             )?)
@@ -125,7 +125,7 @@ impl ApiCore {
             Err(e) if e.code() == 404 && view == View::Main => {}
             other => return other,
         }
-        let created = crate::apply::apply(None, config, &def.definition, &ctx, opts.force)?;
+        let created = crate::apply::apply(None, config, def.apply_kind(), &ctx, opts.force)?;
         let created_name = object::name(&created).to_string();
         if created_name != name {
             return Err(ApiError::bad_request(format!(

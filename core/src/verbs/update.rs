@@ -407,7 +407,7 @@ impl ApiCore {
             let time = object::now_timestamp();
             let api_version = def.api_version();
             let ctx = manager_context(opts, &api_version, view, &time);
-            crate::apply::record_update(Some(&old), &mut candidate, &def.definition, &ctx)
+            crate::apply::record_update(Some(&old), &mut candidate, def.apply_kind(), &ctx)
                 .map_err(ApiError::from)?;
         }
         object::remove_meta(&mut candidate, "resourceVersion");
