@@ -542,6 +542,19 @@ fn a_terminating_definition_takes_no_creates_until_its_resources_are_gone() {
         (&terminating["status"], &terminating["reason"]),
         (&json!("True"), &json!("InstanceDeletionInProgress"))
     );
+    // Discovery lists only the verbs upstream leaves a terminating
+    // definition; the update below still goes through.
+    let group = server.get_json("/apis/example.com/v1");
+    let widgets = group["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "widgets")
+        .unwrap();
+    assert_eq!(
+        widgets["verbs"],
+        json!(["delete", "deletecollection", "get", "list", "watch"])
+    );
     // The widget's own finalizer released, the definition goes.
     server.kubectl_ok(&[
         "patch",

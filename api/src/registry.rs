@@ -182,6 +182,15 @@ impl ResourceDef {
         format!("{}List", self.kind)
     }
 
+    /// The verbs discovery lists: the served ones, unless the kind
+    /// advertises fewer (a terminating definition's resources).
+    pub fn advertised_verbs(&self) -> Vec<&str> {
+        match self.kind_impl.advertised_verbs() {
+            Some(verbs) => verbs.to_vec(),
+            None => self.verbs.iter().map(String::as_str).collect(),
+        }
+    }
+
     pub fn supports(&self, verb: &str) -> bool {
         self.verbs.iter().any(|v| v == verb)
     }

@@ -28,7 +28,7 @@ fn api_resource(r: &ResourceDef) -> Value {
         "singularName": r.singular,
         "namespaced": r.namespaced,
         "kind": r.kind,
-        "verbs": r.verbs,
+        "verbs": r.advertised_verbs(),
     });
     if !r.short_names.is_empty() {
         v["shortNames"] = json!(r.short_names);
@@ -90,7 +90,7 @@ fn discovery_resource(r: &ResourceDef) -> Value {
         "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
         "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
         "singularResource": r.singular,
-        "verbs": r.verbs,
+        "verbs": r.advertised_verbs(),
     });
     if !r.short_names.is_empty() {
         v["shortNames"] = json!(r.short_names);

@@ -559,6 +559,13 @@ impl Kind for CustomResource {
         true
     }
 
+    fn advertised_verbs(&self) -> Option<&'static [&'static str]> {
+        // Upstream's discovery controller lists only these while a
+        // definition terminates, though updates (finalizers) still work.
+        self.terminating
+            .then_some(&["delete", "deletecollection", "get", "list", "watch"][..])
+    }
+
     fn refuses(&self, verb: &str) -> Option<String> {
         (self.terminating && verb == "create")
             .then(|| format!("{verb} not allowed while custom resource definition is terminating"))

@@ -263,6 +263,12 @@ pub trait Kind: Send + Sync {
 
     /// The kind's OpenAPI v3 schema when it has no built-in definition (a
     /// custom resource's structural schema), for the published documents.
+    /// Fewer verbs than it serves for discovery to list, when the kind
+    /// wants clients to stop using some (updates still go on).
+    fn advertised_verbs(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+
     /// What server-side apply reads of a custom kind's schema (list types,
     /// map keys); built-in kinds are resolved from their definitions.
     fn apply_schema(&self) -> Option<crate::apply::CustomSchema> {
