@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::schema::Schema;
 use crate::error::FieldError;
+use crate::kinds::NameRule;
 use crate::openapi::go_values::{field_value, go_float};
 
 /// The fields a resource root (and an embedded resource) keeps whatever
@@ -489,8 +490,33 @@ fn check_object(
     }
 }
 
-/// An `x-kubernetes-embedded-resource` object names its kind and version.
+/// An `x-kubernetes-embedded-resource` object names its kind and version,
+/// and its metadata is checked as any object's (names as path segments, a
+/// missing name allowed), as upstream's objectmeta validation does.
 fn check_embedded(map: &Map<String, Value>, path: &str, errors: &mut Vec<FieldError>) {
+    if let Some(Value::Object(meta)) = map.get("metadata") {
+        let mut meta = meta.clone();
+        let unnamed = meta
+            .get("name")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty);
+        if unnamed {
+            meta.insert("name".into(), Value::String("fakename".into()));
+        }
+        let namespaced = meta
+            .get("namespace")
+            .and_then(Value::as_str)
+            .is_some_and(|n| !n.is_empty());
+        let embedded = serde_json::json!({ "metadata": meta });
+        errors.extend(
+            crate::validate::object_meta::object_meta(&embedded, NameRule::PathSegment, namespaced)
+                .into_iter()
+                .map(|mut e| {
+                    e.field = format!("{path}.{}", e.field);
+                    e
+                }),
+        );
+    }
     for field in ["apiVersion", "kind"] {
         match map.get(field) {
             None | Some(Value::Null) => errors.push(FieldError::required(

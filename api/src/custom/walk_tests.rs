@@ -128,3 +128,25 @@ fn status_writes_are_checked_from_the_status_down() {
         ]
     );
 }
+
+#[test]
+fn embedded_resources_name_their_kind_and_carry_valid_metadata() {
+    let schema = Schema::parse(&json!({"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"template": {
+            "type": "object", "x-kubernetes-embedded-resource": true,
+            "x-kubernetes-preserve-unknown-fields": true}}}}}))
+    .unwrap();
+    let template = |template: serde_json::Value| json!({"spec": {"template": template}});
+    let unnamed =
+        template(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"labels": {"app": "x"}}}));
+    assert!(validate(&schema, &unnamed).is_empty());
+    let bad = template(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "a/b", "labels": {"bad key": "x"}}}));
+    assert_eq!(
+        messages(&validate(&schema, &bad)),
+        [
+            r#"spec.template.metadata.name: Invalid value: "a/b": may not contain '/'"#,
+            r#"spec.template.metadata.labels: Invalid value: "bad key": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"#,
+        ]
+    );
+}
