@@ -8,6 +8,9 @@ use clap::{Parser, Subcommand};
 // CPU on them under load (perf, etcd creates at 8 clients), mimalloc far less.
 // Without transparent huge pages (feature no_thp): with them the kernel
 // zeroed 2 MiB pages as mimalloc reused memory, 7 % of the server's CPU.
+// The `system-allocator` feature builds without it, for heap profilers
+// (heaptrack, valgrind) that see only the system allocator's calls.
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -9,7 +9,6 @@ use std::process::Command;
 
 use base64::Engine as _;
 use common::{item_names, Streaming, TestServer};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
 use serde_json::{json, Value};
 
 /// v1 calls it spec.size, v2 spec.length.
@@ -52,22 +51,6 @@ print("port", server.server_address[1], flush=True)
 server.serve_forever()
 "#;
 
-/// A CA and a serving certificate for 127.0.0.1 signed by it, as PEM.
-fn certificates() -> (String, String, String) {
-    let ca_key = KeyPair::generate().expect("a CA key");
-    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca_cert = ca.self_signed(&ca_key).expect("the CA");
-    let issuer = Issuer::new(ca, ca_key);
-    let key = KeyPair::generate().expect("a key");
-    let mut leaf = CertificateParams::new(Vec::<String>::new()).expect("params");
-    leaf.subject_alt_names = vec![SanType::IpAddress("127.0.0.1".parse().expect("an IP"))];
-    let cert = leaf
-        .signed_by(&key, &issuer)
-        .expect("the serving certificate");
-    (ca_cert.pem(), cert.pem(), key.serialize_pem())
-}
-
 fn crd(port: u16, ca: &str) -> Value {
     let version = |name: &str, field: &str, storage: bool| {
         json!({"name": name, "served": true, "storage": storage,
@@ -94,7 +77,7 @@ fn crd(port: u16, ca: &str) -> Value {
 #[test]
 fn a_conversion_webhook_converts_between_served_versions() {
     let server = TestServer::start();
-    let (ca, cert, key) = certificates();
+    let (ca, cert, key) = common::loopback_certificates();
     let (cert_path, key_path, script) = (
         server.scratch("webhook.crt"),
         server.scratch("webhook.key"),

@@ -273,6 +273,17 @@ pub struct ApiError {
     pub message: String,
     /// Boxed: errors travel through every Result in the pipeline, so they stay small.
     pub details: Option<Box<StatusDetails>>,
+    /// A code and reason another component chose (an admission webhook's
+    /// denial), passed on as they are instead of the reason's own.
+    pub passed: Option<Box<PassedStatus>>,
+}
+
+/// The code and reason of a Status another component answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassedStatus {
+    pub code: u16,
+    /// Any text, or empty (then the Status has no reason).
+    pub reason: String,
 }
 
 /// `group` + `resource`, printed as upstream's `schema.GroupResource.String()`
@@ -291,6 +302,18 @@ impl ApiError {
             reason,
             message: message.into(),
             details: None,
+            passed: None,
+        }
+    }
+
+    /// A failure with the code and reason another component answered.
+    pub fn passed(code: u16, reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            passed: Some(Box::new(PassedStatus {
+                code,
+                reason: reason.to_string(),
+            })),
+            ..Self::new(StatusReason::Unknown, message)
         }
     }
 
@@ -470,7 +493,10 @@ impl ApiError {
     }
 
     pub fn code(&self) -> u16 {
-        self.reason.http_code()
+        match &self.passed {
+            Some(passed) => passed.code,
+            None => self.reason.http_code(),
+        }
     }
 
     /// The `metav1.Status` object for this error.
@@ -483,7 +509,10 @@ impl ApiError {
             "message": self.message,
             "reason": self.reason.as_str(),
         });
-        if self.reason == StatusReason::Unknown {
+        if let Some(passed) = &self.passed {
+            status["reason"] = passed.reason.clone().into();
+        }
+        if status["reason"] == "" {
             if let Some(map) = status.as_object_mut() {
                 map.remove("reason");
             }

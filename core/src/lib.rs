@@ -6,6 +6,7 @@
 //! each kind does is capstan-api's; storage is capstan-storage's.
 
 pub mod addresses;
+pub mod admission;
 pub mod authentication;
 pub mod authorization;
 pub mod controllers;

@@ -993,3 +993,21 @@ pub async fn two_replicas_on_etcd() -> (
     let (a, b) = (TestServer::start_with(&args), TestServer::start_with(&args));
     (etcd, a, b)
 }
+
+/// A CA and a serving certificate for 127.0.0.1 signed by it, as PEM (CA,
+/// certificate, key): what a webhook server in a test presents.
+pub fn loopback_certificates() -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
+    let ca_key = KeyPair::generate().expect("a CA key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).expect("the CA");
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().expect("a key");
+    let mut leaf = CertificateParams::new(Vec::<String>::new()).expect("params");
+    leaf.subject_alt_names = vec![SanType::IpAddress("127.0.0.1".parse().expect("an IP"))];
+    let cert = leaf
+        .signed_by(&key, &issuer)
+        .expect("the serving certificate");
+    (ca_cert.pem(), cert.pem(), key.serialize_pem())
+}

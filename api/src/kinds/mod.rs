@@ -18,6 +18,7 @@ use crate::openapi::TypeMismatch;
 use crate::printers::{Printer, TableColumn};
 use crate::registry::ResourceDef;
 
+pub mod admissionregistration;
 pub mod apiextensions;
 pub mod apps;
 pub mod authentication;
@@ -317,6 +318,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         policy::resources(),
         rbac::resources(),
         storage::resources(),
+        admissionregistration::resources(),
         apiextensions::resources(),
         scheduling::resources(),
         coordination::resources(),

@@ -11,6 +11,7 @@
 //!
 //! Each kind's file in `kinds/` calls the rules that apply to it.
 
+pub(crate) mod admissionregistration;
 pub(crate) mod apps;
 pub(crate) mod autoscaling;
 pub(crate) mod batch;
@@ -25,6 +26,7 @@ pub mod quantity;
 pub(crate) mod rbac;
 pub(crate) mod scheduling;
 pub(crate) mod storage;
+pub mod webhook;
 
 use serde_json::{Map, Value};
 

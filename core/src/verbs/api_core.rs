@@ -341,6 +341,9 @@ pub struct ApiCore {
     pub(crate) inflight: crate::inflight::InflightLimits,
     /// The RBAC resources and their caches, resolved once (rbac.rs).
     pub(crate) rbac: std::sync::OnceLock<Option<crate::authorization::rbac::RbacDefs>>,
+    /// The admission webhook configurations' resources and caches,
+    /// resolved once (admission/webhooks.rs).
+    pub(crate) admission_webhooks: std::sync::OnceLock<Option<crate::admission::WebhookSources>>,
 }
 
 /// How long a request waits for a watch cache's first list.
@@ -394,7 +397,7 @@ pub(super) fn manager_context<'a>(
 }
 
 /// Upstream's defaulting for the version the request speaks.
-pub(super) fn apply_defaults(def: &ResourceDef, object: &mut Value) {
+pub(crate) fn apply_defaults(def: &ResourceDef, object: &mut Value) {
     if let Some(object) = object.as_object_mut() {
         def.kind_impl.apply_defaults(&def.version, object);
     }
@@ -471,6 +474,7 @@ impl ApiCore {
             tokens: None,
             inflight: crate::inflight::InflightLimits::default(),
             rbac: std::sync::OnceLock::new(),
+            admission_webhooks: std::sync::OnceLock::new(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! create: new objects, their metadata and the namespace they go into.
 
 use super::api_core::*;
+use crate::admission::{namespace_of, Attributes, Operation};
 
 impl ApiCore {
     /// Checks apiVersion/kind of a request body against the endpoint and fills them in.
@@ -189,7 +190,7 @@ impl ApiCore {
     ) -> ApiResult<WriteResult> {
         self.check_type(def, &mut object)?;
         self.check_namespace(def, namespace, &mut object)?;
-        let warnings = self.check_fields(def, &mut object, opts, BodySource::Sent)?;
+        let mut warnings = self.check_fields(def, &mut object, opts, BodySource::Sent)?;
         if !object::resource_version(&object).is_empty() {
             return Err(ApiError::bad_request(
                 "resourceVersion should not be set on objects to be created",
@@ -197,6 +198,33 @@ impl ApiCore {
         }
         let generate_name = object::meta_str(&object, "generateName").to_string();
         apply_defaults(def, &mut object);
+        let sent_name = object::name(&object).to_string();
+        fn admission<'a>(
+            user: &'a UserInfo,
+            def: &'a ResourceDef,
+            namespace: Option<&'a str>,
+            name: &'a str,
+            opts: &'a WriteOptions,
+        ) -> Attributes<'a> {
+            Attributes {
+                operation: Operation::Create,
+                user,
+                def,
+                namespace: namespace_of(def, namespace, name),
+                name,
+                subresource: "",
+                old: None,
+                dry_run: opts.dry_run,
+                field_manager: &opts.field_manager,
+            }
+        }
+        warnings.extend(
+            self.mutating_admission(
+                &admission(user, def, namespace, &sent_name, opts),
+                Some(&mut object),
+            )
+            .await?,
+        );
         self.fill_new_metadata(def, &mut object);
         if def.has_subresource("status") && !def.kind_impl.keeps_status_on_create() {
             // Status is the controllers' to write, through /status; a new
@@ -231,6 +259,13 @@ impl ApiCore {
             self.confirm_no_escalation(user, def, namespace, &object, None)
                 .await?;
             self.ensure_namespace_accepts(def, namespace, &name).await?;
+            warnings.extend(
+                self.validate_admission(
+                    &admission(user, def, namespace, &name, opts),
+                    Some(&object),
+                )
+                .await?,
+            );
             if opts.dry_run {
                 def.kind_impl.put_in_order(&def.definition, &mut object);
                 return Ok(WriteResult {

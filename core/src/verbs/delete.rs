@@ -1,6 +1,7 @@
 //! delete: immediate, graceful, and waiting for finalizers.
 
 use super::api_core::*;
+use crate::admission::{namespace_of, Attributes, Operation};
 
 /// The garbage collector's finalizer a delete's propagationPolicy asks for;
 /// an unknown policy is upstream's 422 on DeleteOptions.
@@ -35,8 +36,28 @@ impl ApiCore {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "delete", def, namespace, Some(name), View::Main)
             .await?;
+        let mut warnings = Vec::new();
+        if self.has_admission_webhooks() {
+            let old = self
+                .get(&UserInfo::system(), def, namespace, name, "")
+                .await?;
+            let admission = Attributes {
+                operation: Operation::Delete,
+                user,
+                def,
+                namespace: namespace_of(def, namespace, name),
+                name,
+                subresource: "",
+                old: Some(&old),
+                dry_run: opts.dry_run,
+                field_manager: "",
+            };
+            warnings.extend(self.mutating_admission(&admission, None).await?);
+            warnings.extend(self.validate_admission(&admission, None).await?);
+        }
         let mut done = self.delete_authorized(def, namespace, name, opts).await?;
         done.object = served_shared(def, done.object)?;
+        done.warnings.splice(0..0, warnings);
         Ok(done)
     }
 

@@ -1,6 +1,7 @@
 //! update: compare-and-swap writes of a changed object, and what each view may change.
 
 use super::api_core::*;
+use crate::admission::{namespace_of, Attributes, Operation};
 
 /// The object an update starts from (see `current_for_update`).
 pub(super) struct Current {
@@ -392,7 +393,7 @@ impl ApiCore {
             .into());
         }
         self.check_namespace(def, namespace, &mut candidate)?;
-        let warnings = match source {
+        let mut warnings = match source {
             BodySource::Decoded => Vec::new(),
             _ => self.check_fields(def, &mut candidate, opts, source)?,
         };
@@ -401,6 +402,21 @@ impl ApiCore {
             return Err(ApiError::stale_object(&def.group, &def.resource, name).into());
         }
         apply_defaults(def, &mut candidate);
+        let admission = Attributes {
+            operation: Operation::Update,
+            user,
+            def,
+            namespace: namespace_of(def, namespace, name),
+            name,
+            subresource: view.subresource().unwrap_or(""),
+            old: Some(&old),
+            dry_run: opts.dry_run,
+            field_manager: &opts.field_manager,
+        };
+        warnings.extend(
+            self.mutating_admission(&admission, Some(&mut candidate))
+                .await?,
+        );
         self.prepare_update(def, &mut candidate, &old, view);
         apply_defaults(def, &mut candidate);
         if ownership == FieldOwnership::RecordUpdate {
@@ -417,6 +433,10 @@ impl ApiCore {
         self.validate(def, &candidate, previous, name, view)?;
         self.confirm_no_escalation(user, def, namespace, &candidate, Some(&old))
             .await?;
+        warnings.extend(
+            self.validate_admission(&admission, Some(&candidate))
+                .await?,
+        );
         let allocated = if def.kind_impl.allocates_service_addresses() && view == View::Main {
             Some(
                 self.service_addresses

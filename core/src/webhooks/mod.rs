@@ -1,5 +1,5 @@
 //! Calls to the webhooks API objects name (a CustomResourceDefinition's
-//! conversion webhook; admission webhooks next): an HTTPS POST of a JSON
+//! conversion webhook, admission webhooks): an HTTPS POST of a JSON
 //! review to the `clientConfig`'s URL, or to a Service (its ExternalName,
 //! else its ClusterIP, as `<name>.<namespace>.svc`), verified against the
 //! `caBundle`, answered with a JSON review.
@@ -48,32 +48,51 @@ impl Webhooks {
     /// POSTs `body` to the webhook `client_config` names and returns the
     /// JSON it answers; errors read as Go's HTTP client's.
     pub async fn post(&self, client_config: &Value, body: &Value) -> Result<Value, String> {
-        let target = self.target(client_config).await?;
-        let url = target.url.clone();
-        match tokio::time::timeout(TIMEOUT, call(target, body)).await {
-            Ok(answer) => answer,
-            Err(_) => Err(format!(
-                "Post {url:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
-            )),
-        }
+        let core = self.core.upgrade().ok_or("the server is stopping")?;
+        // The conversion client's own timeout, not a request's deadline,
+        // is what runs out, and Go's client says so.
+        core.post_to_webhook(client_config, body, TIMEOUT)
+            .await
+            .map_err(|e| match e.strip_suffix(": context deadline exceeded") {
+                Some(call) => format!(
+                    "{call}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+                ),
+                None => e,
+            })
     }
+}
 
-    /// Where `config` points; the URL carries upstream's `timeout` query
-    /// parameter, as its webhook REST client sends and prints it.
-    async fn target(&self, config: &Value) -> Result<Target, String> {
-        let mut target = self.resolve(config).await?;
+impl ApiCore {
+    /// POSTs `body` to the webhook `client_config` names, giving it
+    /// `timeout` (sent as upstream's `timeout` query parameter, rounded up
+    /// to whole seconds), and returns the JSON it answers; errors read as
+    /// Go's HTTP client's.
+    pub(crate) async fn post_to_webhook(
+        &self,
+        client_config: &Value,
+        body: &Value,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let mut target = self.webhook_target(client_config).await?;
         let separator = if target.path_and_query.contains('?') {
             '&'
         } else {
             '?'
         };
-        let timeout = format!("{separator}timeout={}s", TIMEOUT.as_secs());
-        target.path_and_query.push_str(&timeout);
-        target.url.push_str(&timeout);
-        Ok(target)
+        let seconds = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
+        if seconds > 0 {
+            let parameter = format!("{separator}timeout={seconds}s");
+            target.path_and_query.push_str(&parameter);
+            target.url.push_str(&parameter);
+        }
+        let url = target.url.clone();
+        match tokio::time::timeout(timeout, call(target, body)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(format!("Post {url:?}: context deadline exceeded")),
+        }
     }
 
-    async fn resolve(&self, config: &Value) -> Result<Target, String> {
+    async fn webhook_target(&self, config: &Value) -> Result<Target, String> {
         let ca_bundle = match config.get("caBundle").and_then(Value::as_str) {
             Some(encoded) => base64::engine::general_purpose::STANDARD
                 .decode(encoded)
@@ -113,11 +132,10 @@ impl Webhooks {
         };
         let server_name = format!("{name}.{namespace}.svc");
         let url = format!("https://{server_name}:{port}{path}");
-        let core = self.core.upgrade().ok_or("the server is stopping")?;
-        let services = core
+        let services = self
             .resolve("", "v1", "services")
             .map_err(|e| e.to_string())?;
-        let found = core
+        let found = self
             .get(&UserInfo::system(), &services, Some(namespace), name, "")
             .await
             .map_err(|_| format!("service \"{name}\" not found"))?;

@@ -1,0 +1,543 @@
+//! Admission webhooks (admissionregistration.k8s.io/v1): the configurations
+//! are read from their watch caches (so every replica follows a change
+//! within the watch's latency), matched against each request as upstream's
+//! ShouldCallHook does, and called with an AdmissionReview over HTTPS
+//! (`crate::webhooks`). Mutating webhooks run one after another and may
+//! patch the object (reinvoked once when `reinvocationPolicy: IfNeeded` and
+//! a later one changed it); validating webhooks run concurrently.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{Attributes, Operation};
+use crate::error::{ApiError, ApiResult};
+use crate::registry::ResourceDef;
+use crate::selectors::LabelSelector;
+use crate::verbs::ApiCore;
+use crate::watch::cache::WatchCache;
+
+const GROUP: &str = "admissionregistration.k8s.io";
+/// Upstream's default `timeoutSeconds`.
+const DEFAULT_TIMEOUT_SECONDS: u64 = 10;
+
+/// The two configuration resources and their watch caches, resolved once.
+pub(crate) struct WebhookSources {
+    validating: (Arc<ResourceDef>, Arc<WatchCache>),
+    mutating: (Arc<ResourceDef>, Arc<WatchCache>),
+}
+
+/// One webhook of one configuration.
+struct Hook {
+    configuration: Arc<Value>,
+    index: usize,
+}
+
+impl Hook {
+    fn spec(&self) -> &Value {
+        self.configuration
+            .pointer(&format!("/webhooks/{}", self.index))
+            .unwrap_or(&Value::Null)
+    }
+
+    fn name(&self) -> &str {
+        text(self.spec(), "name")
+    }
+
+    fn fails_open(&self) -> bool {
+        text(self.spec(), "failurePolicy") == "Ignore"
+    }
+}
+
+fn text<'a>(value: &'a Value, key: &str) -> &'a str {
+    value.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+fn strings(value: &Value, key: &str) -> Vec<String> {
+    crate::object::strings_at(value, key)
+}
+
+/// Why a call did not give an answer: subject to the failure policy.
+struct CallError(String);
+
+/// What a webhook answered.
+struct Answer {
+    warnings: Vec<String>,
+    /// A mutating webhook's JSONPatch, when it sent one.
+    patch: Option<json_patch::Patch>,
+}
+
+impl ApiCore {
+    fn webhook_sources(&self) -> Option<&WebhookSources> {
+        self.admission_webhooks
+            .get_or_init(|| {
+                let source = |resource| {
+                    let def = self.registry.lookup(GROUP, "v1", resource)?;
+                    let cache = self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
+                    Some((def, cache))
+                };
+                Some(WebhookSources {
+                    validating: source("validatingwebhookconfigurations")?,
+                    mutating: source("mutatingwebhookconfigurations")?,
+                })
+            })
+            .as_ref()
+    }
+
+    /// Every webhook of one type, configurations by name and their webhooks
+    /// in order, as upstream lists them.
+    fn hooks(&self, mutating: bool) -> Vec<Hook> {
+        let Some(sources) = self.webhook_sources() else {
+            return Vec::new();
+        };
+        let (def, cache) = if mutating {
+            &sources.mutating
+        } else {
+            &sources.validating
+        };
+        let (mut configurations, _) = cache.list(&def.key_prefix(&self.prefix, None));
+        configurations.sort_by(|a, b| a.0.cmp(&b.0));
+        configurations
+            .into_iter()
+            .flat_map(|(_, configuration)| {
+                let count = configuration
+                    .get("webhooks")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                (0..count).map(move |index| Hook {
+                    configuration: configuration.clone(),
+                    index,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn has_webhooks(&self) -> bool {
+        !self.hooks(true).is_empty() || !self.hooks(false).is_empty()
+    }
+
+    pub(super) async fn call_mutating_webhooks(
+        &self,
+        attributes: &Attributes<'_>,
+        mut object: Option<&mut Value>,
+    ) -> ApiResult<Vec<String>> {
+        let hooks = self.hooks(true);
+        if hooks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut warnings = Vec::new();
+        let mut invoked_if_needed: Vec<usize> = Vec::new();
+        let mut reinvoke: Vec<usize> = Vec::new();
+        for round in 0..2 {
+            for (i, hook) in hooks.iter().enumerate() {
+                if round == 1 && !reinvoke.contains(&i) {
+                    continue;
+                }
+                let current = object.as_deref();
+                if !self.should_call(hook, attributes, current).await? {
+                    continue;
+                }
+                let before = current.cloned();
+                let answer = self.call_hook(hook, attributes, current, true).await?;
+                let Some(answer) = answer else { continue };
+                warnings.extend(answer.warnings);
+                if let Some(patch) = answer.patch.filter(|p| !p.0.is_empty()) {
+                    let Some(target) = object.as_deref_mut() else {
+                        return Err(ApiError::internal(format!(
+                            "admission webhook {} attempted to modify the object, which is not supported for this operation",
+                            go_quote(hook.name())
+                        )));
+                    };
+                    json_patch::patch(target, &patch).map_err(ApiError::internal)?;
+                    crate::verbs::apply_defaults(attributes.def, target);
+                    if round == 0 && before.as_ref() != Some(target) {
+                        reinvoke.extend(invoked_if_needed.iter().copied());
+                    }
+                }
+                if round == 0 && text(hook.spec(), "reinvocationPolicy") == "IfNeeded" {
+                    invoked_if_needed.push(i);
+                }
+            }
+            if reinvoke.is_empty() {
+                break;
+            }
+        }
+        Ok(warnings)
+    }
+
+    pub(super) async fn call_validating_webhooks(
+        &self,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<Vec<String>> {
+        let hooks = self.hooks(false);
+        let mut matched = Vec::new();
+        for hook in &hooks {
+            if self.should_call(hook, attributes, object).await? {
+                matched.push(hook);
+            }
+        }
+        let calls = matched
+            .iter()
+            .map(|hook| self.call_hook(hook, attributes, object, false));
+        let mut warnings = Vec::new();
+        for answer in futures::future::join_all(calls).await {
+            if let Some(answer) = answer? {
+                warnings.extend(answer.warnings);
+            }
+        }
+        Ok(warnings)
+    }
+
+    /// Upstream's ShouldCallHook: namespace and object selectors, then the
+    /// rules (exact group, version and resource).
+    async fn should_call(
+        &self,
+        hook: &Hook,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<bool> {
+        let spec = hook.spec();
+        let namespace_error = match self
+            .namespace_matches(spec.get("namespaceSelector"), attributes, object)
+            .await
+        {
+            Ok(false) => return Ok(false),
+            Ok(true) => None,
+            Err(e) => Some(e),
+        };
+        if !object_matches(spec.get("objectSelector"), object, attributes.old) {
+            return Ok(false);
+        }
+        let rules = spec
+            .get("rules")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if !rules.iter().any(|rule| rule_matches(rule, attributes)) {
+            return Ok(false);
+        }
+        match namespace_error {
+            Some(e) => Err(e),
+            None => Ok(true),
+        }
+    }
+
+    async fn namespace_matches(
+        &self,
+        selector: Option<&Value>,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<bool> {
+        let def = attributes.def;
+        let is_namespace = def.group.is_empty() && def.resource == "namespaces";
+        let Some(selector) = selector.filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+        else {
+            return Ok(true);
+        };
+        // Cluster-scoped resources other than namespaces are not in one.
+        if !def.namespaced && !is_namespace {
+            return Ok(true);
+        }
+        let Some(selector) = LabelSelector::from_object(selector) else {
+            return Ok(false);
+        };
+        if selector.is_empty() {
+            return Ok(true);
+        }
+        let writes_namespace = is_namespace
+            && attributes.subresource.is_empty()
+            && matches!(attributes.operation, Operation::Create | Operation::Update);
+        if let (true, Some(object)) = (writes_namespace, object) {
+            return Ok(selector.matches(object));
+        }
+        let name = if is_namespace {
+            attributes.name
+        } else {
+            attributes.namespace.unwrap_or_default()
+        };
+        let namespaces = self.resolve("", "v1", "namespaces")?;
+        let namespace = self
+            .get(
+                &crate::auth::UserInfo::system(),
+                &namespaces,
+                None,
+                name,
+                "",
+            )
+            .await?;
+        Ok(selector.matches(&namespace))
+    }
+
+    /// Calls one webhook; None when it failed and its failure policy
+    /// ignores that.
+    async fn call_hook(
+        &self,
+        hook: &Hook,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+        mutating: bool,
+    ) -> ApiResult<Option<Answer>> {
+        let name = hook.name();
+        let spec = hook.spec();
+        if attributes.dry_run && !matches!(text(spec, "sideEffects"), "None" | "NoneOnDryRun") {
+            return Err(ApiError::bad_request(format!(
+                "admission webhook {} does not support dry run",
+                go_quote(name)
+            )));
+        }
+        match self.review(hook, attributes, object, mutating).await {
+            Ok(Ok(answer)) => Ok(Some(answer)),
+            Ok(Err(denial)) => Err(denial),
+            Err(CallError(reason)) if hook.fails_open() => {
+                tracing::warn!(
+                    webhook = name,
+                    "Failed calling webhook, failing open: {reason}"
+                );
+                Ok(None)
+            }
+            Err(CallError(reason)) => Err(ApiError::internal(format!(
+                "failed calling webhook {}: {reason}",
+                go_quote(name)
+            ))),
+        }
+    }
+
+    /// Sends the AdmissionReview and checks the answer: the webhook's
+    /// verdict (an answer or its denial), or why there is none.
+    async fn review(
+        &self,
+        hook: &Hook,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+        mutating: bool,
+    ) -> Result<ApiResult<Answer>, CallError> {
+        let spec = hook.spec();
+        let name = hook.name();
+        let version = strings(spec, "admissionReviewVersions")
+            .into_iter()
+            .find(|v| v == "v1" || v == "v1beta1")
+            .ok_or_else(|| {
+                CallError("could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)".into())
+            })?;
+        let api_version = format!("admission.k8s.io/{version}");
+        let uid = crate::object::new_uid();
+        let review = json!({
+            "kind": "AdmissionReview",
+            "apiVersion": api_version,
+            "request": request(&uid, attributes, object),
+        });
+        let timeout = spec
+            .get("timeoutSeconds")
+            .and_then(Value::as_u64)
+            .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
+        let answer = self
+            .post_to_webhook(
+                spec.get("clientConfig").unwrap_or(&Value::Null),
+                &review,
+                Duration::from_secs(timeout),
+            )
+            .await
+            .map_err(|e| CallError(format!("failed to call webhook: {e}")))?;
+        let invalid = |why: String| CallError(format!("received invalid webhook response: {why}"));
+        let Some(response) = answer.get("response").filter(|r| r.is_object()) else {
+            return Err(invalid("webhook response was absent".into()));
+        };
+        if version == "v1" {
+            let got = text(response, "uid");
+            if got != uid {
+                return Err(invalid(format!(
+                    "expected response.uid={uid:?}, got {got:?}"
+                )));
+            }
+            let (got_version, got_kind) = (text(&answer, "apiVersion"), text(&answer, "kind"));
+            if got_version != api_version || got_kind != "AdmissionReview" {
+                let (group, version) = got_version.rsplit_once('/').unwrap_or(("", got_version));
+                return Err(invalid(format!(
+                    "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {group}/{version}, Kind={got_kind}"
+                )));
+            }
+        }
+        let patch = response.get("patch").and_then(Value::as_str);
+        let patch_type = response.get("patchType").and_then(Value::as_str);
+        if !mutating {
+            if patch.is_some() {
+                return Err(invalid(
+                    "validating webhook may not return response.patch".into(),
+                ));
+            }
+            if patch_type.is_some() {
+                return Err(invalid(
+                    "validating webhook may not return response.patchType".into(),
+                ));
+            }
+        }
+        let warnings = strings(response, "warnings")
+            .into_iter()
+            .filter(|w| !w.is_empty() && !w.chars().any(char::is_control))
+            .collect();
+        if response.get("allowed").and_then(Value::as_bool) != Some(true) {
+            return Ok(Err(denial(name, response.get("status"))));
+        }
+        let patch = match (patch, patch_type) {
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(invalid(
+                    "webhook returned response.patch but not response.patchType".into(),
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(invalid(
+                    "webhook returned response.patchType but not response.patch".into(),
+                ))
+            }
+            (Some(_), Some("")) => {
+                return Err(invalid(
+                    "webhook returned invalid response.patchType of \"\"".into(),
+                ))
+            }
+            (Some(encoded), Some("JSONPatch")) => Some(decode_patch(encoded)?),
+            (Some(_), Some(other)) => {
+                return Err(CallError(format!("unsupported patch type {other:?}")))
+            }
+        };
+        Ok(Ok(Answer { warnings, patch }))
+    }
+}
+
+/// The AdmissionReview request for one call.
+fn request(uid: &str, attributes: &Attributes<'_>, object: Option<&Value>) -> Value {
+    let def = attributes.def;
+    let kind = json!({"group": def.group, "version": def.version, "kind": def.kind});
+    let resource = json!({"group": def.group, "version": def.version, "resource": def.resource});
+    let user = attributes.user;
+    let mut user_info = json!({"username": user.name});
+    if !user.uid.is_empty() {
+        user_info["uid"] = json!(user.uid);
+    }
+    if !user.groups.is_empty() {
+        user_info["groups"] = json!(user.groups);
+    }
+    if !user.extra.is_empty() {
+        user_info["extra"] = json!(user.extra);
+    }
+    let mut request = json!({
+        "uid": uid,
+        "kind": kind,
+        "resource": resource,
+        "requestKind": kind,
+        "requestResource": resource,
+    });
+    if !attributes.subresource.is_empty() {
+        request["subResource"] = json!(attributes.subresource);
+        request["requestSubResource"] = json!(attributes.subresource);
+    }
+    if !attributes.name.is_empty() {
+        request["name"] = json!(attributes.name);
+    }
+    if let Some(namespace) = attributes.namespace {
+        request["namespace"] = json!(namespace);
+    }
+    request["operation"] = json!(attributes.operation.as_str());
+    request["userInfo"] = user_info;
+    if let Some(object) = object {
+        request["object"] = object.clone();
+    }
+    if let Some(old) = attributes.old {
+        request["oldObject"] = old.clone();
+    }
+    request["dryRun"] = json!(attributes.dry_run);
+    request["options"] = attributes.options();
+    request
+}
+
+/// A response's base64 JSONPatch.
+fn decode_patch(encoded: &str) -> Result<json_patch::Patch, CallError> {
+    use base64::Engine as _;
+    let undecodable = |e: &dyn std::fmt::Display| {
+        CallError(format!(
+            "received undecodable patch in webhook response: {e}"
+        ))
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|e| undecodable(&e))?;
+    if bytes.is_empty() {
+        return Ok(json_patch::Patch(Vec::new()));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| undecodable(&e))
+}
+
+/// A webhook's `allowed: false`, with its status's code (at least 400),
+/// reason and message, as upstream's ToStatusErr passes them on.
+fn denial(name: &str, status: Option<&Value>) -> ApiError {
+    let status = status.unwrap_or(&Value::Null);
+    let code = status
+        .get("code")
+        .and_then(Value::as_u64)
+        .filter(|c| (400..=599).contains(c))
+        .unwrap_or(400) as u16;
+    let reason = text(status, "reason");
+    let message = text(status, "message");
+    let quoted = go_quote(name);
+    let text = match (message, reason) {
+        ("", "") => format!("admission webhook {quoted} denied the request without explanation"),
+        ("", reason) => format!("admission webhook {quoted} denied the request: {reason}"),
+        (message, _) => format!("admission webhook {quoted} denied the request: {message}"),
+    };
+    ApiError::passed(code, reason, text)
+}
+
+/// Go's %q of a webhook name.
+fn go_quote(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
+}
+
+/// The object selector against the object and the old object.
+fn object_matches(selector: Option<&Value>, object: Option<&Value>, old: Option<&Value>) -> bool {
+    let Some(selector) = selector.filter(|s| s.as_object().is_some_and(|m| !m.is_empty())) else {
+        return true;
+    };
+    let Some(selector) = LabelSelector::from_object(selector) else {
+        return false;
+    };
+    if selector.is_empty() {
+        return true;
+    }
+    [object, old]
+        .into_iter()
+        .flatten()
+        .any(|o| o.get("metadata").is_some() && selector.matches(o))
+}
+
+/// One rule against the request: operation, group, version, resource (with
+/// `*`, `x/*`, `*/y` forms) and scope.
+fn rule_matches(rule: &Value, attributes: &Attributes<'_>) -> bool {
+    let def = attributes.def;
+    let has = |key: &str, wanted: &str| {
+        strings(rule, key)
+            .iter()
+            .any(|entry| entry == "*" || entry == wanted)
+    };
+    if !has("operations", attributes.operation.as_str())
+        || !has("apiGroups", &def.group)
+        || !has("apiVersions", &def.version)
+    {
+        return false;
+    }
+    let resource_matches = strings(rule, "resources").iter().any(|entry| {
+        let (resource, subresource) = entry.split_once('/').unwrap_or((entry, ""));
+        (resource == "*" || resource == def.resource)
+            && (subresource == "*" || subresource == attributes.subresource)
+    });
+    if !resource_matches {
+        return false;
+    }
+    let is_namespace = def.group.is_empty() && def.resource == "namespaces";
+    match text(rule, "scope") {
+        "Namespaced" => attributes.namespace.is_some() && !is_namespace,
+        "Cluster" => attributes.namespace.is_none() || is_namespace,
+        _ => true,
+    }
+}

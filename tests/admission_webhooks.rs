@@ -1,0 +1,423 @@
+//! Admission webhooks against a real HTTPS webhook server (Python's
+//! standard library): mutation by JSONPatch with warnings, denials with the
+//! webhook's code, failure policies when the webhook is slow or down,
+//! selectors, the AdmissionReview Capstan sends, deletes, dry runs, and
+//! configurations never sent to webhooks.
+
+mod common;
+
+use std::process::Command;
+
+use base64::Engine as _;
+use common::{Streaming, TestServer};
+use serde_json::{json, Value};
+
+/// Answers by path: /mutate labels the object, /deny refuses objects
+/// labelled deny=yes, /slow answers after three seconds; every review's
+/// request is printed as one JSON line.
+const WEBHOOK: &str = r#"
+import base64, json, ssl, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        request = review["request"]
+        print("review", self.path, json.dumps(request), flush=True)
+        response = {"uid": request["uid"], "allowed": True}
+        obj = request.get("object") or request.get("oldObject") or {}
+        labels = obj.get("metadata", {}).get("labels") or {}
+        if self.path.startswith("/mutate"):
+            patch = [{"op": "add", "path": "/metadata/labels", "value": dict(labels, mutated="true")}]
+            response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
+            response["patchType"] = "JSONPatch"
+            response["warnings"] = ["mutated by the test webhook"]
+        elif self.path.startswith("/deny") and labels.get("deny") == "yes":
+            response["allowed"] = False
+            response["status"] = {"code": 403, "reason": "Forbidden", "message": "labelled deny"}
+        elif self.path.startswith("/slow"):
+            time.sleep(3)
+        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                           "response": response}).encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+            pass
+
+    def log_message(self, *args):
+        pass
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print("port", server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+struct Webhook {
+    process: Streaming,
+    port: u16,
+    ca_bundle: String,
+}
+
+fn start_webhook(server: &TestServer) -> Webhook {
+    let (ca, cert, key) = common::loopback_certificates();
+    let (cert_path, key_path, script) = (
+        server.scratch("webhook.crt"),
+        server.scratch("webhook.key"),
+        server.scratch("webhook.py"),
+    );
+    std::fs::write(&cert_path, cert).expect("the certificate");
+    std::fs::write(&key_path, key).expect("the key");
+    std::fs::write(&script, WEBHOOK).expect("the script");
+    let mut python = Command::new("python3");
+    python.arg(&script).arg(&cert_path).arg(&key_path);
+    let mut process = Streaming::spawn(python);
+    let port: u16 = process.wait_for("the webhook's port", |out| {
+        out.lines()
+            .find_map(|l| l.strip_prefix("port "))
+            .and_then(|p| p.trim().parse().ok())
+    });
+    Webhook {
+        process,
+        port,
+        ca_bundle: base64::engine::general_purpose::STANDARD.encode(ca),
+    }
+}
+
+impl Webhook {
+    /// One webhook entry calling `path` for `operations` on configmaps.
+    fn hook(&self, name: &str, path: &str, operations: &[&str], extra: Value) -> Value {
+        let mut hook = json!({
+            "name": name,
+            "clientConfig": {"url": format!("https://127.0.0.1:{}{path}", self.port), "caBundle": self.ca_bundle},
+            "rules": [{"operations": operations, "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        });
+        if let (Some(hook), Some(extra)) = (hook.as_object_mut(), extra.as_object()) {
+            hook.extend(extra.clone());
+        }
+        hook
+    }
+
+    /// The requests of the reviews sent to `path` so far (the webhook
+    /// prints the path with its query, `?timeout=10s`).
+    fn reviews(&self, path: &str) -> Vec<Value> {
+        let prefix = format!("review {path}?");
+        self.process
+            .stdout()
+            .lines()
+            .filter_map(|l| l.strip_prefix(prefix.as_str()))
+            .filter_map(|l| l.split_once(' '))
+            .map(|(_, request)| serde_json::from_str(request).expect("a review request"))
+            .collect()
+    }
+}
+
+fn configuration(kind: &str, name: &str, hooks: Vec<Value>) -> String {
+    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+           "metadata": {"name": name}, "webhooks": hooks})
+    .to_string()
+}
+
+fn config_map(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "namespace": "default", "labels": labels},
+           "data": {"k": "v"}})
+}
+
+const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+
+#[test]
+fn webhooks_mutate_deny_and_see_what_upstream_sends() {
+    let server = TestServer::start();
+    let webhook = start_webhook(&server);
+    server.apply(&configuration(
+        "MutatingWebhookConfiguration",
+        "label-them",
+        vec![webhook.hook(
+            "label.capstan.test",
+            "/mutate",
+            &["CREATE"],
+            json!({"objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]}}),
+        )],
+    ));
+    server.apply(&configuration(
+        "ValidatingWebhookConfiguration",
+        "deny-them",
+        vec![webhook.hook(
+            "deny.capstan.test",
+            "/deny",
+            &["CREATE", "UPDATE", "DELETE"],
+            json!({}),
+        )],
+    ));
+    // The configuration is read from its watch cache: wait until it counts.
+    let mut probes = 0;
+    common::wait_until(
+        std::time::Duration::from_secs(5),
+        "the webhooks in effect",
+        || {
+            probes += 1;
+            let created = server.post_json(
+                CONFIGMAPS,
+                &config_map(&format!("probe{probes}"), json!({})),
+            );
+            (created.json()["metadata"]["labels"]["mutated"] == "true").then_some(())
+        },
+    );
+
+    // Mutated: the label is added and the webhook's warning reaches kubectl.
+    let out = server.kubectl(&["create", "configmap", "one", "--from-literal=a=b"]);
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Warning: mutated by the test webhook"),
+        "{stderr}"
+    );
+    let one = server.get_json(&format!("{CONFIGMAPS}/one"));
+    assert_eq!(one["metadata"]["labels"], json!({"mutated": "true"}));
+
+    // The review as upstream builds it.
+    let review = webhook
+        .reviews("/mutate")
+        .into_iter()
+        .find(|r| r["name"] == "one")
+        .unwrap_or_else(|| panic!("no review of the create in {}", webhook.process.stdout()));
+    assert_eq!(review["operation"], "CREATE");
+    assert_eq!(review["namespace"], "default");
+    assert_eq!(
+        review["kind"],
+        json!({"group": "", "version": "v1", "kind": "ConfigMap"})
+    );
+    assert_eq!(
+        review["resource"],
+        json!({"group": "", "version": "v1", "resource": "configmaps"})
+    );
+    assert_eq!(review["requestKind"], review["kind"]);
+    assert_eq!(review["userInfo"]["username"], "admin");
+    assert_eq!(review["userInfo"]["groups"][0], "system:masters");
+    assert_eq!(review["dryRun"], false);
+    assert_eq!(review["options"]["kind"], "CreateOptions");
+    assert_eq!(review["options"]["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(review["object"]["data"], json!({"a": "b"}));
+    assert!(review.get("oldObject").is_none());
+    assert_eq!(review["uid"].as_str().map(str::len), Some(36));
+
+    // The object selector: a labelled object is not sent to the mutator.
+    let skipped = server.post_json(CONFIGMAPS, &config_map("skipped", json!({"skip": "1"})));
+    assert_eq!(skipped.status, 201, "{skipped:?}");
+    assert_eq!(skipped.json()["metadata"]["labels"], json!({"skip": "1"}));
+
+    // Denied, with the webhook's code, reason and message; nothing stored.
+    let denied = server.post_json(CONFIGMAPS, &config_map("no", json!({"deny": "yes"})));
+    let status = denied.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        r#"admission webhook "deny.capstan.test" denied the request: labelled deny"#
+    );
+    assert_eq!(server.get(&format!("{CONFIGMAPS}/no")).status, 404);
+    let err = server.kubectl_err(&["label", "configmap", "one", "deny=yes"]);
+    assert!(
+        err.contains(r#"admission webhook "deny.capstan.test" denied the request: labelled deny"#),
+        "{err}"
+    );
+
+    // A delete is reviewed with the stored object as oldObject.
+    let kept = server.post_json(
+        CONFIGMAPS,
+        &config_map("kept", json!({"skip": "1", "deny": "yes"})),
+    );
+    assert_eq!(kept.status, 403, "{kept:?}");
+    let deletable = server.post_json(CONFIGMAPS, &config_map("gone", json!({"skip": "1"})));
+    assert_eq!(deletable.status, 201);
+    server.kubectl_ok(&["delete", "configmap", "gone"]);
+    let delete_review = webhook
+        .reviews("/deny")
+        .into_iter()
+        .find(|r| r["operation"] == "DELETE")
+        .expect("a review of the delete");
+    assert_eq!(delete_review["name"], "gone");
+    assert!(delete_review.get("object").is_none());
+    assert_eq!(delete_review["oldObject"]["metadata"]["name"], "gone");
+    assert_eq!(delete_review["options"]["kind"], "DeleteOptions");
+
+    // A dry run runs the chain, says so, and stores nothing.
+    let out = server.kubectl(&[
+        "create",
+        "configmap",
+        "dry",
+        "--from-literal=a=b",
+        "--dry-run=server",
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let dry: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(dry["metadata"]["labels"]["mutated"], "true");
+    assert_eq!(server.get(&format!("{CONFIGMAPS}/dry")).status, 404);
+    let dry_review = webhook
+        .reviews("/mutate")
+        .into_iter()
+        .find(|r| r["name"] == "dry")
+        .expect("a review of the dry run");
+    assert_eq!(dry_review["dryRun"], true);
+
+    // Configurations themselves are never sent to webhooks, so a webhook
+    // matching everything cannot lock out its own repair.
+    server.apply(&configuration(
+        "ValidatingWebhookConfiguration",
+        "sees-all",
+        vec![webhook.hook(
+            "all.capstan.test",
+            "/deny",
+            &["*"],
+            json!({"rules": [
+                {"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}
+            ]}),
+        )],
+    ));
+    server.kubectl_ok(&["delete", "validatingwebhookconfiguration", "sees-all"]);
+    assert!(webhook
+        .reviews("/deny")
+        .iter()
+        .all(|r| r["kind"]["group"] != "admissionregistration.k8s.io"));
+}
+
+#[test]
+fn failure_policies_decide_what_a_slow_or_absent_webhook_means() {
+    let server = TestServer::start();
+    let webhook = start_webhook(&server);
+    let closed_port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let down = |name: &str, policy: &str| {
+        let mut hook = webhook.hook(name, "/down", &["CREATE"], json!({"failurePolicy": policy}));
+        hook["clientConfig"]["url"] = json!(format!("https://127.0.0.1:{closed_port}/down"));
+        hook
+    };
+    server.apply(&configuration(
+        "ValidatingWebhookConfiguration",
+        "unreliable",
+        vec![
+            webhook.hook(
+                "slow.capstan.test",
+                "/slow",
+                &["CREATE"],
+                json!({"timeoutSeconds": 1, "objectSelector": {"matchLabels": {"hook": "slow"}}}),
+            ),
+            webhook.hook(
+                "slow-ignored.capstan.test",
+                "/slow",
+                &["CREATE"],
+                json!({"timeoutSeconds": 1, "failurePolicy": "Ignore",
+                       "objectSelector": {"matchLabels": {"hook": "slow-ignored"}}}),
+            ),
+            {
+                let mut hook = down("down.capstan.test", "Fail");
+                hook["objectSelector"] = json!({"matchLabels": {"hook": "down"}});
+                hook
+            },
+            {
+                let mut hook = down("down-ignored.capstan.test", "Ignore");
+                hook["objectSelector"] = json!({"matchLabels": {"hook": "down-ignored"}});
+                hook
+            },
+        ],
+    ));
+    let port = webhook.port;
+    let status = common::wait_until(
+        std::time::Duration::from_secs(5),
+        "the webhooks in effect",
+        || {
+            let resp = server.post_json(CONFIGMAPS, &config_map("slow", json!({"hook": "slow"})));
+            (resp.status == 500).then(|| resp.json())
+        },
+    );
+    assert_eq!(status["reason"], "InternalError");
+    assert_eq!(
+        status["message"],
+        format!(
+            r#"Internal error occurred: failed calling webhook "slow.capstan.test": failed to call webhook: Post "https://127.0.0.1:{port}/slow?timeout=1s": context deadline exceeded"#
+        )
+    );
+    let ignored = server.post_json(
+        CONFIGMAPS,
+        &config_map("slow-ignored", json!({"hook": "slow-ignored"})),
+    );
+    assert_eq!(ignored.status, 201, "{ignored:?}");
+
+    let refused = server.post_json(CONFIGMAPS, &config_map("down", json!({"hook": "down"})));
+    let status = refused.assert_status(500, "InternalError");
+    let message = status["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(&format!(
+            r#"Internal error occurred: failed calling webhook "down.capstan.test": failed to call webhook: Post "https://127.0.0.1:{closed_port}/down?timeout=10s": dial tcp 127.0.0.1:{closed_port}: "#
+        )),
+        "{message}"
+    );
+    let ignored = server.post_json(
+        CONFIGMAPS,
+        &config_map("down-ignored", json!({"hook": "down-ignored"})),
+    );
+    assert_eq!(ignored.status, 201, "{ignored:?}");
+    assert_eq!(server.get(&format!("{CONFIGMAPS}/down")).status, 404);
+}
+
+#[test]
+fn invalid_webhook_configurations_get_upstreams_answers() {
+    let server = TestServer::start();
+    let body: Value = serde_json::from_str(&configuration(
+        "ValidatingWebhookConfiguration",
+        "bad",
+        vec![json!({
+            "name": "bad",
+            "clientConfig": {"url": "http://127.0.0.1/x"},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
+            "admissionReviewVersions": ["v1"],
+            "timeoutSeconds": 40
+        })],
+    ))
+    .unwrap();
+    let status = server
+        .post_json(
+            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+            &body,
+        )
+        .assert_status(422, "Invalid");
+    assert_eq!(
+        status["message"],
+        r#"ValidatingWebhookConfiguration.admissionregistration.k8s.io "bad" is invalid: [webhooks[0].name: Invalid value: "bad": should be a domain with at least three segments separated by dots, webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun, webhooks[0].timeoutSeconds: Invalid value: 40: the timeout value must be between 1 and 30 seconds, webhooks[0].clientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme; desired format: https://host[/path]]"#
+    );
+    // Defaults as upstream's, and `kubectl get` prints the webhook count.
+    server.apply(&configuration(
+        "MutatingWebhookConfiguration",
+        "good",
+        vec![json!({
+            "name": "good.capstan.test",
+            "clientConfig": {"service": {"name": "hooks", "namespace": "default"}},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"]
+        })],
+    ));
+    let good = server.kubectl_json(&["get", "mutatingwebhookconfiguration", "good"]);
+    let hook = &good["webhooks"][0];
+    assert_eq!(hook["failurePolicy"], "Fail");
+    assert_eq!(hook["matchPolicy"], "Equivalent");
+    assert_eq!(hook["timeoutSeconds"], 10);
+    assert_eq!(hook["reinvocationPolicy"], "Never");
+    assert_eq!(hook["namespaceSelector"], json!({}));
+    assert_eq!(hook["rules"][0]["scope"], "*");
+    assert_eq!(hook["clientConfig"]["service"]["port"], 443);
+    assert_eq!(good["metadata"]["generation"], 1);
+    let table = server.kubectl_ok(&["get", "mutatingwebhookconfigurations"]);
+    assert!(table.starts_with("NAME   WEBHOOKS   AGE"), "{table}");
+}
