@@ -5,104 +5,16 @@
 //! store nothing. The built-in plugins and ValidatingAdmissionPolicy join
 //! here.
 
+pub mod attributes;
 mod webhooks;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::auth::UserInfo;
 use crate::error::ApiResult;
-use crate::registry::ResourceDef;
 use crate::verbs::ApiCore;
+use attributes::Attributes;
 
 pub(crate) use webhooks::WebhookSources;
-
-/// What a request does, as admission names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operation {
-    Create,
-    Update,
-    Delete,
-}
-
-impl Operation {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Operation::Create => "CREATE",
-            Operation::Update => "UPDATE",
-            Operation::Delete => "DELETE",
-        }
-    }
-
-    /// The options kind a review carries for this operation.
-    fn options_kind(self) -> &'static str {
-        match self {
-            Operation::Create => "CreateOptions",
-            Operation::Update => "UpdateOptions",
-            Operation::Delete => "DeleteOptions",
-        }
-    }
-}
-
-/// One request as admission sees it (upstream's admission.Attributes).
-pub struct Attributes<'a> {
-    pub operation: Operation,
-    pub user: &'a UserInfo,
-    pub def: &'a ResourceDef,
-    /// The request's namespace; for a Namespace, its own name.
-    pub namespace: Option<&'a str>,
-    /// Empty on a create that generates the name.
-    pub name: &'a str,
-    pub subresource: &'a str,
-    /// The stored object an update or delete changes.
-    pub old: Option<&'a Value>,
-    pub dry_run: bool,
-    pub field_manager: &'a str,
-}
-
-impl Attributes<'_> {
-    /// The operation's options, as a review carries them.
-    fn options(&self) -> Value {
-        let mut options = json!({
-            "kind": self.operation.options_kind(),
-            "apiVersion": "meta.k8s.io/v1",
-        });
-        if self.dry_run {
-            options["dryRun"] = json!(["All"]);
-        }
-        if !self.field_manager.is_empty() && self.operation != Operation::Delete {
-            options["fieldManager"] = json!(self.field_manager);
-        }
-        options
-    }
-
-    /// Webhook configurations and policies are never sent to webhooks, so
-    /// a broken webhook cannot lock out its own repair.
-    fn exempt(&self) -> bool {
-        self.def.group == "admissionregistration.k8s.io"
-            && matches!(
-                self.def.kind.as_str(),
-                "ValidatingWebhookConfiguration"
-                    | "MutatingWebhookConfiguration"
-                    | "ValidatingAdmissionPolicy"
-                    | "ValidatingAdmissionPolicyBinding"
-                    | "MutatingAdmissionPolicy"
-                    | "MutatingAdmissionPolicyBinding"
-            )
-    }
-}
-
-/// The namespace admission names: the request's, or a Namespace's own name.
-pub fn namespace_of<'a>(
-    def: &ResourceDef,
-    namespace: Option<&'a str>,
-    name: &'a str,
-) -> Option<&'a str> {
-    if def.group.is_empty() && def.resource == "namespaces" {
-        Some(name)
-    } else {
-        namespace
-    }
-}
 
 impl ApiCore {
     /// Whether any admission webhook is configured: a delete reads the

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{Attributes, Operation};
+use super::attributes::{Attributes, Operation};
 use crate::error::{ApiError, ApiResult};
 use crate::registry::ResourceDef;
 use crate::selectors::LabelSelector;

@@ -1,7 +1,7 @@
 //! create: new objects, their metadata and the namespace they go into.
 
 use super::api_core::*;
-use crate::admission::{namespace_of, Attributes, Operation};
+use crate::admission::attributes::{namespace_of, Attributes, Operation};
 
 impl ApiCore {
     /// Checks apiVersion/kind of a request body against the endpoint and fills them in.

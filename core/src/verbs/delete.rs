@@ -1,7 +1,7 @@
 //! delete: immediate, graceful, and waiting for finalizers.
 
 use super::api_core::*;
-use crate::admission::{namespace_of, Attributes, Operation};
+use crate::admission::attributes::{namespace_of, Attributes, Operation};
 
 /// The garbage collector's finalizer a delete's propagationPolicy asks for;
 /// an unknown policy is upstream's 422 on DeleteOptions.

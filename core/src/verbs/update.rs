@@ -1,7 +1,7 @@
 //! update: compare-and-swap writes of a changed object, and what each view may change.
 
 use super::api_core::*;
-use crate::admission::{namespace_of, Attributes, Operation};
+use crate::admission::attributes::{namespace_of, Attributes, Operation};
 
 /// The object an update starts from (see `current_for_update`).
 pub(super) struct Current {
