@@ -330,6 +330,20 @@ fn failure_policies_decide_what_a_slow_or_absent_webhook_means() {
                 hook["objectSelector"] = json!({"matchLabels": {"hook": "down-ignored"}});
                 hook
             },
+            webhook.hook(
+                "conditional.capstan.test",
+                "/deny",
+                &["CREATE"],
+                json!({"objectSelector": {"matchLabels": {"hook": "conditional"}},
+                       "matchConditions": [{"name": "not-exempt", "expression": "object.metadata.name != 'exempt'"}]}),
+            ),
+            webhook.hook(
+                "broken-condition.capstan.test",
+                "/deny",
+                &["CREATE"],
+                json!({"objectSelector": {"matchLabels": {"hook": "broken"}},
+                       "matchConditions": [{"name": "broken", "expression": "object.spec.replicas == 1"}]}),
+            ),
         ],
     ));
     let port = webhook.port;
@@ -369,6 +383,23 @@ fn failure_policies_decide_what_a_slow_or_absent_webhook_means() {
     );
     assert_eq!(ignored.status, 201, "{ignored:?}");
     assert_eq!(server.get(&format!("{CONFIGMAPS}/down")).status, 404);
+
+    // matchConditions: a false one skips the webhook; one that cannot be
+    // evaluated fails the request under failurePolicy Fail.
+    let conditional = json!({"hook": "conditional", "deny": "yes"});
+    let exempt = server.post_json(CONFIGMAPS, &config_map("exempt", conditional.clone()));
+    assert_eq!(exempt.status, 201, "{exempt:?}");
+    let other = server.post_json(CONFIGMAPS, &config_map("other", conditional));
+    other.assert_status(403, "Forbidden");
+    let broken = server.post_json(CONFIGMAPS, &config_map("broken", json!({"hook": "broken"})));
+    let status = broken.assert_status(403, "Forbidden");
+    let message = status["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            r#"configmaps "broken" is forbidden: expression 'object.spec.replicas == 1' resulted in error: "#
+        ),
+        "{message}"
+    );
 }
 
 #[test]

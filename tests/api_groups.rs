@@ -6,10 +6,10 @@ mod common;
 
 use common::TestServer;
 
-/// `kubectl api-resources` against kube-apiserver 1.32, less the groups
-/// Capstan deliberately does not serve yet (admissionregistration,
-/// apiextensions, apiregistration, flowcontrol) and the authentication and
-/// authorization reviews other than the self-reviews.
+/// `kubectl api-resources` against kube-apiserver 1.32, less what Capstan
+/// does not serve yet (ValidatingAdmissionPolicy and its bindings,
+/// apiregistration, flowcontrol) and the authentication and authorization
+/// reviews other than the self-reviews.
 const UPSTREAM_ROWS: &[&str] = &[
     "bindings v1 true Binding",
     "componentstatuses cs v1 false ComponentStatus",
@@ -28,6 +28,8 @@ const UPSTREAM_ROWS: &[&str] = &[
     "secrets v1 true Secret",
     "serviceaccounts sa v1 true ServiceAccount",
     "services svc v1 true Service",
+    "mutatingwebhookconfigurations admissionregistration.k8s.io/v1 false MutatingWebhookConfiguration",
+    "validatingwebhookconfigurations admissionregistration.k8s.io/v1 false ValidatingWebhookConfiguration",
     "customresourcedefinitions crd,crds apiextensions.k8s.io/v1 false CustomResourceDefinition",
     "controllerrevisions apps/v1 true ControllerRevision",
     "daemonsets ds apps/v1 true DaemonSet",

@@ -781,15 +781,21 @@ pub fn estimated(expr: &IdedExpr, schema: &Schema) -> Estimate {
 
 /// The most `expr` can cost evaluated on `value` (`old` as `oldSelf`).
 pub fn charged(expr: &IdedExpr, value: &Value, old: Option<&Value>) -> u64 {
-    fn node<'v>(held: Option<&'v Value>) -> Node<Held<'v>> {
-        Node::at(Some(Held::Values(held.into_iter().collect())))
-    }
+    charged_with(expr, &[("self", Some(value)), ("oldSelf", old)])
+}
+
+/// The most `expr` can cost with each variable bound to its value (None:
+/// unset or null).
+pub fn charged_with(expr: &IdedExpr, variables: &[(&str, Option<&Value>)]) -> u64 {
     let mut estimator = Estimator {
         at_runtime: true,
-        scopes: vec![
-            ("self".to_string(), node(Some(value))),
-            ("oldSelf".to_string(), node(old)),
-        ],
+        scopes: variables
+            .iter()
+            .map(|(name, value)| {
+                let held = Held::Values(value.iter().copied().collect());
+                (name.to_string(), Node::at(Some(held)))
+            })
+            .collect(),
     };
     estimator.estimate(expr).cost.max
 }

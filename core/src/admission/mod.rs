@@ -6,6 +6,7 @@
 //! here.
 
 pub mod attributes;
+mod conditions;
 mod webhooks;
 
 use serde_json::Value;

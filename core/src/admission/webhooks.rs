@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::attributes::{Attributes, Operation};
+use super::conditions;
 use crate::error::{ApiError, ApiResult};
 use crate::registry::ResourceDef;
 use crate::selectors::LabelSelector;
@@ -218,9 +219,65 @@ impl ApiCore {
         if !rules.iter().any(|rule| rule_matches(rule, attributes)) {
             return Ok(false);
         }
-        match namespace_error {
-            Some(e) => Err(e),
-            None => Ok(true),
+        if let Some(e) = namespace_error {
+            return Err(e);
+        }
+        self.match_conditions(hook, attributes, object).await
+    }
+
+    /// The webhook's matchConditions (CEL over `object`, `oldObject`,
+    /// `request` and `namespaceObject`): any false skips the webhook;
+    /// errors fail the request under failurePolicy Fail and skip the
+    /// webhook under Ignore, as upstream's matcher decides.
+    async fn match_conditions(
+        &self,
+        hook: &Hook,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<bool> {
+        let conditions = hook
+            .spec()
+            .get("matchConditions")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        if conditions.is_empty() {
+            return Ok(true);
+        }
+        let def = attributes.def;
+        let namespace_object = match attributes.namespace {
+            Some(namespace) if def.namespaced => {
+                let namespaces = self.resolve("", "v1", "namespaces")?;
+                self.get(
+                    &crate::auth::UserInfo::system(),
+                    &namespaces,
+                    None,
+                    namespace,
+                    "",
+                )
+                .await
+                .ok()
+            }
+            _ => None,
+        };
+        let verdict = conditions::evaluate(conditions, attributes, object, namespace_object);
+        match verdict {
+            conditions::Verdict::Matches => Ok(true),
+            conditions::Verdict::Excluded => Ok(false),
+            conditions::Verdict::Failed(_) if hook.fails_open() => Ok(false),
+            conditions::Verdict::Failed(errors) => {
+                let detail = if errors.len() == 1 {
+                    errors.join("")
+                } else {
+                    format!("[{}]", errors.join(", "))
+                };
+                Err(ApiError::forbidden_resource(
+                    &def.group,
+                    &def.resource,
+                    attributes.name,
+                    &detail,
+                ))
+            }
         }
     }
 
