@@ -288,6 +288,17 @@ fn webhooks_mutate_deny_and_see_what_upstream_sends() {
         .reviews("/deny")
         .iter()
         .all(|r| r["kind"]["group"] != "admissionregistration.k8s.io"));
+
+    // Upstream's admission metrics.
+    let metrics = server.kubectl_ok(&["get", "--raw", "/metrics"]);
+    for line in [
+        r#"apiserver_admission_webhook_rejection_count{error_type="no_error",name="deny.capstan.test",operation="CREATE",rejection_code="403",type="validating"}"#,
+        r#"apiserver_admission_webhook_request_total{code="200",name="label.capstan.test",operation="CREATE",rejected="false",type="admit"}"#,
+        r#"apiserver_admission_webhook_admission_duration_seconds_count{name="deny.capstan.test",operation="DELETE",rejected="false",type="validating"}"#,
+        r#"apiserver_admission_step_admission_duration_seconds_count{operation="CREATE",rejected="true",type="validate"}"#,
+    ] {
+        assert!(metrics.contains(line), "no {line} in\n{metrics}");
+    }
 }
 
 #[test]

@@ -48,6 +48,11 @@ struct Metrics {
     grpc_started: IntCounterVec,
     grpc_handled: IntCounterVec,
     grpc_seconds: HistogramVec,
+    admission_steps: HistogramVec,
+    webhook_seconds: HistogramVec,
+    webhook_requests: IntCounterVec,
+    webhook_rejections: IntCounterVec,
+    webhook_fail_open: IntCounterVec,
 }
 
 fn metrics() -> &'static Metrics {
@@ -115,8 +120,55 @@ fn metrics() -> &'static Metrics {
             GRPC_LABELS,
         )
         .expect("valid metric");
+        let admission_steps = HistogramVec::new(
+            HistogramOpts::new(
+                "apiserver_admission_step_admission_duration_seconds",
+                "Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).",
+            )
+            .buckets(vec![0.005, 0.025, 0.1, 0.5, 1.0, 2.5]),
+            &["type", "operation", "rejected"],
+        )
+        .expect("valid metric");
+        let webhook_seconds = HistogramVec::new(
+            HistogramOpts::new(
+                "apiserver_admission_webhook_admission_duration_seconds",
+                "Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
+            )
+            .buckets(vec![0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10.0, 25.0]),
+            &["name", "type", "operation", "rejected"],
+        )
+        .expect("valid metric");
+        let webhook_requests = IntCounterVec::new(
+            Opts::new(
+                "apiserver_admission_webhook_request_total",
+                "Admission webhook request total, identified by name and broken out for each admission type (validating or mutating) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.",
+            ),
+            &["name", "type", "operation", "code", "rejected"],
+        )
+        .expect("valid metric");
+        let webhook_rejections = IntCounterVec::new(
+            Opts::new(
+                "apiserver_admission_webhook_rejection_count",
+                "Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.",
+            ),
+            &["name", "type", "operation", "error_type", "rejection_code"],
+        )
+        .expect("valid metric");
+        let webhook_fail_open = IntCounterVec::new(
+            Opts::new(
+                "apiserver_admission_webhook_fail_open_count",
+                "Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit).",
+            ),
+            &["name", "type"],
+        )
+        .expect("valid metric");
         for collector in [
-            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(admission_steps.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(webhook_seconds.clone()),
+            Box::new(webhook_requests.clone()),
+            Box::new(webhook_rejections.clone()),
+            Box::new(webhook_fail_open.clone()),
+            Box::new(requests.clone()),
             Box::new(durations.clone()),
             Box::new(inflight.clone()),
             Box::new(storage_objects.clone()),
@@ -137,8 +189,76 @@ fn metrics() -> &'static Metrics {
             grpc_started,
             grpc_handled,
             grpc_seconds,
+            admission_steps,
+            webhook_seconds,
+            webhook_requests,
+            webhook_rejections,
+            webhook_fail_open,
         }
     })
+}
+
+/// How one admission webhook call ended, as upstream's metrics count it.
+pub enum WebhookOutcome {
+    Allowed,
+    /// The webhook denied the request with this code.
+    Denied(u16),
+    /// The call failed; `failed_open` when its failure policy ignored that.
+    Failed {
+        failed_open: bool,
+    },
+}
+
+/// Counts one admission webhook call (`type` is "admit" or "validating").
+pub fn observe_webhook(
+    name: &str,
+    type_: &str,
+    operation: &str,
+    outcome: &WebhookOutcome,
+    elapsed: Duration,
+) {
+    let m = metrics();
+    let rejected = matches!(
+        outcome,
+        WebhookOutcome::Denied(_) | WebhookOutcome::Failed { failed_open: false }
+    );
+    let rejected_label = if rejected { "true" } else { "false" };
+    m.webhook_seconds
+        .with_label_values(&[name, type_, operation, rejected_label])
+        .observe(elapsed.as_secs_f64());
+    let code = match outcome {
+        WebhookOutcome::Allowed | WebhookOutcome::Denied(_) => 200,
+        WebhookOutcome::Failed { .. } => 0,
+    };
+    m.webhook_requests
+        .with_label_values(&[name, type_, operation, &code.to_string(), rejected_label])
+        .inc();
+    match outcome {
+        WebhookOutcome::Denied(code) => {
+            let code = (*code).min(600).to_string();
+            m.webhook_rejections
+                .with_label_values(&[name, type_, operation, "no_error", &code])
+                .inc();
+        }
+        WebhookOutcome::Failed { failed_open: false } => {
+            m.webhook_rejections
+                .with_label_values(&[name, type_, operation, "calling_webhook_error", "0"])
+                .inc();
+        }
+        WebhookOutcome::Failed { failed_open: true } => {
+            m.webhook_fail_open.with_label_values(&[name, type_]).inc();
+        }
+        WebhookOutcome::Allowed => {}
+    }
+}
+
+/// Counts one admission step (`type` "admit" or "validate").
+pub fn observe_admission_step(type_: &str, operation: &str, rejected: bool, elapsed: Duration) {
+    let rejected = if rejected { "true" } else { "false" };
+    metrics()
+        .admission_steps
+        .with_label_values(&[type_, operation, rejected])
+        .observe(elapsed.as_secs_f64());
 }
 
 /// What a finished request is counted under.

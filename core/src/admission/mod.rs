@@ -34,7 +34,10 @@ impl ApiCore {
         if attributes.exempt() {
             return Ok(Vec::new());
         }
-        self.call_mutating_webhooks(attributes, object).await
+        let started = std::time::Instant::now();
+        let result = self.call_mutating_webhooks(attributes, object).await;
+        observe_step("admit", attributes, &result, started);
+        result
     }
 
     /// Validating admission of the object about to be stored (None on
@@ -47,6 +50,24 @@ impl ApiCore {
         if attributes.exempt() {
             return Ok(Vec::new());
         }
-        self.call_validating_webhooks(attributes, object).await
+        let started = std::time::Instant::now();
+        let result = self.call_validating_webhooks(attributes, object).await;
+        observe_step("validate", attributes, &result, started);
+        result
     }
+}
+
+/// Counts one admission step under upstream's step metric.
+fn observe_step(
+    type_: &str,
+    attributes: &Attributes<'_>,
+    result: &ApiResult<Vec<String>>,
+    started: std::time::Instant,
+) {
+    crate::metrics::observe_admission_step(
+        type_,
+        attributes.operation.as_str(),
+        result.is_err(),
+        started.elapsed(),
+    );
 }

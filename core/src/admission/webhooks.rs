@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use super::attributes::{Attributes, Operation};
 use super::conditions;
 use crate::error::{ApiError, ApiResult};
+use crate::metrics::WebhookOutcome;
 use crate::registry::ResourceDef;
 use crate::selectors::LabelSelector;
 use crate::verbs::ApiCore;
@@ -344,7 +345,19 @@ impl ApiCore {
                 go_quote(name)
             )));
         }
-        match self.review(hook, attributes, object, mutating).await {
+        let started = std::time::Instant::now();
+        let result = self.review(hook, attributes, object, mutating).await;
+        let outcome = match &result {
+            Ok(Ok(_)) => WebhookOutcome::Allowed,
+            Ok(Err(denial)) => WebhookOutcome::Denied(denial.code()),
+            Err(_) => WebhookOutcome::Failed {
+                failed_open: hook.fails_open(),
+            },
+        };
+        let type_ = if mutating { "admit" } else { "validating" };
+        let operation = attributes.operation.as_str();
+        crate::metrics::observe_webhook(name, type_, operation, &outcome, started.elapsed());
+        match result {
             Ok(Ok(answer)) => Ok(Some(answer)),
             Ok(Err(denial)) => Err(denial),
             Err(CallError(reason)) if hook.fails_open() => {
