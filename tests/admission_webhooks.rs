@@ -463,3 +463,86 @@ fn invalid_webhook_configurations_get_upstreams_answers() {
     let table = server.kubectl_ok(&["get", "mutatingwebhookconfigurations"]);
     assert!(table.starts_with("NAME   WEBHOOKS   AGE"), "{table}");
 }
+
+#[test]
+fn match_policy_equivalent_sends_the_version_the_rules_name() {
+    let server = TestServer::start();
+    let webhook = start_webhook(&server);
+    let version = |name: &str, storage: bool| {
+        json!({"name": name, "served": true, "storage": storage,
+               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
+    };
+    server.apply(
+        &json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "gizmos.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced",
+                     "names": {"plural": "gizmos", "kind": "Gizmo"},
+                     "versions": [version("v1", true), version("v2", false)]}
+        })
+        .to_string(),
+    );
+    server.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/gizmos.example.com",
+        "--timeout=10s",
+    ]);
+    let mut hook = webhook.hook("v2-only.capstan.test", "/deny", &["CREATE"], json!({}));
+    hook["rules"] = json!([{"operations": ["CREATE"], "apiGroups": ["example.com"],
+                            "apiVersions": ["v2"], "resources": ["gizmos"]}]);
+    let mut exact = hook.clone();
+    exact["name"] = json!("v2-exact.capstan.test");
+    exact["matchPolicy"] = json!("Exact");
+    server.apply(&configuration(
+        "ValidatingWebhookConfiguration",
+        "gizmos",
+        vec![hook, exact],
+    ));
+    let gizmos = "/apis/example.com/v1/namespaces/default/gizmos";
+    let gizmo = |name: &str, labels: Value| {
+        json!({"apiVersion": "example.com/v1", "kind": "Gizmo",
+               "metadata": {"name": name, "labels": labels}, "spec": {"size": 1}})
+    };
+    // Created at v1; the Equivalent webhook's rule names v2, so it is
+    // called with the object converted to v2, the request's own version in
+    // requestKind.
+    let mut attempts = 0;
+    let denied = common::wait_until(
+        std::time::Duration::from_secs(5),
+        "the webhook in effect",
+        || {
+            attempts += 1;
+            let resp = server.post_json(
+                gizmos,
+                &gizmo(&format!("no{attempts}"), json!({"deny": "yes"})),
+            );
+            (resp.status == 403).then(|| resp.json())
+        },
+    );
+    assert_eq!(
+        denied["message"],
+        r#"admission webhook "v2-only.capstan.test" denied the request: labelled deny"#
+    );
+    let review = webhook
+        .reviews("/deny")
+        .into_iter()
+        .find(|r| r["name"] == format!("no{attempts}"))
+        .expect("a review of the gizmo");
+    assert_eq!(
+        review["kind"],
+        json!({"group": "example.com", "version": "v2", "kind": "Gizmo"})
+    );
+    assert_eq!(review["resource"]["version"], "v2");
+    assert_eq!(review["requestKind"]["version"], "v1");
+    assert_eq!(review["object"]["apiVersion"], "example.com/v2");
+    // Only the Equivalent one was called: the Exact one names v2 only.
+    let created = server.post_json(gizmos, &gizmo("yes", json!({})));
+    assert_eq!(created.status, 201, "{created:?}");
+    let of_yes = webhook
+        .reviews("/deny")
+        .into_iter()
+        .filter(|r| r["name"] == "yes")
+        .count();
+    assert_eq!(of_yes, 1);
+}

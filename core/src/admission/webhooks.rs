@@ -70,6 +70,44 @@ struct Answer {
     patch: Option<json_patch::Patch>,
 }
 
+/// How a matched webhook is called: at the request's own version, or at
+/// an equivalent one its rules name, the objects converted to it.
+struct Invocation {
+    equivalent: Option<Arc<ResourceDef>>,
+}
+
+impl Invocation {
+    fn def<'a>(&'a self, attributes: &'a Attributes<'_>) -> &'a ResourceDef {
+        self.equivalent.as_deref().unwrap_or(attributes.def)
+    }
+
+    /// `object` at the invoked version (None when no conversion is needed).
+    fn to_invoked(
+        &self,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<Option<Value>> {
+        let (Some(other), Some(object)) = (&self.equivalent, object) else {
+            return Ok(None);
+        };
+        convert(attributes.def, object.clone(), &other.api_version()).map(Some)
+    }
+
+    /// A patched object back at the request's version.
+    fn to_requested(&self, attributes: &Attributes<'_>, object: Value) -> ApiResult<Value> {
+        match &self.equivalent {
+            Some(_) => convert(attributes.def, object, &attributes.def.api_version()),
+            None => Ok(object),
+        }
+    }
+}
+
+fn convert(def: &ResourceDef, object: Value, api_version: &str) -> ApiResult<Value> {
+    def.kind_impl
+        .convert(object, api_version)
+        .map_err(|e| ApiError::internal(format!("failed to convert object version: {e}")))
+}
+
 impl ApiCore {
     fn webhook_sources(&self) -> Option<&WebhookSources> {
         self.admission_webhooks
@@ -137,11 +175,13 @@ impl ApiCore {
                     continue;
                 }
                 let current = object.as_deref();
-                if !self.should_call(hook, attributes, current).await? {
+                let Some(invocation) = self.should_call(hook, attributes, current).await? else {
                     continue;
-                }
+                };
                 let before = current.cloned();
-                let answer = self.call_hook(hook, attributes, current, true).await?;
+                let answer = self
+                    .call_hook(hook, attributes, current, true, &invocation)
+                    .await?;
                 let Some(answer) = answer else { continue };
                 warnings.extend(answer.warnings);
                 if let Some(patch) = answer.patch.filter(|p| !p.0.is_empty()) {
@@ -151,7 +191,11 @@ impl ApiCore {
                             go_quote(hook.name())
                         )));
                     };
-                    json_patch::patch(target, &patch).map_err(ApiError::internal)?;
+                    let mut invoked = invocation
+                        .to_invoked(attributes, Some(target))?
+                        .unwrap_or_else(|| target.clone());
+                    json_patch::patch(&mut invoked, &patch).map_err(ApiError::internal)?;
+                    *target = invocation.to_requested(attributes, invoked)?;
                     crate::verbs::apply_defaults(attributes.def, target);
                     if round == 0 && before.as_ref() != Some(target) {
                         reinvoke.extend(invoked_if_needed.iter().copied());
@@ -176,13 +220,13 @@ impl ApiCore {
         let hooks = self.hooks(false);
         let mut matched = Vec::new();
         for hook in &hooks {
-            if self.should_call(hook, attributes, object).await? {
-                matched.push(hook);
+            if let Some(invocation) = self.should_call(hook, attributes, object).await? {
+                matched.push((hook, invocation));
             }
         }
         let calls = matched
             .iter()
-            .map(|hook| self.call_hook(hook, attributes, object, false));
+            .map(|(hook, invocation)| self.call_hook(hook, attributes, object, false, invocation));
         let mut warnings = Vec::new();
         for answer in futures::future::join_all(calls).await {
             if let Some(answer) = answer? {
@@ -192,38 +236,74 @@ impl ApiCore {
         Ok(warnings)
     }
 
-    /// Upstream's ShouldCallHook: namespace and object selectors, then the
-    /// rules (exact group, version and resource).
+    /// Upstream's ShouldCallHook: namespace and object selectors, the rules
+    /// (exactly, else at an equivalent version when matchPolicy is
+    /// Equivalent), then matchConditions; how to call the webhook if so.
     async fn should_call(
         &self,
         hook: &Hook,
         attributes: &Attributes<'_>,
         object: Option<&Value>,
-    ) -> ApiResult<bool> {
+    ) -> ApiResult<Option<Invocation>> {
         let spec = hook.spec();
         let namespace_error = match self
             .namespace_matches(spec.get("namespaceSelector"), attributes, object)
             .await
         {
-            Ok(false) => return Ok(false),
+            Ok(false) => return Ok(None),
             Ok(true) => None,
             Err(e) => Some(e),
         };
         if !object_matches(spec.get("objectSelector"), object, attributes.old) {
-            return Ok(false);
+            return Ok(None);
         }
         let rules = spec
             .get("rules")
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or_default();
-        if !rules.iter().any(|rule| rule_matches(rule, attributes)) {
-            return Ok(false);
-        }
+        let invocation = if rules
+            .iter()
+            .any(|rule| rule_matches(rule, attributes, attributes.def))
+        {
+            Invocation { equivalent: None }
+        } else if text(spec, "matchPolicy") != "Exact" {
+            match self.equivalent(rules, attributes) {
+                Some(other) => Invocation {
+                    equivalent: Some(other),
+                },
+                None => return Ok(None),
+            }
+        } else {
+            return Ok(None);
+        };
         if let Some(e) = namespace_error {
             return Err(e);
         }
-        self.match_conditions(hook, attributes, object).await
+        let converted = invocation.to_invoked(attributes, object)?;
+        let matched = self
+            .match_conditions(hook, attributes, converted.as_ref().or(object))
+            .await?;
+        Ok(matched.then_some(invocation))
+    }
+
+    /// Another served version of the request's resource that a rule names.
+    fn equivalent(&self, rules: &[Value], attributes: &Attributes<'_>) -> Option<Arc<ResourceDef>> {
+        let def = attributes.def;
+        let registry = self.registry.snapshot();
+        let others: Vec<&Arc<ResourceDef>> = registry
+            .resources()
+            .iter()
+            .filter(|r| {
+                r.group == def.group && r.resource == def.resource && r.version != def.version
+            })
+            .collect();
+        rules.iter().find_map(|rule| {
+            others
+                .iter()
+                .find(|other| rule_matches(rule, attributes, other))
+                .map(|other| Arc::clone(other))
+        })
     }
 
     /// The webhook's matchConditions (CEL over `object`, `oldObject`,
@@ -336,6 +416,7 @@ impl ApiCore {
         attributes: &Attributes<'_>,
         object: Option<&Value>,
         mutating: bool,
+        invocation: &Invocation,
     ) -> ApiResult<Option<Answer>> {
         let name = hook.name();
         let spec = hook.spec();
@@ -346,7 +427,16 @@ impl ApiCore {
             )));
         }
         let started = std::time::Instant::now();
-        let result = self.review(hook, attributes, object, mutating).await;
+        let converted = invocation.to_invoked(attributes, object)?;
+        let old = invocation.to_invoked(attributes, attributes.old)?;
+        let objects = (
+            converted.as_ref().or(object),
+            old.as_ref().or(attributes.old),
+        );
+        let invoked = invocation.def(attributes);
+        let result = self
+            .review(hook, attributes, invoked, objects, mutating)
+            .await;
         let outcome = match &result {
             Ok(Ok(_)) => WebhookOutcome::Allowed,
             Ok(Err(denial)) => WebhookOutcome::Denied(denial.code()),
@@ -380,7 +470,8 @@ impl ApiCore {
         &self,
         hook: &Hook,
         attributes: &Attributes<'_>,
-        object: Option<&Value>,
+        invoked: &ResourceDef,
+        objects: (Option<&Value>, Option<&Value>),
         mutating: bool,
     ) -> Result<ApiResult<Answer>, CallError> {
         let spec = hook.spec();
@@ -396,7 +487,7 @@ impl ApiCore {
         let review = json!({
             "kind": "AdmissionReview",
             "apiVersion": api_version,
-            "request": request(&uid, attributes, object),
+            "request": request(&uid, attributes, invoked, objects),
         });
         let timeout = spec
             .get("timeoutSeconds")
@@ -477,10 +568,15 @@ impl ApiCore {
 }
 
 /// The AdmissionReview request for one call.
-fn request(uid: &str, attributes: &Attributes<'_>, object: Option<&Value>) -> Value {
-    let def = attributes.def;
-    let kind = json!({"group": def.group, "version": def.version, "kind": def.kind});
-    let resource = json!({"group": def.group, "version": def.version, "resource": def.resource});
+fn request(
+    uid: &str,
+    attributes: &Attributes<'_>,
+    invoked: &ResourceDef,
+    (object, old): (Option<&Value>, Option<&Value>),
+) -> Value {
+    let gvk =
+        |def: &ResourceDef| json!({"group": def.group, "version": def.version, "kind": def.kind});
+    let gvr = |def: &ResourceDef| json!({"group": def.group, "version": def.version, "resource": def.resource});
     let user = attributes.user;
     let mut user_info = json!({"username": user.name});
     if !user.uid.is_empty() {
@@ -494,10 +590,10 @@ fn request(uid: &str, attributes: &Attributes<'_>, object: Option<&Value>) -> Va
     }
     let mut request = json!({
         "uid": uid,
-        "kind": kind,
-        "resource": resource,
-        "requestKind": kind,
-        "requestResource": resource,
+        "kind": gvk(invoked),
+        "resource": gvr(invoked),
+        "requestKind": gvk(attributes.def),
+        "requestResource": gvr(attributes.def),
     });
     if !attributes.subresource.is_empty() {
         request["subResource"] = json!(attributes.subresource);
@@ -514,7 +610,7 @@ fn request(uid: &str, attributes: &Attributes<'_>, object: Option<&Value>) -> Va
     if let Some(object) = object {
         request["object"] = object.clone();
     }
-    if let Some(old) = attributes.old {
+    if let Some(old) = old {
         request["oldObject"] = old.clone();
     }
     request["dryRun"] = json!(attributes.dry_run);
@@ -583,8 +679,7 @@ fn object_matches(selector: Option<&Value>, object: Option<&Value>, old: Option<
 
 /// One rule against the request: operation, group, version, resource (with
 /// `*`, `x/*`, `*/y` forms) and scope.
-fn rule_matches(rule: &Value, attributes: &Attributes<'_>) -> bool {
-    let def = attributes.def;
+fn rule_matches(rule: &Value, attributes: &Attributes<'_>, def: &ResourceDef) -> bool {
     let has = |key: &str, wanted: &str| {
         strings(rule, key)
             .iter()
