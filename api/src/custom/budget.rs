@@ -179,6 +179,81 @@ fn estimate_node(
     }
 }
 
+/// Whether the rules of `props` (parsed as `schema`) can never exceed the
+/// run-time limits on any object the schema admits: then writes need not
+/// be charged at all. False whenever a bound is not known.
+pub fn never_exceeds(props: &Value, schema: &Schema) -> bool {
+    let mut total: u64 = 0;
+    within_limits(props, schema, Some(1), &mut total) && total <= RUNTIME_BUDGET
+}
+
+fn within_limits(
+    props: &Value,
+    schema: &Schema,
+    cardinality: Option<u64>,
+    total: &mut u64,
+) -> bool {
+    let rules = props
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    for rule in rules {
+        let Some(program) = rule
+            .get("rule")
+            .and_then(Value::as_str)
+            .and_then(|text| kube_cel::cel::Program::compile(text).ok())
+        else {
+            return false;
+        };
+        let Some(per_call) = cost::ceiling(program.expression(), schema) else {
+            return false;
+        };
+        if per_call > PER_CALL_LIMIT {
+            return false;
+        }
+        let occurrences =
+            cardinality.unwrap_or_else(|| MAX_REQUEST / (cost::min_serialized_size(schema) + 1));
+        *total = total.saturating_add(per_call.saturating_mul(occurrences));
+    }
+    let times = |n: Option<u64>| cardinality.zip(n).map(|(c, n)| c.saturating_mul(n));
+    let children = schema
+        .properties
+        .iter()
+        .filter_map(|(name, child)| {
+            props
+                .get("properties")
+                .and_then(|p| p.get(name))
+                .map(|child_props| (child_props, child, cardinality))
+        })
+        .chain(
+            schema
+                .items
+                .as_deref()
+                .zip(props.get("items"))
+                .map(|(items, items_props)| {
+                    (items_props, items, times(schema.validation.max_items))
+                }),
+        )
+        .chain(
+            schema
+                .additional_properties
+                .as_deref()
+                .zip(props.get("additionalProperties"))
+                .map(|(values, values_props)| {
+                    (
+                        values_props,
+                        values,
+                        times(schema.validation.max_properties),
+                    )
+                }),
+        )
+        .collect::<Vec<_>>();
+    children
+        .into_iter()
+        .all(|(child_props, child, count)| within_limits(child_props, child, count, total))
+}
+
 /// Charges the rules `compiled` would run on `value` (`old` on update)
 /// against upstream's per-call limit and per-object budget; the error
 /// upstream reports when one is exceeded (no rule then runs).

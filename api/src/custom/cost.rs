@@ -213,6 +213,9 @@ struct Estimator<S> {
     /// estimate takes the larger of the two.
     at_runtime: bool,
     scopes: Vec<(String, Node<S>)>,
+    /// Whether some value's size was guessed (an unknown function or
+    /// variable, a field the schema does not describe).
+    guessed: bool,
 }
 
 impl<S: Shape> Estimator<S> {
@@ -225,6 +228,14 @@ impl<S: Shape> Estimator<S> {
     }
 
     fn estimate(&mut self, expr: &IdedExpr) -> Node<S> {
+        let node = self.estimate_node(expr);
+        if node.kind == Kind::Unknown && node.size.max <= 1 {
+            self.guessed = true;
+        }
+        node
+    }
+
+    fn estimate_node(&mut self, expr: &IdedExpr) -> Node<S> {
         match &expr.expr {
             Expr::Unspecified => Node::small(),
             Expr::Literal(literal) => literal_node(literal),
@@ -531,6 +542,44 @@ impl<S: Shape> Estimator<S> {
                 Estimate::exact(1).add(size(first).times(size(second))),
                 Node::scalar(),
             ),
+            // Operators and functions whose result is a number, a bool, a
+            // duration or a timestamp: one unit, a scalar.
+            "!_"
+            | "-_"
+            | "_-_"
+            | "_*_"
+            | "_/_"
+            | "_%_"
+            | "@not_strictly_false"
+            | "size"
+            | "int"
+            | "uint"
+            | "double"
+            | "bool"
+            | "duration"
+            | "timestamp"
+            | "getFullYear"
+            | "getMonth"
+            | "getDayOfYear"
+            | "getDayOfMonth"
+            | "getDate"
+            | "getDayOfWeek"
+            | "getHours"
+            | "getMinutes"
+            | "getSeconds"
+            | "getMilliseconds"
+            | "isURL"
+            | "charAt"
+            | "sign"
+            | "asInteger"
+            | "isInteger"
+            | "asApproximateFloat"
+            | "isGreaterThan"
+            | "isLessThan"
+            | "compareTo"
+            | "major"
+            | "minor"
+            | "patch" => (Estimate::exact(1), Node::scalar()),
             _ => (Estimate::exact(1), Node::small()),
         };
         result.costing(operand_cost.add(own))
@@ -617,6 +666,56 @@ impl<'s> Shape for Bounds<'s> {
             ("", _) => Kind::Unknown,
             _ => Kind::Scalar,
         }
+    }
+}
+
+/// Sizes no value a schema admits exceeds, as run time counts them
+/// (scalars 1, objects their keys, map keys and untyped values as large as
+/// a request): what [`ceiling`] prices.
+#[derive(Debug, Clone, Copy)]
+pub struct Ceiling<'s>(Bounds<'s>);
+
+impl Shape for Ceiling<'_> {
+    fn field(&self, name: &str) -> Option<Self> {
+        self.0.field(name).map(Ceiling)
+    }
+
+    fn element(&self) -> Option<Self> {
+        self.0.element().map(Ceiling)
+    }
+
+    fn key(&self) -> Option<Self> {
+        self.0.key().map(Ceiling)
+    }
+
+    fn size(&self) -> Estimate {
+        let Bounds::Node(schema) = self.0 else {
+            return Estimate {
+                min: 0,
+                max: UNBOUNDED_STRING,
+            };
+        };
+        let dated = matches!(schema.format.as_str(), "date" | "date-time" | "duration");
+        let max = match self.0.kind() {
+            Kind::Scalar if dated => schema
+                .validation
+                .max_length
+                .map_or(UNBOUNDED_STRING, |l| l.saturating_mul(4)),
+            Kind::Scalar => 1,
+            Kind::Object if schema.preserve_unknown_fields => UNBOUNDED_STRING,
+            Kind::Object => schema.properties.len() as u64,
+            Kind::Unknown => max_elements(schema).max(1).max(if schema.int_or_string {
+                0
+            } else {
+                UNBOUNDED_STRING
+            }),
+            _ => max_elements(schema),
+        };
+        Estimate { min: 0, max }
+    }
+
+    fn kind(&self) -> Kind {
+        self.0.kind()
     }
 }
 
@@ -775,8 +874,26 @@ pub fn estimated(expr: &IdedExpr, schema: &Schema) -> Estimate {
             ("self".to_string(), node.clone()),
             ("oldSelf".to_string(), node),
         ],
+        guessed: false,
     };
     estimator.estimate(expr).cost
+}
+
+/// The most `expr` declared on a node of `schema` can cost on any object
+/// the schema admits, priced as at run time; None when the estimator had
+/// to guess a size, so no bound is known.
+pub fn ceiling(expr: &IdedExpr, schema: &Schema) -> Option<u64> {
+    let node = Node::at(Some(Ceiling(Bounds::Node(schema))));
+    let mut estimator = Estimator {
+        at_runtime: true,
+        scopes: vec![
+            ("self".to_string(), node.clone()),
+            ("oldSelf".to_string(), node),
+        ],
+        guessed: false,
+    };
+    let cost = estimator.estimate(expr).cost.max;
+    (!estimator.guessed).then_some(cost)
 }
 
 /// The most `expr` can cost evaluated on `value` (`old` as `oldSelf`).
@@ -796,6 +913,7 @@ pub fn charged_with(expr: &IdedExpr, variables: &[(&str, Option<&Value>)]) -> u6
                 (name.to_string(), Node::at(Some(held)))
             })
             .collect(),
+        guessed: false,
     };
     estimator.estimate(expr).cost.max
 }

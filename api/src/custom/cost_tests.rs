@@ -151,4 +151,27 @@ mod budgets {
         assert_eq!(found[..4], [rule(0), rule(1), rule(2), rule(3)]);
         assert_eq!(found[4], "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.038094x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)");
     }
+
+    #[test]
+    fn bounded_typed_rules_never_need_charging() {
+        use super::super::super::budget::never_exceeds;
+        let check = |props: Value| never_exceeds(&props, &Schema::parse(&props).unwrap());
+        assert!(check(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-validations": [{"rule": "self.min <= self.max"}],
+            "properties": {"min": {"type": "integer"}, "max": {"type": "integer"},
+                "tags": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 20},
+                         "x-kubernetes-validations": [{"rule": "self.all(t, t.startsWith('a'))"}]}}}}})
+        ));
+        // An unbounded list checked pairwise can exceed a call's limit.
+        assert!(!check(json!({"type": "object", "properties": {"names": {
+            "type": "array", "items": {"type": "string"},
+            "x-kubernetes-validations": [{"rule": "self.all(x, self.exists_one(y, x == y))"}]}}})));
+        // A field the schema does not describe has no known size.
+        assert!(!check(
+            json!({"type": "object", "properties": {"spec": {"type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+            "x-kubernetes-validations": [{"rule": "self.anything.contains('x')"}]}}})
+        ));
+    }
 }
