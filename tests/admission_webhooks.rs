@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use base64::Engine as _;
 use common::{Streaming, TestServer};
 use serde_json::{json, Value};
@@ -66,27 +64,11 @@ struct Webhook {
 }
 
 fn start_webhook(server: &TestServer) -> Webhook {
-    let (ca, cert, key) = common::loopback_certificates();
-    let (cert_path, key_path, script) = (
-        server.scratch("webhook.crt"),
-        server.scratch("webhook.key"),
-        server.scratch("webhook.py"),
-    );
-    std::fs::write(&cert_path, cert).expect("the certificate");
-    std::fs::write(&key_path, key).expect("the key");
-    std::fs::write(&script, WEBHOOK).expect("the script");
-    let mut python = Command::new("python3");
-    python.arg(&script).arg(&cert_path).arg(&key_path);
-    let mut process = Streaming::spawn(python);
-    let port: u16 = process.wait_for("the webhook's port", |out| {
-        out.lines()
-            .find_map(|l| l.strip_prefix("port "))
-            .and_then(|p| p.trim().parse().ok())
-    });
+    let started = common::start_python_webhook(server, WEBHOOK);
     Webhook {
-        process,
-        port,
-        ca_bundle: base64::engine::general_purpose::STANDARD.encode(ca),
+        process: started.process,
+        port: started.port,
+        ca_bundle: base64::engine::general_purpose::STANDARD.encode(started.ca),
     }
 }
 

@@ -5,10 +5,8 @@
 
 mod common;
 
-use std::process::Command;
-
 use base64::Engine as _;
-use common::{item_names, Streaming, TestServer};
+use common::{item_names, TestServer};
 use serde_json::{json, Value};
 
 /// v1 calls it spec.size, v2 spec.length.
@@ -77,23 +75,8 @@ fn crd(port: u16, ca: &str) -> Value {
 #[test]
 fn a_conversion_webhook_converts_between_served_versions() {
     let server = TestServer::start();
-    let (ca, cert, key) = common::loopback_certificates();
-    let (cert_path, key_path, script) = (
-        server.scratch("webhook.crt"),
-        server.scratch("webhook.key"),
-        server.scratch("converter.py"),
-    );
-    std::fs::write(&cert_path, cert).expect("the certificate");
-    std::fs::write(&key_path, key).expect("the key");
-    std::fs::write(&script, CONVERTER).expect("the script");
-    let mut python = Command::new("python3");
-    python.arg(&script).arg(&cert_path).arg(&key_path);
-    let mut webhook = Streaming::spawn(python);
-    let port: u16 = webhook.wait_for("the webhook's port", |out| {
-        out.lines()
-            .find_map(|l| l.strip_prefix("port "))
-            .and_then(|p| p.trim().parse().ok())
-    });
+    let webhook = common::start_python_webhook(&server, CONVERTER);
+    let (port, ca) = (webhook.port, webhook.ca.clone());
 
     server.apply(&crd(port, &ca).to_string());
     server.kubectl_ok(&[
@@ -135,7 +118,10 @@ fn a_conversion_webhook_converts_between_served_versions() {
         "jsonpath={.spec.length}",
     ]);
     assert_eq!(by_kubectl, "5");
-    assert!(webhook.stdout().contains("converted to example.com/v1"));
+    assert!(webhook
+        .process
+        .stdout()
+        .contains("converted to example.com/v1"));
 
     // With the webhook gone, reads at the other version fail as upstream's do.
     drop(webhook);

@@ -1011,3 +1011,36 @@ pub fn loopback_certificates() -> (String, String, String) {
         .expect("the serving certificate");
     (ca_cert.pem(), cert.pem(), key.serialize_pem())
 }
+
+/// A webhook server in a test: a Python standard-library HTTPS server on
+/// 127.0.0.1 (the script takes the certificate and key paths and prints
+/// `port <n>`), with the CA that signed its certificate.
+pub struct PythonWebhook {
+    pub process: Streaming,
+    pub port: u16,
+    /// PEM of the CA: what a `caBundle` holds (base64-encoded).
+    pub ca: String,
+}
+
+/// Starts `script` as a [`PythonWebhook`] with certificates from
+/// [`loopback_certificates`], files in `server`'s scratch directory.
+pub fn start_python_webhook(server: &TestServer, script: &str) -> PythonWebhook {
+    let (ca, cert, key) = loopback_certificates();
+    let (cert_path, key_path, script_path) = (
+        server.scratch("webhook.crt"),
+        server.scratch("webhook.key"),
+        server.scratch("webhook.py"),
+    );
+    fs::write(&cert_path, cert).expect("the certificate");
+    fs::write(&key_path, key).expect("the key");
+    fs::write(&script_path, script).expect("the script");
+    let mut python = Command::new("python3");
+    python.arg(&script_path).arg(&cert_path).arg(&key_path);
+    let mut process = Streaming::spawn(python);
+    let port: u16 = process.wait_for("the webhook's port", |out| {
+        out.lines()
+            .find_map(|l| l.strip_prefix("port "))
+            .and_then(|p| p.trim().parse().ok())
+    });
+    PythonWebhook { process, port, ca }
+}

@@ -83,6 +83,70 @@ pub fn definition_errors(
     errors
 }
 
+/// The `x-kubernetes-validations` of a schema node.
+fn rules_of(props: &Value) -> &[Value] {
+    props
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// A rule's expression under `key` (`rule`, `messageExpression`), parsed.
+fn program(rule: &Value, key: &str) -> Option<kube_cel::cel::Program> {
+    rule.get(key)
+        .and_then(Value::as_str)
+        .and_then(|text| kube_cel::cel::Program::compile(text).ok())
+}
+
+/// How many times a node's rules can run in one object: its cardinality,
+/// or, when nothing bounds it, as many as fit in a request.
+fn occurrences(schema: &Schema, cardinality: Option<u64>) -> u64 {
+    cardinality.unwrap_or_else(|| MAX_REQUEST / (cost::min_serialized_size(schema) + 1))
+}
+
+/// A node's children (properties, items, a map's values), each with its
+/// props, its path and its cardinality: a list's items occur maxItems
+/// times as often as the list, a map's values maxProperties times.
+fn children<'a>(
+    props: &'a Value,
+    schema: &'a Schema,
+    path: &str,
+    cardinality: Option<u64>,
+) -> Vec<(&'a Value, &'a Schema, String, Option<u64>)> {
+    let times = |n: Option<u64>| cardinality.zip(n).map(|(c, n)| c.saturating_mul(n));
+    let mut found: Vec<_> = schema
+        .properties
+        .iter()
+        .filter_map(|(name, child)| {
+            let child_props = props.get("properties").and_then(|p| p.get(name))?;
+            Some((
+                child_props,
+                child,
+                format!("{path}.properties[{name}]"),
+                cardinality,
+            ))
+        })
+        .collect();
+    if let (Some(items), Some(items_props)) = (schema.items.as_deref(), props.get("items")) {
+        let count = times(schema.validation.max_items);
+        found.push((items_props, items, format!("{path}.items"), count));
+    }
+    if let (Some(values), Some(values_props)) = (
+        schema.additional_properties.as_deref(),
+        props.get("additionalProperties"),
+    ) {
+        let count = times(schema.validation.max_properties);
+        found.push((
+            values_props,
+            values,
+            format!("{path}.additionalProperties"),
+            count,
+        ));
+    }
+    found
+}
+
 /// One node's rules, then its children's. `cardinality` is how many times
 /// the node can occur in one object (None: nothing bounds it).
 fn estimate_node(
@@ -94,82 +158,38 @@ fn estimate_node(
     total: &mut Total,
     errors: &mut Vec<FieldError>,
 ) {
-    let rules = props
-        .get("x-kubernetes-validations")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    for (i, rule) in rules.iter().enumerate() {
-        let at = format!("{path}.x-kubernetes-validations[{i}]");
-        if let Some(program) = rule
-            .get("rule")
-            .and_then(Value::as_str)
-            .and_then(|text| kube_cel::cel::Program::compile(text).ok())
-        {
-            let cost = cost::estimated(program.expression(), schema).max;
-            let occurrences = cardinality
-                .unwrap_or_else(|| MAX_REQUEST / (cost::min_serialized_size(schema) + 1));
-            let cost = cost.saturating_mul(occurrences);
+    for (i, rule) in rules_of(props).iter().enumerate() {
+        // A rule runs once per occurrence of its node; its message only
+        // when it fails, so upstream does not multiply that.
+        for (key, what, repeated) in [
+            ("rule", "estimated rule cost", true),
+            (
+                "messageExpression",
+                "estimated messageExpression cost",
+                false,
+            ),
+        ] {
+            let Some(program) = program(rule, key) else {
+                continue;
+            };
+            let mut cost = cost::estimated(program.expression(), schema).max;
+            if repeated {
+                cost = cost.saturating_mul(occurrences(schema, cardinality));
+            }
+            let field = format!("{path}.x-kubernetes-validations[{i}].{key}");
             if per_rule && cost > RULE_LIMIT {
                 errors.push(FieldError::forbidden(
-                    format!("{at}.rule"),
-                    &over_budget("estimated rule cost", cost, RULE_LIMIT),
+                    field.clone(),
+                    &over_budget(what, cost, RULE_LIMIT),
                 ));
             }
-            total.observe(format!("{at}.rule"), cost);
-        }
-        if let Some(program) = rule
-            .get("messageExpression")
-            .and_then(Value::as_str)
-            .and_then(|text| kube_cel::cel::Program::compile(text).ok())
-        {
-            let cost = cost::estimated(program.expression(), schema).max;
-            if per_rule && cost > RULE_LIMIT {
-                errors.push(FieldError::forbidden(
-                    format!("{at}.messageExpression"),
-                    &over_budget("estimated messageExpression cost", cost, RULE_LIMIT),
-                ));
-            }
-            total.observe(format!("{at}.messageExpression"), cost);
+            total.observe(field, cost);
         }
     }
-    let times = |n: Option<u64>| cardinality.zip(n).map(|(c, n)| c.saturating_mul(n));
-    for (name, child) in &schema.properties {
-        if let Some(child_props) = props.get("properties").and_then(|p| p.get(name)) {
-            let child_path = format!("{path}.properties[{name}]");
-            estimate_node(
-                child_props,
-                child,
-                &child_path,
-                cardinality,
-                per_rule,
-                total,
-                errors,
-            );
-        }
-    }
-    if let (Some(items), Some(items_props)) = (schema.items.as_deref(), props.get("items")) {
-        let child_path = format!("{path}.items");
-        let count = times(schema.validation.max_items);
+    for (child_props, child, child_path, count) in children(props, schema, path, cardinality) {
         estimate_node(
-            items_props,
-            items,
-            &child_path,
-            count,
-            per_rule,
-            total,
-            errors,
-        );
-    }
-    if let (Some(values), Some(values_props)) = (
-        schema.additional_properties.as_deref(),
-        props.get("additionalProperties"),
-    ) {
-        let child_path = format!("{path}.additionalProperties");
-        let count = times(schema.validation.max_properties);
-        estimate_node(
-            values_props,
-            values,
+            child_props,
+            child,
             &child_path,
             count,
             per_rule,
@@ -193,65 +213,20 @@ fn within_limits(
     cardinality: Option<u64>,
     total: &mut u64,
 ) -> bool {
-    let rules = props
-        .get("x-kubernetes-validations")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    for rule in rules {
-        let Some(program) = rule
-            .get("rule")
-            .and_then(Value::as_str)
-            .and_then(|text| kube_cel::cel::Program::compile(text).ok())
+    for rule in rules_of(props) {
+        let Some(per_call) =
+            program(rule, "rule").and_then(|p| cost::ceiling(p.expression(), schema))
         else {
-            return false;
-        };
-        let Some(per_call) = cost::ceiling(program.expression(), schema) else {
             return false;
         };
         if per_call > PER_CALL_LIMIT {
             return false;
         }
-        let occurrences =
-            cardinality.unwrap_or_else(|| MAX_REQUEST / (cost::min_serialized_size(schema) + 1));
-        *total = total.saturating_add(per_call.saturating_mul(occurrences));
+        *total = total.saturating_add(per_call.saturating_mul(occurrences(schema, cardinality)));
     }
-    let times = |n: Option<u64>| cardinality.zip(n).map(|(c, n)| c.saturating_mul(n));
-    let children = schema
-        .properties
-        .iter()
-        .filter_map(|(name, child)| {
-            props
-                .get("properties")
-                .and_then(|p| p.get(name))
-                .map(|child_props| (child_props, child, cardinality))
-        })
-        .chain(
-            schema
-                .items
-                .as_deref()
-                .zip(props.get("items"))
-                .map(|(items, items_props)| {
-                    (items_props, items, times(schema.validation.max_items))
-                }),
-        )
-        .chain(
-            schema
-                .additional_properties
-                .as_deref()
-                .zip(props.get("additionalProperties"))
-                .map(|(values, values_props)| {
-                    (
-                        values_props,
-                        values,
-                        times(schema.validation.max_properties),
-                    )
-                }),
-        )
-        .collect::<Vec<_>>();
-    children
+    children(props, schema, "", cardinality)
         .into_iter()
-        .all(|(child_props, child, count)| within_limits(child_props, child, count, total))
+        .all(|(child_props, child, _, count)| within_limits(child_props, child, count, total))
 }
 
 /// Charges the rules `compiled` would run on `value` (`old` on update)

@@ -864,34 +864,31 @@ impl<'v> Shape for Held<'v> {
     }
 }
 
-/// The cost upstream estimates for `expr` declared on a node of `schema`
-/// (before the node's cardinality multiplies it).
-pub fn estimated(expr: &IdedExpr, schema: &Schema) -> Estimate {
-    let node = Node::at(Some(Bounds::Node(schema)));
-    let mut estimator = Estimator {
-        at_runtime: false,
+/// An estimator for a rule on a node shaped as `shape` (`self`, and
+/// `oldSelf` alike).
+fn on_node<S: Shape>(shape: S, at_runtime: bool) -> Estimator<S> {
+    let node = Node::at(Some(shape));
+    Estimator {
+        at_runtime,
         scopes: vec![
             ("self".to_string(), node.clone()),
             ("oldSelf".to_string(), node),
         ],
         guessed: false,
-    };
-    estimator.estimate(expr).cost
+    }
+}
+
+/// The cost upstream estimates for `expr` declared on a node of `schema`
+/// (before the node's cardinality multiplies it).
+pub fn estimated(expr: &IdedExpr, schema: &Schema) -> Estimate {
+    on_node(Bounds::Node(schema), false).estimate(expr).cost
 }
 
 /// The most `expr` declared on a node of `schema` can cost on any object
 /// the schema admits, priced as at run time; None when the estimator had
 /// to guess a size, so no bound is known.
 pub fn ceiling(expr: &IdedExpr, schema: &Schema) -> Option<u64> {
-    let node = Node::at(Some(Ceiling(Bounds::Node(schema))));
-    let mut estimator = Estimator {
-        at_runtime: true,
-        scopes: vec![
-            ("self".to_string(), node.clone()),
-            ("oldSelf".to_string(), node),
-        ],
-        guessed: false,
-    };
+    let mut estimator = on_node(Ceiling(Bounds::Node(schema)), true);
     let cost = estimator.estimate(expr).cost.max;
     (!estimator.guessed).then_some(cost)
 }

@@ -91,19 +91,36 @@ async fn reconcile_all(core: &ApiCore, served: &mut Served) -> crate::ApiResult<
         .list(&UserInfo::system(), &def, None, &ListOptions::default())
         .await?;
     let definitions: Vec<&Value> = list.items.iter().map(|d| &**d).collect();
-    for crd in &definitions {
+    // Each definition as it should be named. They are served first and
+    // then written, so a client that sees Established finds the resource
+    // served (on this replica).
+    let granted: Vec<Value> = definitions
+        .iter()
+        .map(|crd| {
+            if deleting(crd) {
+                (*crd).clone()
+            } else {
+                with_granted_names(crd, &definitions)
+            }
+        })
+        .collect();
+    serve(core, served, &granted.iter().collect::<Vec<_>>());
+    for (crd, wanted) in definitions.iter().zip(&granted) {
         let name = object::name(crd).to_string();
-        let result = if object::meta(crd).is_some_and(|m| m.contains_key("deletionTimestamp")) {
+        let result = if deleting(crd) {
             clean_up(core, crd).await
         } else {
-            grant_names(core, crd, &definitions).await
+            grant_names(core, crd, wanted, &definitions).await
         };
         if let Err(e) = result {
             tracing::warn!(definition = name, error = %e, "customresourcedefinition not reconciled");
         }
     }
-    serve(core, served, &definitions);
     Ok(list.resource_version)
+}
+
+fn deleting(crd: &Value) -> bool {
+    object::meta(crd).is_some_and(|m| m.contains_key("deletionTimestamp"))
 }
 
 /// The names a definition asks for that no other definition of its group
@@ -217,15 +234,34 @@ pub(crate) fn accepted_names(
     (Value::Object(names), condition)
 }
 
-/// Writes the names and conditions a definition should have, if they differ.
-async fn grant_names(core: &ApiCore, crd: &Value, definitions: &[&Value]) -> crate::ApiResult<()> {
+/// The definition with the names and conditions it should have.
+fn with_granted_names(crd: &Value, definitions: &[&Value]) -> Value {
     let (names, (status, reason, message)) = accepted_names(crd, definitions);
     let mut wanted = crd.clone();
-    let now = object::now_timestamp();
-    apply_names(&mut wanted, &names, status, reason, &message, &now);
+    apply_names(
+        &mut wanted,
+        &names,
+        status,
+        reason,
+        &message,
+        &object::now_timestamp(),
+    );
+    wanted
+}
+
+/// Writes the names and conditions a definition should have (`wanted`),
+/// if they differ from what it has.
+async fn grant_names(
+    core: &ApiCore,
+    crd: &Value,
+    wanted: &Value,
+    definitions: &[&Value],
+) -> crate::ApiResult<()> {
     if wanted.get("status") == crd.get("status") {
         return Ok(());
     }
+    let (names, (status, reason, message)) = accepted_names(crd, definitions);
+    let now = object::now_timestamp();
     update_definition(core, object::name(crd), View::Status, |updated| {
         apply_names(updated, &names, status, reason, &message, &now)
     })
