@@ -18,6 +18,13 @@ import base64, json, ssl, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class Handler(BaseHTTPRequestHandler):
+    # Keep-alive, as webhook servers usually are: connections are reused.
+    protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        print("connection", flush=True)
+
     def do_POST(self):
         review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         request = review["request"]
@@ -270,6 +277,15 @@ fn webhooks_mutate_deny_and_see_what_upstream_sends() {
         .reviews("/deny")
         .iter()
         .all(|r| r["kind"]["group"] != "admissionregistration.k8s.io"));
+
+    // Connections are kept alive and reused, as Go's client does.
+    let output = webhook.process.stdout();
+    let connections = output.lines().filter(|l| *l == "connection").count();
+    let calls = output.lines().filter(|l| l.starts_with("review ")).count();
+    assert!(
+        connections * 2 < calls,
+        "{connections} connections for {calls} calls"
+    );
 
     // Upstream's admission metrics.
     let metrics = server.kubectl_ok(&["get", "--raw", "/metrics"]);

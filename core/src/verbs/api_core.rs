@@ -344,6 +344,8 @@ pub struct ApiCore {
     /// The admission webhook configurations' resources and caches,
     /// resolved once (admission/webhooks.rs).
     pub(crate) admission_webhooks: std::sync::OnceLock<Option<crate::admission::WebhookSources>>,
+    /// Idle connections to webhooks, reused across calls.
+    pub(crate) webhook_connections: crate::webhooks::Connections,
 }
 
 /// How long a request waits for a watch cache's first list.
@@ -475,6 +477,7 @@ impl ApiCore {
             inflight: crate::inflight::InflightLimits::default(),
             rbac: std::sync::OnceLock::new(),
             admission_webhooks: std::sync::OnceLock::new(),
+            webhook_connections: Default::default(),
         }
     }
 

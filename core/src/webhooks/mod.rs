@@ -86,7 +86,7 @@ impl ApiCore {
             target.url.push_str(&parameter);
         }
         let url = target.url.clone();
-        match tokio::time::timeout(timeout, call(target, body)).await {
+        match tokio::time::timeout(timeout, call(&self.webhook_connections, target, body)).await {
             Ok(answer) => answer,
             Err(_) => Err(format!("Post {url:?}: context deadline exceeded")),
         }
@@ -162,9 +162,49 @@ impl ApiCore {
     }
 }
 
-async fn call(target: Target, body: &Value) -> Result<Value, String> {
-    let url = target.url.clone();
-    let failed = |e: &dyn std::fmt::Display| format!("Post {url:?}: {e}");
+type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+
+/// Where a connection goes and what verified it: calls that agree on all
+/// of it may share the connection.
+type ConnectionKey = (String, u16, String, Vec<u8>);
+
+/// Idle HTTP/1.1 connections to webhooks, reused by later calls as Go's
+/// transport keeps them alive (a TLS handshake per call would cost more
+/// than most webhooks' own work).
+#[derive(Default)]
+pub(crate) struct Connections {
+    idle: std::sync::Mutex<std::collections::HashMap<ConnectionKey, Vec<Sender>>>,
+}
+
+/// Idle connections kept per target.
+const IDLE_PER_TARGET: usize = 8;
+
+impl Connections {
+    fn take(&self, key: &ConnectionKey) -> Option<Sender> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let senders = idle.get_mut(key)?;
+        while let Some(sender) = senders.pop() {
+            if !sender.is_closed() {
+                return Some(sender);
+            }
+        }
+        None
+    }
+
+    fn put(&self, key: ConnectionKey, sender: Sender) {
+        if sender.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let senders = idle.entry(key).or_default();
+        if senders.len() < IDLE_PER_TARGET {
+            senders.push(sender);
+        }
+    }
+}
+
+async fn connect(target: &Target) -> Result<Sender, String> {
+    let failed = |e: &dyn std::fmt::Display| format!("Post {:?}: {e}", target.url);
     let tcp = tokio::net::TcpStream::connect((target.host.as_str(), target.port))
         .await
         .map_err(|e| failed(&format!("dial tcp {}:{}: {e}", target.host, target.port)))?;
@@ -185,24 +225,60 @@ async fn call(target: Target, body: &Value) -> Result<Value, String> {
         .connect(name, tcp)
         .await
         .map_err(|e| failed(&format!("tls: failed to verify certificate: {e}")))?;
-    let (mut sender, connection) =
+    let (sender, connection) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
             .await
             .map_err(|e| failed(&e))?;
     tokio::spawn(async move {
         let _ = connection.await;
     });
-    let payload = serde_json::to_vec(body).map_err(|e| failed(&e))?;
-    let request = http::Request::post(target.path_and_query.as_str())
-        .header(
-            http::header::HOST,
-            format!("{}:{}", target.server_name, target.port),
-        )
-        .header(http::header::CONTENT_TYPE, "application/json")
-        .header(http::header::ACCEPT, "application/json, */*")
-        .body(Full::new(Bytes::from(payload)))
-        .map_err(|e| failed(&e))?;
-    let response = sender.send_request(request).await.map_err(|e| failed(&e))?;
+    Ok(sender)
+}
+
+async fn call(connections: &Connections, target: Target, body: &Value) -> Result<Value, String> {
+    let url = target.url.clone();
+    let failed = |e: &dyn std::fmt::Display| format!("Post {url:?}: {e}");
+    let key: ConnectionKey = (
+        target.host.clone(),
+        target.port,
+        target.server_name.clone(),
+        target.ca_bundle.clone(),
+    );
+    let payload = Bytes::from(serde_json::to_vec(body).map_err(|e| failed(&e))?);
+    let request = || {
+        http::Request::post(target.path_and_query.as_str())
+            .header(
+                http::header::HOST,
+                format!("{}:{}", target.server_name, target.port),
+            )
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(http::header::ACCEPT, "application/json, */*")
+            .body(Full::new(payload.clone()))
+            .map_err(|e| failed(&e))
+    };
+    // An idle connection the webhook closed in the meantime fails before
+    // any answer; the call is then made once more on a new connection.
+    let (mut sender, response) = match connections.take(&key) {
+        Some(mut idle) => match idle.send_request(request()?).await {
+            Ok(response) => (idle, response),
+            Err(_) => {
+                let mut fresh = connect(&target).await?;
+                let response = fresh
+                    .send_request(request()?)
+                    .await
+                    .map_err(|e| failed(&e))?;
+                (fresh, response)
+            }
+        },
+        None => {
+            let mut fresh = connect(&target).await?;
+            let response = fresh
+                .send_request(request()?)
+                .await
+                .map_err(|e| failed(&e))?;
+            (fresh, response)
+        }
+    };
     let status = response.status();
     let bytes = response
         .into_body()
@@ -210,6 +286,9 @@ async fn call(target: Target, body: &Value) -> Result<Value, String> {
         .await
         .map_err(|e| failed(&e))?
         .to_bytes();
+    if sender.ready().await.is_ok() {
+        connections.put(key, sender);
+    }
     if !status.is_success() {
         return Err(format!(
             "the server responded with the status code {} but did not return more information",
