@@ -144,8 +144,8 @@ fn encode<T: Document>(
         },
         _ => json_response(code, value, "application/json"),
     };
-    for w in warnings {
-        if let Ok(v) = HeaderValue::from_str(&capstan_core::verbs::warning_value(w)) {
+    for value in capstan_core::verbs::warning_values(warnings) {
+        if let Ok(v) = HeaderValue::from_str(&value) {
             resp.headers_mut().append(header::WARNING, v);
         }
     }

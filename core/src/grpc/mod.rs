@@ -310,13 +310,13 @@ fn object_response(result: verbs::WriteResult) -> Response<pb::Object> {
 }
 
 /// Adds `warnings` to a response's metadata as `warning` entries, in the
-/// form REST sends them as headers (`verbs::warning_value`), so gRPC
+/// form REST sends them as headers (`verbs::warning_values`), so gRPC
 /// clients see what kubectl is warned of. A warning that is not ASCII is
 /// left out, as the REST facade leaves out one that is no valid header
 /// value.
 pub(crate) fn with_warnings<T>(mut response: Response<T>, warnings: &[String]) -> Response<T> {
-    for warning in warnings {
-        if let Ok(value) = verbs::warning_value(warning).parse() {
+    for warning in verbs::warning_values(warnings) {
+        if let Ok(value) = warning.parse() {
             response.metadata_mut().append("warning", value);
         }
     }

@@ -293,6 +293,37 @@ pub fn warning_value(text: &str) -> String {
     format!("299 - {}", Value::from(text))
 }
 
+/// A response's warnings as upstream's recorder sends them: empty ones,
+/// repeats and ones holding control characters left out; when together
+/// they pass 4096 characters, each is cut to 256 and those past the limit
+/// are dropped.
+pub fn warning_values(warnings: &[String]) -> Vec<String> {
+    const MAX_TOTAL: usize = 4096;
+    const TRUNCATED: usize = 256;
+    let mut kept: Vec<&str> = Vec::new();
+    for warning in warnings {
+        let text = warning.as_str();
+        if !text.is_empty() && !text.chars().any(char::is_control) && !kept.contains(&text) {
+            kept.push(text);
+        }
+    }
+    let total: usize = kept.iter().map(|w| w.chars().count()).sum();
+    if total <= MAX_TOTAL {
+        return kept.into_iter().map(warning_value).collect();
+    }
+    let mut written = 0;
+    let mut values = Vec::new();
+    for text in kept {
+        if written >= MAX_TOTAL {
+            break;
+        }
+        let cut: String = text.chars().take(TRUNCATED).collect();
+        written += cut.chars().count();
+        values.push(warning_value(&cut));
+    }
+    values
+}
+
 /// A write's result: the object as stored and any warnings for the client.
 #[derive(Debug, Clone)]
 pub struct WriteResult {

@@ -284,3 +284,25 @@ fn field_validation_values() {
     );
     assert!(FieldValidation::parse("strict").is_err());
 }
+
+#[test]
+fn warnings_are_recorded_as_upstreams_recorder_sends_them() {
+    let texts = |values: Vec<String>| values;
+    assert_eq!(
+        texts(warning_values(&[
+            "first".into(),
+            String::new(),
+            "first".into(),
+            "line\nbreak".into(),
+            "quoted \"x\"".into(),
+        ])),
+        [r#"299 - "first""#, r#"299 - "quoted \"x\"""#]
+    );
+    // Past 4096 characters in all, each is cut to 256 and the rest dropped.
+    let long: Vec<String> = (0..20).map(|i| format!("{i}{}", "w".repeat(300))).collect();
+    let values = warning_values(&long);
+    assert_eq!(values.len(), 16);
+    assert!(values
+        .iter()
+        .all(|v| v.chars().count() == 256 + r#"299 - """#.len()));
+}
