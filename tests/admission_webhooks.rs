@@ -278,6 +278,18 @@ fn webhooks_mutate_deny_and_see_what_upstream_sends() {
         .iter()
         .all(|r| r["kind"]["group"] != "admissionregistration.k8s.io"));
 
+    // NamespaceLifecycle comes first in the chain: a create in a missing
+    // namespace is refused before any webhook sees it.
+    let mut orphan = config_map("orphan", json!({}));
+    orphan["metadata"]["namespace"] = json!("nope");
+    let missing = server.post_json("/api/v1/namespaces/nope/configmaps", &orphan);
+    let status = missing.assert_status(404, "NotFound");
+    assert_eq!(status["message"], r#"namespaces "nope" not found"#);
+    assert!(webhook
+        .reviews("/mutate")
+        .iter()
+        .all(|r| r["namespace"] != "nope"));
+
     // Connections are kept alive and reused, as Go's client does.
     let output = webhook.process.stdout();
     let connections = output.lines().filter(|l| *l == "connection").count();

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::error::ApiResult;
 use crate::verbs::ApiCore;
-use attributes::Attributes;
+use attributes::{Attributes, Operation};
 
 pub(crate) use webhooks::WebhookSources;
 
@@ -33,6 +33,13 @@ impl ApiCore {
     ) -> ApiResult<Vec<String>> {
         if attributes.exempt() {
             return Ok(Vec::new());
+        }
+        // NamespaceLifecycle, the chain's first plugin: nothing is created
+        // in a namespace that is missing or terminating, before any webhook
+        // sees the request.
+        if attributes.operation == Operation::Create {
+            self.ensure_namespace_accepts(attributes.def, attributes.namespace, attributes.name)
+                .await?;
         }
         let started = std::time::Instant::now();
         let result = self.call_mutating_webhooks(attributes, object).await;

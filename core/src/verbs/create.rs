@@ -85,7 +85,7 @@ impl ApiCore {
         }
     }
 
-    pub(super) async fn ensure_namespace_accepts(
+    pub(crate) async fn ensure_namespace_accepts(
         &self,
         def: &ResourceDef,
         namespace: Option<&str>,
@@ -111,11 +111,14 @@ impl ApiCore {
         };
         let phase = ns_obj.get("status").and_then(|status| status.get("phase"));
         if phase.and_then(Value::as_str) == Some("Terminating") {
-            return Err(ApiError::forbidden(format!(
-                "{} \"{}\" is forbidden: unable to create new content in namespace {ns} because it is being terminated",
-                crate::error::qualified(&def.resource, &def.group),
-                name
-            )));
+            return Err(ApiError::forbidden_resource(
+                &def.group,
+                &def.resource,
+                name,
+                &format!(
+                    "unable to create new content in namespace {ns} because it is being terminated"
+                ),
+            ));
         }
         Ok(())
     }
@@ -258,7 +261,6 @@ impl ApiCore {
             self.validate(def, &object, None, &name, View::Main)?;
             self.confirm_no_escalation(user, def, namespace, &object, None)
                 .await?;
-            self.ensure_namespace_accepts(def, namespace, &name).await?;
             warnings.extend(
                 self.validate_admission(
                     &admission(user, def, namespace, &name, opts),
