@@ -10,12 +10,13 @@ use base64::Engine as _;
 use common::{Streaming, TestServer};
 use serde_json::{json, Value};
 
-/// Answers by path: /mutate labels the object, /deny refuses objects
-/// labelled deny=yes, /slow answers after three seconds; every review's
-/// request is printed as one JSON line.
+/// The webhook's handler (`common::start_python_webhook` serves it): by
+/// path, /mutate labels the object, /deny refuses objects labelled
+/// deny=yes, /slow answers after three seconds; every review's request is
+/// printed as one JSON line.
 const WEBHOOK: &str = r#"
-import base64, json, ssl, sys, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import base64, json, ssl, time
+from http.server import BaseHTTPRequestHandler
 
 class Handler(BaseHTTPRequestHandler):
     # Keep-alive, as webhook servers usually are: connections are reused.
@@ -56,12 +57,6 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-context.load_cert_chain(sys.argv[1], sys.argv[2])
-server.socket = context.wrap_socket(server.socket, server_side=True)
-print("port", server.server_address[1], flush=True)
-server.serve_forever()
 "#;
 
 struct Webhook {
@@ -93,6 +88,15 @@ impl Webhook {
             hook.extend(extra.clone());
         }
         hook
+    }
+
+    /// The request of the review sent to `path` about the object `name`.
+    #[track_caller]
+    fn review_of(&self, path: &str, name: &str) -> Value {
+        self.reviews(path)
+            .into_iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("no review of {name} at {path} in {}", self.process.stdout()))
     }
 
     /// The requests of the reviews sent to `path` so far (the webhook
@@ -174,11 +178,7 @@ fn webhooks_mutate_deny_and_see_what_upstream_sends() {
     assert_eq!(one["metadata"]["labels"], json!({"mutated": "true"}));
 
     // The review as upstream builds it.
-    let review = webhook
-        .reviews("/mutate")
-        .into_iter()
-        .find(|r| r["name"] == "one")
-        .unwrap_or_else(|| panic!("no review of the create in {}", webhook.process.stdout()));
+    let review = webhook.review_of("/mutate", "one");
     assert_eq!(review["operation"], "CREATE");
     assert_eq!(review["namespace"], "default");
     assert_eq!(
@@ -251,11 +251,7 @@ fn webhooks_mutate_deny_and_see_what_upstream_sends() {
     let dry: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(dry["metadata"]["labels"]["mutated"], "true");
     assert_eq!(server.get(&format!("{CONFIGMAPS}/dry")).status, 404);
-    let dry_review = webhook
-        .reviews("/mutate")
-        .into_iter()
-        .find(|r| r["name"] == "dry")
-        .expect("a review of the dry run");
+    let dry_review = webhook.review_of("/mutate", "dry");
     assert_eq!(dry_review["dryRun"], true);
 
     // Configurations themselves are never sent to webhooks, so a webhook
@@ -272,6 +268,24 @@ fn webhooks_mutate_deny_and_see_what_upstream_sends() {
             ]}),
         )],
     ));
+    // In effect once it reviews a Secret (no other webhook matches those);
+    // its own delete is then never sent to it.
+    let mut probes = 0;
+    common::wait_until(
+        std::time::Duration::from_secs(5),
+        "the catch-all webhook in effect",
+        || {
+            probes += 1;
+            let secret = json!({"apiVersion": "v1", "kind": "Secret",
+                            "metadata": {"name": format!("probe-secret{probes}"), "namespace": "default"}});
+            server.post_json("/api/v1/namespaces/default/secrets", &secret);
+            webhook
+                .reviews("/deny")
+                .iter()
+                .any(|r| r["kind"]["kind"] == "Secret")
+                .then_some(())
+        },
+    );
     server.kubectl_ok(&["delete", "validatingwebhookconfiguration", "sees-all"]);
     assert!(webhook
         .reviews("/deny")
@@ -534,11 +548,7 @@ fn match_policy_equivalent_sends_the_version_the_rules_name() {
         denied["message"],
         r#"admission webhook "v2-only.capstan.test" denied the request: labelled deny"#
     );
-    let review = webhook
-        .reviews("/deny")
-        .into_iter()
-        .find(|r| r["name"] == format!("no{attempts}"))
-        .expect("a review of the gizmo");
+    let review = webhook.review_of("/deny", &format!("no{attempts}"));
     assert_eq!(
         review["kind"],
         json!({"group": "example.com", "version": "v2", "kind": "Gizmo"})

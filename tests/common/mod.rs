@@ -1013,8 +1013,8 @@ pub fn loopback_certificates() -> (String, String, String) {
 }
 
 /// A webhook server in a test: a Python standard-library HTTPS server on
-/// 127.0.0.1 (the script takes the certificate and key paths and prints
-/// `port <n>`), with the CA that signed its certificate.
+/// 127.0.0.1 running a test's `Handler` class, with the CA that signed its
+/// certificate.
 pub struct PythonWebhook {
     pub process: Streaming,
     pub port: u16,
@@ -1022,9 +1022,25 @@ pub struct PythonWebhook {
     pub ca: String,
 }
 
-/// Starts `script` as a [`PythonWebhook`] with certificates from
-/// [`loopback_certificates`], files in `server`'s scratch directory.
-pub fn start_python_webhook(server: &TestServer, script: &str) -> PythonWebhook {
+/// What follows a test's `Handler` in its webhook script: serve it over
+/// HTTPS on a free loopback port, with the certificate and key named on the
+/// command line, and print the port.
+const PYTHON_HTTPS_SERVER: &str = r#"
+import ssl, sys
+from http.server import ThreadingHTTPServer
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print("port", server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+/// Starts `handler` (Python defining a `Handler` request handler class)
+/// as a [`PythonWebhook`] with certificates from [`loopback_certificates`],
+/// files in `server`'s scratch directory.
+pub fn start_python_webhook(server: &TestServer, handler: &str) -> PythonWebhook {
     let (ca, cert, key) = loopback_certificates();
     let (cert_path, key_path, script_path) = (
         server.scratch("webhook.crt"),
@@ -1033,7 +1049,7 @@ pub fn start_python_webhook(server: &TestServer, script: &str) -> PythonWebhook 
     );
     fs::write(&cert_path, cert).expect("the certificate");
     fs::write(&key_path, key).expect("the key");
-    fs::write(&script_path, script).expect("the script");
+    fs::write(&script_path, format!("{handler}\n{PYTHON_HTTPS_SERVER}")).expect("the script");
     let mut python = Command::new("python3");
     python.arg(&script_path).arg(&cert_path).arg(&key_path);
     let mut process = Streaming::spawn(python);

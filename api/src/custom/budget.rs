@@ -5,11 +5,9 @@
 
 use serde_json::Value;
 
-use super::cost::{self, PER_CALL_LIMIT, RULE_LIMIT, RUNTIME_BUDGET, SCHEMA_LIMIT};
+use super::cost::{self, MAX_REQUEST, PER_CALL_LIMIT, RULE_LIMIT, RUNTIME_BUDGET, SCHEMA_LIMIT};
 use super::schema::Schema;
 use crate::error::FieldError;
-
-const MAX_REQUEST: u64 = 3 * 1024 * 1024;
 
 /// upstream's getCostErrorMessage.
 fn over_budget(what: &str, cost: u64, limit: u64) -> String {

@@ -33,7 +33,7 @@ pub const RULE_LIMIT: u64 = 10_000_000;
 /// The estimated cost all rules of one schema may have together.
 pub const SCHEMA_LIMIT: u64 = 100_000_000;
 /// Sizes nothing bounds are bounded by the largest request.
-const MAX_REQUEST: u64 = 3 * 1024 * 1024;
+pub(super) const MAX_REQUEST: u64 = 3 * 1024 * 1024;
 const UNBOUNDED_STRING: u64 = MAX_REQUEST - 2;
 const STRING_TRAVERSAL: f64 = 0.1;
 const REGEX_LENGTH: f64 = 0.25;

@@ -154,7 +154,8 @@ pub fn resources_for(
             .get("name")
             .and_then(Value::as_str)
             .ok_or(DefinitionError::Missing("version name"))?;
-        let schema = match version.pointer("/schema/openAPIV3Schema") {
+        let raw_schema = version.pointer("/schema/openAPIV3Schema");
+        let schema = match raw_schema {
             Some(props) => Schema::parse(props).map_err(|error| DefinitionError::Schema {
                 version: version_name.to_string(),
                 error,
@@ -204,18 +205,13 @@ pub fn resources_for(
             })
             .unwrap_or_default();
         let kind_impl = CustomResource {
+            published_schema: raw_schema.cloned(),
+            apply_schema: raw_schema
+                .map(|raw| crate::apply::CustomSchema::new(raw, status_subresource)),
+            rules: raw_schema.and_then(|raw| rules::Rules::compile(raw, &schema)),
             schema,
-            published_schema: version.pointer("/schema/openAPIV3Schema").cloned(),
-            apply_schema: version
-                .pointer("/schema/openAPIV3Schema")
-                .map(|schema| crate::apply::CustomSchema::new(schema, status_subresource)),
-            rules: version
-                .pointer("/schema/openAPIV3Schema")
-                .and_then(rules::Rules::compile),
             terminating,
-            has_defaults: version
-                .pointer("/schema/openAPIV3Schema")
-                .is_some_and(declares_defaults),
+            has_defaults: raw_schema.is_some_and(declares_defaults),
             status_subresource,
             scale,
             columns,

@@ -45,14 +45,13 @@ fn has_rules(schema: &Value) -> bool {
 }
 
 impl Rules {
-    /// Compiles every rule of `schema`; None when it has none.
-    pub fn compile(schema: &Value) -> Option<Rules> {
+    /// Compiles every rule of `schema` (the `openAPIV3Schema` JSON, parsed
+    /// as `parsed`); None when it has none.
+    pub fn compile(schema: &Value, parsed: &Schema) -> Option<Rules> {
         has_rules(schema).then(|| {
             let mut field_paths = Vec::new();
             collect_field_paths(schema, &mut field_paths);
-            let charged = Schema::parse(schema)
-                .map(|parsed| !super::budget::never_exceeds(schema, &parsed))
-                .unwrap_or(true);
+            let charged = !super::budget::never_exceeds(schema, parsed);
             Rules {
                 compiled: kube_cel::compile_schema(schema),
                 field_paths,
@@ -294,8 +293,8 @@ mod tests {
     #[test]
     fn failed_rules_are_worded_as_upstream() {
         let raw = schema();
-        let rules = Rules::compile(&raw).expect("rules");
         let parsed = Schema::parse(&raw).unwrap();
+        let rules = Rules::compile(&raw, &parsed).expect("rules");
         let widget = json!({"spec": {"min": 150, "max": 120}});
         let mut errors = rendered(&rules.check(&parsed, &widget, None, &[]));
         errors.sort();
@@ -311,8 +310,8 @@ mod tests {
     #[test]
     fn transition_rules_see_the_old_object() {
         let raw = schema();
-        let rules = Rules::compile(&raw).expect("rules");
         let parsed = Schema::parse(&raw).unwrap();
+        let rules = Rules::compile(&raw, &parsed).expect("rules");
         let old = json!({"spec": {"min": 1, "max": 2, "locked": true}});
         let new = json!({"spec": {"min": 1, "max": 2, "locked": false}});
         assert!(rules.check(&parsed, &new, None, &[]).is_empty());
@@ -325,8 +324,8 @@ mod tests {
     #[test]
     fn rules_wait_for_a_valid_object() {
         let raw = schema();
-        let rules = Rules::compile(&raw).expect("rules");
         let parsed = Schema::parse(&raw).unwrap();
+        let rules = Rules::compile(&raw, &parsed).expect("rules");
         let earlier = [FieldError::required("spec.min", "")];
         assert_eq!(
             rendered(&rules.check(&parsed, &json!({}), None, &earlier)),
@@ -347,7 +346,8 @@ mod tests {
         assert!(errors[0]
             .message
             .starts_with(r#"Invalid value: "self.min <=": compilation failed"#));
-        assert!(Rules::compile(&json!({"type": "object"})).is_none());
+        let bare = json!({"type": "object"});
+        assert!(Rules::compile(&bare, &Schema::parse(&bare).unwrap()).is_none());
     }
 
     fn unique_names(count: usize) -> Value {
@@ -367,8 +367,8 @@ mod tests {
     #[test]
     fn a_rule_costing_more_than_one_call_may_does_not_run() {
         let raw = groups_schema();
-        let rules = Rules::compile(&raw).expect("rules");
         let parsed = Schema::parse(&raw).unwrap();
+        let rules = Rules::compile(&raw, &parsed).expect("rules");
         let fits = json!({"spec": {"names": unique_names(300)}});
         assert!(rules.check(&parsed, &fits, None, &[]).is_empty());
         let too_many = json!({"spec": {"names": unique_names(500)}});
@@ -383,8 +383,8 @@ mod tests {
     #[test]
     fn rules_share_one_budget_per_object() {
         let raw = groups_schema();
-        let rules = Rules::compile(&raw).expect("rules");
         let parsed = Schema::parse(&raw).unwrap();
+        let rules = Rules::compile(&raw, &parsed).expect("rules");
         let group = json!({"names": unique_names(300)});
         let groups = |n: usize| json!({"spec": {"groups": vec![group.clone(); n]}});
         assert!(rules.check(&parsed, &groups(22), None, &[]).is_empty());

@@ -18,12 +18,6 @@ use attributes::{Attributes, Operation};
 pub(crate) use webhooks::WebhookSources;
 
 impl ApiCore {
-    /// Whether any admission webhook is configured: a delete reads the
-    /// object for admission only then.
-    pub(crate) fn has_admission_webhooks(&self) -> bool {
-        self.has_webhooks()
-    }
-
     /// Mutating admission: may change `object` (None on delete); the
     /// warnings the chain gave.
     pub(crate) async fn mutating_admission(

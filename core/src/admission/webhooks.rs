@@ -153,7 +153,9 @@ impl ApiCore {
             .collect()
     }
 
-    pub(super) fn has_webhooks(&self) -> bool {
+    /// Whether any admission webhook is configured: a delete reads the
+    /// object for admission only then.
+    pub(crate) fn has_admission_webhooks(&self) -> bool {
         !self.hooks(true).is_empty() || !self.hooks(false).is_empty()
     }
 

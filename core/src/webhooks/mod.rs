@@ -258,18 +258,12 @@ async fn call(connections: &Connections, target: Target, body: &Value) -> Result
     };
     // An idle connection the webhook closed in the meantime fails before
     // any answer; the call is then made once more on a new connection.
-    let (mut sender, response) = match connections.take(&key) {
-        Some(mut idle) => match idle.send_request(request()?).await {
-            Ok(response) => (idle, response),
-            Err(_) => {
-                let mut fresh = connect(&target).await?;
-                let response = fresh
-                    .send_request(request()?)
-                    .await
-                    .map_err(|e| failed(&e))?;
-                (fresh, response)
-            }
-        },
+    let pooled = match connections.take(&key) {
+        Some(mut idle) => idle.send_request(request()?).await.ok().map(|r| (idle, r)),
+        None => None,
+    };
+    let (mut sender, response) = match pooled {
+        Some(answered) => answered,
         None => {
             let mut fresh = connect(&target).await?;
             let response = fresh
