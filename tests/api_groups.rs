@@ -7,8 +7,7 @@ mod common;
 use common::TestServer;
 
 /// `kubectl api-resources` against kube-apiserver 1.32, less what Capstan
-/// does not serve yet (ValidatingAdmissionPolicy and its bindings,
-/// apiregistration, flowcontrol) and the authentication and authorization
+/// does not serve yet (apiregistration, flowcontrol) and the authentication and authorization
 /// reviews other than the self-reviews.
 const UPSTREAM_ROWS: &[&str] = &[
     "bindings v1 true Binding",
@@ -29,6 +28,8 @@ const UPSTREAM_ROWS: &[&str] = &[
     "serviceaccounts sa v1 true ServiceAccount",
     "services svc v1 true Service",
     "mutatingwebhookconfigurations admissionregistration.k8s.io/v1 false MutatingWebhookConfiguration",
+    "validatingadmissionpolicies admissionregistration.k8s.io/v1 false ValidatingAdmissionPolicy",
+    "validatingadmissionpolicybindings admissionregistration.k8s.io/v1 false ValidatingAdmissionPolicyBinding",
     "validatingwebhookconfigurations admissionregistration.k8s.io/v1 false ValidatingWebhookConfiguration",
     "customresourcedefinitions crd,crds apiextensions.k8s.io/v1 false CustomResourceDefinition",
     "controllerrevisions apps/v1 true ControllerRevision",

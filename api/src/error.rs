@@ -53,6 +53,28 @@ impl StatusReason {
         }
     }
 
+    /// The reason upstream's errors carry for an HTTP code, as a client
+    /// reads a Status without one (`apierrors.ReasonForError` by code).
+    pub fn for_code(code: u16) -> Self {
+        match code {
+            400 => Self::BadRequest,
+            401 => Self::Unauthorized,
+            403 => Self::Forbidden,
+            404 => Self::NotFound,
+            405 => Self::MethodNotAllowed,
+            406 => Self::NotAcceptable,
+            409 => Self::Conflict,
+            410 => Self::Gone,
+            413 => Self::RequestEntityTooLarge,
+            415 => Self::UnsupportedMediaType,
+            422 => Self::Invalid,
+            429 => Self::TooManyRequests,
+            503 => Self::ServiceUnavailable,
+            504 => Self::Timeout,
+            _ => Self::InternalError,
+        }
+    }
+
     pub fn http_code(self) -> u16 {
         match self {
             Self::BadRequest => 400,
@@ -112,6 +134,16 @@ impl FieldError {
             reason: "FieldValueInvalid",
             message: format!("Invalid value: {}: {detail}", quote_go(value)),
             field: field.into(),
+        }
+    }
+
+    /// A cause with a message only (no field, no reason), as an admission
+    /// policy's denial carries it.
+    pub fn message_only(message: impl Into<String>) -> Self {
+        Self {
+            reason: "",
+            message: message.into(),
+            field: String::new(),
         }
     }
 
@@ -315,6 +347,24 @@ impl ApiError {
             })),
             ..Self::new(StatusReason::Unknown, message)
         }
+    }
+
+    /// The same failure answered with another code and reason, as upstream
+    /// overwrites them on an admission policy's Forbidden.
+    pub fn answered_as(mut self, code: u16, reason: &str) -> Self {
+        self.passed = Some(Box::new(PassedStatus {
+            code,
+            reason: reason.to_string(),
+        }));
+        self
+    }
+
+    /// The details' causes (when the error has details).
+    pub fn with_causes(mut self, causes: Vec<FieldError>) -> Self {
+        if let Some(details) = self.details.as_mut() {
+            details.causes = causes;
+        }
+        self
     }
 
     fn with_details(mut self, name: &str, group: &str, kind: &str) -> Self {
@@ -533,8 +583,11 @@ impl ApiError {
                     .causes
                     .iter()
                     .map(|c| {
-                        // Both omitted when empty, as upstream's StatusCause.
-                        let mut cause = json!({"reason": c.reason});
+                        // Each omitted when empty, as upstream's StatusCause.
+                        let mut cause = json!({});
+                        if !c.reason.is_empty() {
+                            cause["reason"] = c.reason.into();
+                        }
                         if !c.message.is_empty() {
                             cause["message"] = c.message.clone().into();
                         }
@@ -569,7 +622,13 @@ impl ApiError {
             STATUS_TRAILER,
             tonic::metadata::MetadataValue::from_bytes(&body),
         );
-        tonic::Status::with_metadata(self.reason.grpc_code(), self.message.clone(), metadata)
+        // A status another component answered has no reason of ours: its
+        // code says what it is.
+        let reason = match &self.passed {
+            Some(passed) => StatusReason::for_code(passed.code),
+            None => self.reason,
+        };
+        tonic::Status::with_metadata(reason.grpc_code(), self.message.clone(), metadata)
     }
 }
 
@@ -665,6 +724,38 @@ mod tests {
         assert_eq!(
             ApiError::stale_object("", "pods", "p").to_grpc().code(),
             tonic::Code::Aborted
+        );
+    }
+
+    #[cfg(feature = "grpc")]
+    #[test]
+    fn a_passed_status_maps_to_grpc_by_its_code() {
+        let denied = ApiError::passed(403, "", "admission webhook \"x\" denied the request");
+        assert_eq!(denied.to_grpc().code(), tonic::Code::PermissionDenied);
+        let invalid =
+            ApiError::forbidden_resource("", "configmaps", "c", "no").answered_as(422, "Invalid");
+        assert_eq!(invalid.to_grpc().code(), tonic::Code::InvalidArgument);
+    }
+
+    #[test]
+    fn an_answered_status_keeps_its_message_with_the_new_code() {
+        let invalid =
+            ApiError::forbidden_resource("", "configmaps", "c", "no").answered_as(422, "Invalid");
+        assert_eq!(
+            invalid.to_status()["message"],
+            "configmaps \"c\" is forbidden: no"
+        );
+        assert_eq!(invalid.to_status()["reason"], "Invalid");
+        assert_eq!(invalid.to_status()["code"], 422);
+    }
+
+    #[test]
+    fn a_message_only_cause_has_neither_reason_nor_field() {
+        let err = ApiError::forbidden_resource("", "configmaps", "c", "no")
+            .with_causes(vec![FieldError::message_only("no")]);
+        assert_eq!(
+            err.to_status()["details"]["causes"],
+            json!([{"message": "no"}])
         );
     }
 }

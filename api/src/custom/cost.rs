@@ -36,6 +36,9 @@ pub const SCHEMA_LIMIT: u64 = 100_000_000;
 pub(super) const MAX_REQUEST: u64 = 3 * 1024 * 1024;
 const UNBOUNDED_STRING: u64 = MAX_REQUEST - 2;
 const STRING_TRAVERSAL: f64 = 0.1;
+/// The longest text `string()` makes of a number, a bool, a duration or a
+/// timestamp (RFC 3339 with nanoseconds and an offset).
+const SCALAR_TEXT_LENGTH: u64 = 40;
 const REGEX_LENGTH: f64 = 0.25;
 
 /// A `{min, max}` pair of costs or sizes; arithmetic saturates as upstream's.
@@ -531,6 +534,12 @@ impl<S: Shape> Estimator<S> {
                 };
                 match first {
                     Some(arg) if arg.is_text() => (traversal(first), Node::value(kind, arg.size)),
+                    // At run time the argument is a value in hand: a
+                    // number's or timestamp's text is at most this long.
+                    _ if self.at_runtime => (
+                        Estimate::exact(1),
+                        Node::value(kind, Estimate::exact(SCALAR_TEXT_LENGTH)),
+                    ),
                     _ => (Estimate::exact(1), Node::value(kind, Estimate::UNKNOWN)),
                 }
             }

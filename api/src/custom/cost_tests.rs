@@ -75,6 +75,12 @@ fn a_number_turned_to_text_has_no_known_size() {
 }
 
 #[test]
+fn a_number_in_hand_turned_to_text_is_short() {
+    let object = json!({"n": 12345});
+    assert!(charge("'x: ' + string(self.n)", object) < 10);
+}
+
+#[test]
 fn evaluation_is_charged_for_the_data_at_hand() {
     let object = json!({
         "listMap": [{"k": "a1", "v": "b1"}, {"k": "a2", "v": "b2"}, {"k": "a3", "v": "b3"}],

@@ -85,6 +85,8 @@ pub enum Printer {
     RuntimeClass,
     EndpointSlice,
     WebhookConfiguration,
+    ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding,
     CertificateSigningRequest,
     Default,
 }
@@ -524,6 +526,34 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             ),
             age_col(),
         ],
+        ValidatingAdmissionPolicy => vec![
+            name_col(),
+            col(
+                "Validations",
+                "integer",
+                "Validations indicates the number of validation rules defined in this configuration",
+            ),
+            col(
+                "ParamKind",
+                "string",
+                "ParamKind specifies the kind of resources used to parameterize this policy",
+            ),
+            age_col(),
+        ],
+        ValidatingAdmissionPolicyBinding => vec![
+            name_col(),
+            col(
+                "PolicyName",
+                "string",
+                "PolicyName indicates the policy definition which the policy binding binded to",
+            ),
+            col(
+                "ParamRef",
+                "string",
+                "ParamRef indicates the param resource which sets the configration param",
+            ),
+            age_col(),
+        ],
         CertificateSigningRequest => vec![
             name_col(),
             age_col(),
@@ -612,6 +642,26 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
         RuntimeClass => vec![name(o).into(), text(o, "/handler").into(), age(o, now)],
         EndpointSlice => endpoint_slice_cells(o, now),
         WebhookConfiguration => vec![name(o).into(), len_of(o, "/webhooks").into(), age(o, now)],
+        ValidatingAdmissionPolicy => {
+            let param_kind = match get(o, "/spec/paramKind") {
+                Some(kind) if !kind.is_null() => {
+                    format!("{}/{}", text(kind, "/apiVersion"), text(kind, "/kind"))
+                }
+                _ => "<unset>".to_string(),
+            };
+            vec![
+                name(o).into(),
+                len_of(o, "/spec/validations").into(),
+                param_kind.into(),
+                age(o, now),
+            ]
+        }
+        ValidatingAdmissionPolicyBinding => vec![
+            name(o).into(),
+            text(o, "/spec/policyName").into(),
+            param_ref_cell(o).into(),
+            age(o, now),
+        ],
         CertificateSigningRequest => csr_cells(o, now),
         Default => {
             // Upstream formats Go's zero time when the timestamp is missing.

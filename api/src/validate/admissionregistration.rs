@@ -343,8 +343,9 @@ fn review_versions(list: Option<&Value>, path: &str, require_known: bool) -> Vec
     errs
 }
 
-/// A webhook's matchConditions: at most 64, named uniquely, compiling.
-fn match_conditions(list: Option<&Value>, path: &str) -> Vec<FieldError> {
+/// matchConditions (of a webhook or a policy): at most 64, each
+/// expression compiling, each name qualified and unique.
+pub(crate) fn match_conditions(list: Option<&Value>, path: &str) -> Vec<FieldError> {
     let conditions = list
         .and_then(Value::as_array)
         .map(Vec::as_slice)
@@ -359,33 +360,39 @@ fn match_conditions(list: Option<&Value>, path: &str) -> Vec<FieldError> {
     }
     let mut names: Vec<&str> = Vec::new();
     for (k, condition) in conditions.iter().enumerate() {
+        let expression = text(condition, "expression").unwrap_or("");
+        let expression_path = format!("{path}[{k}].expression");
+        if expression.trim().is_empty() {
+            errs.push(FieldError::required(expression_path, ""));
+        } else {
+            errs.extend(compile_problem(&expression_path, expression.trim()));
+        }
         let name = text(condition, "name").unwrap_or("");
         let name_path = format!("{path}[{k}].name");
         if name.is_empty() {
-            errs.push(FieldError::required(name_path, ""));
+            errs.push(FieldError::required(name_path.clone(), ""));
         } else {
             for problem in qualified_name_problems(name) {
                 errs.push(FieldError::invalid(name_path.clone(), name, &problem));
             }
+        }
+        if !name.is_empty() {
             if names.contains(&name) {
                 errs.push(FieldError::duplicate(name_path, name));
             } else {
                 names.push(name);
             }
         }
-        let expression = text(condition, "expression").unwrap_or("");
-        let expression_path = format!("{path}[{k}].expression");
-        if expression.trim().is_empty() {
-            errs.push(FieldError::required(expression_path, ""));
-        } else if let Err(err) = kube_cel::cel::Program::compile(expression) {
-            errs.push(FieldError::invalid(
-                expression_path,
-                expression,
-                &format!("compilation failed: {err}"),
-            ));
-        }
     }
     errs
+}
+
+/// A CEL expression that does not compile, as upstream's validation
+/// reports it.
+pub(crate) fn compile_problem(path: &str, expression: &str) -> Option<FieldError> {
+    kube_cel::cel::Program::compile(expression)
+        .err()
+        .map(|err| FieldError::invalid(path, expression, &format!("compilation failed: {err}")))
 }
 
 #[cfg(test)]
@@ -462,13 +469,13 @@ mod tests {
             {"name": "ok", "expression": "object.metadata.name =="}
         ]}))]});
         let errs = rendered(webhook_configuration(&config, None, false));
-        assert_eq!(
-            errs[0],
-            r#"webhooks[0].matchConditions[1].name: Duplicate value: "ok""#
-        );
         assert!(
-            errs[1].starts_with(r#"webhooks[0].matchConditions[1].expression: Invalid value: "object.metadata.name ==": compilation failed: "#),
+            errs[0].starts_with(r#"webhooks[0].matchConditions[1].expression: Invalid value: "object.metadata.name ==": compilation failed: "#),
             "{errs:?}"
+        );
+        assert_eq!(
+            errs[1],
+            r#"webhooks[0].matchConditions[1].name: Duplicate value: "ok""#
         );
     }
 }

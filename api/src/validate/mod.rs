@@ -11,6 +11,7 @@
 //!
 //! Each kind's file in `kinds/` calls the rules that apply to it.
 
+pub(crate) mod admission_policy;
 pub(crate) mod admissionregistration;
 pub(crate) mod apps;
 pub(crate) mod autoscaling;

@@ -67,13 +67,22 @@ impl Attributes<'_> {
 
     /// Webhook configurations and policies are never sent to webhooks, so
     /// a broken webhook cannot lock out its own repair.
-    pub(super) fn exempt(&self) -> bool {
+    pub(super) fn exempt_from_webhooks(&self) -> bool {
+        self.def.group == "admissionregistration.k8s.io"
+            && (self.exempt_from_policies()
+                || matches!(
+                    self.def.kind.as_str(),
+                    "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration"
+                ))
+    }
+
+    /// Policies and their bindings are never validated by policies
+    /// (webhook configurations are).
+    pub(super) fn exempt_from_policies(&self) -> bool {
         self.def.group == "admissionregistration.k8s.io"
             && matches!(
                 self.def.kind.as_str(),
-                "ValidatingWebhookConfiguration"
-                    | "MutatingWebhookConfiguration"
-                    | "ValidatingAdmissionPolicy"
+                "ValidatingAdmissionPolicy"
                     | "ValidatingAdmissionPolicyBinding"
                     | "MutatingAdmissionPolicy"
                     | "MutatingAdmissionPolicyBinding"

@@ -2,11 +2,14 @@
 //! webhooks once the object is decoded and defaulted (before the kind
 //! prepares and validates it), validating webhooks once the kind's own
 //! validation passed, just before storage. Dry-run writes run the chain and
-//! store nothing. The built-in plugins and ValidatingAdmissionPolicy join
-//! here.
+//! store nothing. ValidatingAdmissionPolicy runs before the validating
+//! webhooks. The built-in plugins join here.
 
 pub mod attributes;
 mod conditions;
+mod expressions;
+mod matching;
+mod policies;
 mod webhooks;
 
 use serde_json::Value;
@@ -15,6 +18,7 @@ use crate::error::ApiResult;
 use crate::verbs::ApiCore;
 use attributes::{Attributes, Operation};
 
+pub(crate) use policies::PolicySources;
 pub(crate) use webhooks::WebhookSources;
 
 impl ApiCore {
@@ -25,7 +29,7 @@ impl ApiCore {
         attributes: &Attributes<'_>,
         object: Option<&mut Value>,
     ) -> ApiResult<Vec<String>> {
-        if attributes.exempt() {
+        if attributes.exempt_from_webhooks() {
             return Ok(Vec::new());
         }
         // NamespaceLifecycle, the chain's first plugin: nothing is created
@@ -48,13 +52,34 @@ impl ApiCore {
         attributes: &Attributes<'_>,
         object: Option<&Value>,
     ) -> ApiResult<Vec<String>> {
-        if attributes.exempt() {
-            return Ok(Vec::new());
-        }
         let started = std::time::Instant::now();
-        let result = self.call_validating_webhooks(attributes, object).await;
+        let result = self.validating_steps(attributes, object).await;
         observe_step("validate", attributes, &result, started);
         result
+    }
+}
+
+impl ApiCore {
+    /// ValidatingAdmissionPolicy, then the validating webhooks.
+    async fn validating_steps(
+        &self,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<Vec<String>> {
+        let mut warnings = Vec::new();
+        if !attributes.exempt_from_policies() {
+            warnings.extend(self.validate_with_policies(attributes, object).await?);
+        }
+        if !attributes.exempt_from_webhooks() {
+            warnings.extend(self.call_validating_webhooks(attributes, object).await?);
+        }
+        Ok(warnings)
+    }
+
+    /// Whether a delete must read the object for admission: only when a
+    /// webhook or policy may look at it.
+    pub(crate) fn admission_reads_deletes(&self) -> bool {
+        self.has_admission_webhooks() || self.has_policy_bindings()
     }
 }
 

@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::attributes::{Attributes, Operation};
-use super::conditions;
+use super::attributes::Attributes;
+use super::conditions::{self, Verdict};
+use super::expressions::{Activation, Inputs};
+use super::matching::{Criteria, Invocation};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::WebhookOutcome;
 use crate::registry::ResourceDef;
-use crate::selectors::LabelSelector;
 use crate::verbs::ApiCore;
 use crate::watch::cache::WatchCache;
 
@@ -70,44 +71,6 @@ struct Answer {
     patch: Option<json_patch::Patch>,
 }
 
-/// How a matched webhook is called: at the request's own version, or at
-/// an equivalent one its rules name, the objects converted to it.
-struct Invocation {
-    equivalent: Option<Arc<ResourceDef>>,
-}
-
-impl Invocation {
-    fn def<'a>(&'a self, attributes: &'a Attributes<'_>) -> &'a ResourceDef {
-        self.equivalent.as_deref().unwrap_or(attributes.def)
-    }
-
-    /// `object` at the invoked version (None when no conversion is needed).
-    fn to_invoked(
-        &self,
-        attributes: &Attributes<'_>,
-        object: Option<&Value>,
-    ) -> ApiResult<Option<Value>> {
-        let (Some(other), Some(object)) = (&self.equivalent, object) else {
-            return Ok(None);
-        };
-        convert(attributes.def, object.clone(), &other.api_version()).map(Some)
-    }
-
-    /// A patched object back at the request's version.
-    fn to_requested(&self, attributes: &Attributes<'_>, object: Value) -> ApiResult<Value> {
-        match &self.equivalent {
-            Some(_) => convert(attributes.def, object, &attributes.def.api_version()),
-            None => Ok(object),
-        }
-    }
-}
-
-fn convert(def: &ResourceDef, object: Value, api_version: &str) -> ApiResult<Value> {
-    def.kind_impl
-        .convert(object, api_version)
-        .map_err(|e| ApiError::internal(format!("failed to convert object version: {e}")))
-}
-
 impl ApiCore {
     fn webhook_sources(&self) -> Option<&WebhookSources> {
         self.admission_webhooks
@@ -155,7 +118,7 @@ impl ApiCore {
 
     /// Whether any admission webhook is configured: a delete reads the
     /// object for admission only then.
-    pub(crate) fn has_admission_webhooks(&self) -> bool {
+    pub(super) fn has_admission_webhooks(&self) -> bool {
         !self.hooks(true).is_empty() || !self.hooks(false).is_empty()
     }
 
@@ -238,74 +201,25 @@ impl ApiCore {
         Ok(warnings)
     }
 
-    /// Upstream's ShouldCallHook: namespace and object selectors, the rules
-    /// (exactly, else at an equivalent version when matchPolicy is
-    /// Equivalent), then matchConditions; how to call the webhook if so.
+    /// Upstream's ShouldCallHook: the webhook's selectors and rules, then
+    /// its matchConditions; how to call the webhook if so.
     async fn should_call(
         &self,
         hook: &Hook,
         attributes: &Attributes<'_>,
         object: Option<&Value>,
     ) -> ApiResult<Option<Invocation>> {
-        let spec = hook.spec();
-        let namespace_error = match self
-            .namespace_matches(spec.get("namespaceSelector"), attributes, object)
-            .await
-        {
-            Ok(false) => return Ok(None),
-            Ok(true) => None,
-            Err(e) => Some(e),
-        };
-        if !object_matches(spec.get("objectSelector"), object, attributes.old) {
-            return Ok(None);
-        }
-        let rules = spec
-            .get("rules")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        let invocation = if rules
-            .iter()
-            .any(|rule| rule_matches(rule, attributes, attributes.def))
-        {
-            Invocation { equivalent: None }
-        } else if text(spec, "matchPolicy") != "Exact" {
-            match self.equivalent(rules, attributes) {
-                Some(other) => Invocation {
-                    equivalent: Some(other),
-                },
-                None => return Ok(None),
-            }
-        } else {
+        let Some(invocation) = self
+            .matches(&Criteria::of_webhook(hook.spec()), attributes, object)
+            .await?
+        else {
             return Ok(None);
         };
-        if let Some(e) = namespace_error {
-            return Err(e);
-        }
         let converted = invocation.to_invoked(attributes, object)?;
         let matched = self
-            .match_conditions(hook, attributes, converted.as_ref().or(object))
+            .match_conditions(hook, attributes, &invocation, converted.as_ref().or(object))
             .await?;
         Ok(matched.then_some(invocation))
-    }
-
-    /// Another served version of the request's resource that a rule names.
-    fn equivalent(&self, rules: &[Value], attributes: &Attributes<'_>) -> Option<Arc<ResourceDef>> {
-        let def = attributes.def;
-        let registry = self.registry.snapshot();
-        let others: Vec<&Arc<ResourceDef>> = registry
-            .resources()
-            .iter()
-            .filter(|r| {
-                r.group == def.group && r.resource == def.resource && r.version != def.version
-            })
-            .collect();
-        rules.iter().find_map(|rule| {
-            others
-                .iter()
-                .find(|other| rule_matches(rule, attributes, other))
-                .map(|other| Arc::clone(other))
-        })
     }
 
     /// The webhook's matchConditions (CEL over `object`, `oldObject`,
@@ -316,6 +230,7 @@ impl ApiCore {
         &self,
         hook: &Hook,
         attributes: &Attributes<'_>,
+        invocation: &Invocation,
         object: Option<&Value>,
     ) -> ApiResult<bool> {
         let conditions = hook
@@ -328,86 +243,31 @@ impl ApiCore {
             return Ok(true);
         }
         let def = attributes.def;
-        let namespace_object = match attributes.namespace {
-            Some(namespace) if def.namespaced => {
-                let namespaces = self.resolve("", "v1", "namespaces")?;
-                self.get(
-                    &crate::auth::UserInfo::system(),
-                    &namespaces,
-                    None,
-                    namespace,
-                    "",
-                )
-                .await
-                .ok()
-            }
+        let namespace = match attributes.namespace {
+            Some(namespace) if def.namespaced => self.namespace_object(namespace).await.ok(),
             _ => None,
         };
-        let verdict = conditions::evaluate(conditions, attributes, object, namespace_object);
-        match verdict {
-            conditions::Verdict::Matches => Ok(true),
-            conditions::Verdict::Excluded => Ok(false),
-            conditions::Verdict::Failed(_) if hook.fails_open() => Ok(false),
-            conditions::Verdict::Failed(errors) => {
-                let detail = if errors.len() == 1 {
-                    errors.join("")
-                } else {
-                    format!("[{}]", errors.join(", "))
-                };
-                Err(ApiError::forbidden_resource(
-                    &def.group,
-                    &def.resource,
-                    attributes.name,
-                    &detail,
-                ))
-            }
+        let old = invocation.to_invoked(attributes, attributes.old)?;
+        let inputs = Inputs::new(
+            attributes,
+            invocation.def(attributes),
+            object,
+            old.as_ref().or(attributes.old),
+            namespace.as_ref(),
+        );
+        let mut activation = Activation::new(&inputs, &[]);
+        let compiled = conditions::compile(conditions);
+        match conditions::evaluate(&compiled, &mut activation) {
+            Verdict::Matches => Ok(true),
+            Verdict::Excluded => Ok(false),
+            Verdict::Failed(_) if hook.fails_open() => Ok(false),
+            Verdict::Failed(errors) => Err(ApiError::forbidden_resource(
+                &def.group,
+                &def.resource,
+                attributes.name,
+                &Verdict::joined(&errors),
+            )),
         }
-    }
-
-    async fn namespace_matches(
-        &self,
-        selector: Option<&Value>,
-        attributes: &Attributes<'_>,
-        object: Option<&Value>,
-    ) -> ApiResult<bool> {
-        let def = attributes.def;
-        let is_namespace = def.group.is_empty() && def.resource == "namespaces";
-        let Some(selector) = selector.filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
-        else {
-            return Ok(true);
-        };
-        // Cluster-scoped resources other than namespaces are not in one.
-        if !def.namespaced && !is_namespace {
-            return Ok(true);
-        }
-        let Some(selector) = LabelSelector::from_object(selector) else {
-            return Ok(false);
-        };
-        if selector.is_empty() {
-            return Ok(true);
-        }
-        let writes_namespace = is_namespace
-            && attributes.subresource.is_empty()
-            && matches!(attributes.operation, Operation::Create | Operation::Update);
-        if let (true, Some(object)) = (writes_namespace, object) {
-            return Ok(selector.matches(object));
-        }
-        let name = if is_namespace {
-            attributes.name
-        } else {
-            attributes.namespace.unwrap_or_default()
-        };
-        let namespaces = self.resolve("", "v1", "namespaces")?;
-        let namespace = self
-            .get(
-                &crate::auth::UserInfo::system(),
-                &namespaces,
-                None,
-                name,
-                "",
-            )
-            .await?;
-        Ok(selector.matches(&namespace))
     }
 
     /// Calls one webhook; None when it failed and its failure policy
@@ -660,51 +520,4 @@ fn denial(name: &str, status: Option<&Value>) -> ApiError {
 /// Go's %q of a webhook name.
 fn go_quote(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
-}
-
-/// The object selector against the object and the old object.
-fn object_matches(selector: Option<&Value>, object: Option<&Value>, old: Option<&Value>) -> bool {
-    let Some(selector) = selector.filter(|s| s.as_object().is_some_and(|m| !m.is_empty())) else {
-        return true;
-    };
-    let Some(selector) = LabelSelector::from_object(selector) else {
-        return false;
-    };
-    if selector.is_empty() {
-        return true;
-    }
-    [object, old]
-        .into_iter()
-        .flatten()
-        .any(|o| o.get("metadata").is_some() && selector.matches(o))
-}
-
-/// One rule against the request: operation, group, version, resource (with
-/// `*`, `x/*`, `*/y` forms) and scope.
-fn rule_matches(rule: &Value, attributes: &Attributes<'_>, def: &ResourceDef) -> bool {
-    let has = |key: &str, wanted: &str| {
-        strings(rule, key)
-            .iter()
-            .any(|entry| entry == "*" || entry == wanted)
-    };
-    if !has("operations", attributes.operation.as_str())
-        || !has("apiGroups", &def.group)
-        || !has("apiVersions", &def.version)
-    {
-        return false;
-    }
-    let resource_matches = strings(rule, "resources").iter().any(|entry| {
-        let (resource, subresource) = entry.split_once('/').unwrap_or((entry, ""));
-        (resource == "*" || resource == def.resource)
-            && (subresource == "*" || subresource == attributes.subresource)
-    });
-    if !resource_matches {
-        return false;
-    }
-    let is_namespace = def.group.is_empty() && def.resource == "namespaces";
-    match text(rule, "scope") {
-        "Namespaced" => attributes.namespace.is_some() && !is_namespace,
-        "Cluster" => attributes.namespace.is_none() || is_namespace,
-        _ => true,
-    }
 }

@@ -375,6 +375,9 @@ pub struct ApiCore {
     /// The admission webhook configurations' resources and caches,
     /// resolved once (admission/webhooks.rs).
     pub(crate) admission_webhooks: std::sync::OnceLock<Option<crate::admission::WebhookSources>>,
+    /// The admission policies' resources, caches and compiled
+    /// expressions (admission/policies.rs).
+    pub(crate) admission_policies: std::sync::OnceLock<Option<crate::admission::PolicySources>>,
     /// Idle connections to webhooks, reused across calls.
     pub(crate) webhook_connections: crate::webhooks::Connections,
 }
@@ -508,6 +511,7 @@ impl ApiCore {
             inflight: crate::inflight::InflightLimits::default(),
             rbac: std::sync::OnceLock::new(),
             admission_webhooks: std::sync::OnceLock::new(),
+            admission_policies: std::sync::OnceLock::new(),
             webhook_connections: Default::default(),
         }
     }

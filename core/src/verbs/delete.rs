@@ -37,7 +37,7 @@ impl ApiCore {
         self.authorize(user, "delete", def, namespace, Some(name), View::Main)
             .await?;
         let mut warnings = Vec::new();
-        if self.has_admission_webhooks() {
+        if self.admission_reads_deletes() {
             let old = self
                 .get(&UserInfo::system(), def, namespace, name, "")
                 .await?;
