@@ -47,7 +47,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "30000-32767", value_parser = parse_port_range)]
     pub service_node_port_range: (u16, u16),
     /// Built-in controllers to run: "*" for all, "-name" to disable one
-    /// (known: clusterrole-aggregation, garbage-collector, namespace,
+    /// (known: clusterrole-aggregation, customresourcedefinitions,
+    /// garbage-collector, namespace, resourcequota, root-ca-cert-publisher,
     /// service-address-repair, serviceaccount).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
@@ -73,6 +74,13 @@ pub struct ServeArgs {
     /// The same for mutating requests.
     #[arg(long, default_value_t = capstan_core::inflight::DEFAULT_MAX_MUTATING)]
     pub max_mutating_requests_inflight: usize,
+    /// Admission plugins to enable besides the default ones (upstream's
+    /// names, comma-separated; the order does not matter).
+    #[arg(long, value_delimiter = ',')]
+    pub enable_admission_plugins: Vec<String>,
+    /// Default admission plugins to turn off.
+    #[arg(long, value_delimiter = ',')]
+    pub disable_admission_plugins: Vec<String>,
     /// Write the chosen port here once listening (for tests and scripts).
     #[arg(long)]
     pub port_file: Option<PathBuf>,

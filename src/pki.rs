@@ -194,6 +194,11 @@ impl Pki {
     }
 
     /// The URL written into `admin.kubeconfig`.
+    /// The cluster CA certificate, PEM: what verifies this server.
+    pub fn ca_cert_pem(&self) -> &str {
+        &self.ca_cert_pem
+    }
+
     pub fn server_url(&self) -> &str {
         &self.server_url
     }

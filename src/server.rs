@@ -146,10 +146,16 @@ pub async fn serve_with(
     };
     let registry = Arc::new(RegistryHandle::new(Registry::builtin()));
     let tokens = token_authority(&args, &pki)?;
+    let admission_plugins = capstan_core::admission::plugins::Plugins::choose(
+        &args.enable_admission_plugins,
+        &args.disable_admission_plugins,
+    )
+    .map_err(|errors| ServeError::Other(format!("[{}]", errors.join(", "))))?;
     let core = Arc::new(
         ApiCore::new(registry.clone(), storage.clone(), args.etcd_prefix.clone())
             .with_service_ranges(args.service_cluster_ip_range, args.service_node_port_range)
             .with_token_authority(tokens)
+            .with_admission_plugins(admission_plugins)
             .with_inflight_limits(capstan_core::inflight::InflightLimits::new(
                 args.max_requests_inflight,
                 args.max_mutating_requests_inflight,
@@ -157,8 +163,17 @@ pub async fn serve_with(
     );
     let opened = started.elapsed();
     core.bootstrap().await?;
-    core.bootstrap_kubernetes_service(args.bind_address, local.port())
-        .await?;
+    match core
+        .bootstrap_kubernetes_service(args.bind_address, local.port())
+        .await
+    {
+        // Admission refused it (AlwaysDeny, a policy): upstream serves on
+        // without the Service, as its bootstrap controller keeps failing.
+        Err(e) if e.code() == 403 => {
+            tracing::warn!(error = %e, "the kubernetes Service could not be written")
+        }
+        other => other?,
+    }
     core.start_watch_caches();
     on_started(core.clone());
     let bootstrapped = started.elapsed();
@@ -238,6 +253,15 @@ pub async fn serve_with(
     if capstan_core::controllers::enabled(&args.controllers, "serviceaccount") {
         tokio::spawn(capstan_core::controllers::serviceaccounts::run(
             core.clone(),
+        ));
+    }
+    if capstan_core::controllers::enabled(&args.controllers, "resourcequota") {
+        tokio::spawn(capstan_core::controllers::resource_quota::run(core.clone()));
+    }
+    if capstan_core::controllers::enabled(&args.controllers, "root-ca-cert-publisher") {
+        tokio::spawn(capstan_core::controllers::root_ca_publisher::run(
+            core.clone(),
+            pki.ca_cert_pem().to_string(),
         ));
     }
     if capstan_core::controllers::enabled(&args.controllers, "namespace") {

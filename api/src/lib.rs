@@ -18,6 +18,7 @@ pub mod openapi;
 pub mod patch;
 pub mod printers;
 pub mod protobuf;
+pub mod quota;
 pub mod registry;
 pub mod selectors;
 pub mod validate;

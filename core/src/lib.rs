@@ -25,7 +25,7 @@ mod testing;
 // The layers below, under the paths the server has always used.
 pub use capstan_api::{
     apply, auth, conversion, custom, defaults, duplicate_fields, error, kinds, object, openapi,
-    patch, printers, protobuf, selectors, validate,
+    patch, printers, protobuf, quota, selectors, validate,
 };
 pub use capstan_storage as storage;
 

@@ -402,6 +402,22 @@ impl TestServer {
         }
     }
 
+    /// Unless a test chooses its controllers, the kube-root-ca.crt
+    /// publisher is off: it writes a ConfigMap into every namespace, which
+    /// the tests that count a namespace's ConfigMaps do not expect. The
+    /// tests of the publisher and of the ServiceAccount plugin turn it on.
+    fn default_controllers(&self) -> Vec<&'static str> {
+        if self
+            .extra_args
+            .iter()
+            .any(|a| a.starts_with("--controllers"))
+        {
+            Vec::new()
+        } else {
+            vec!["--controllers=*,-root-ca-cert-publisher"]
+        }
+    }
+
     /// SIGKILL: no shutdown code runs, as in a crash or power loss.
     pub fn kill9(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -474,6 +490,7 @@ impl TestServer {
             .arg(self.dir())
             .args(["--secure-port", "0", "--port-file"])
             .arg(&port_file)
+            .args(self.default_controllers())
             .args(&self.extra_args)
             .env(
                 "RUST_LOG",

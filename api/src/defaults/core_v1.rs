@@ -239,9 +239,30 @@ fn pod_spec(spec: &mut Object) {
     default_pointer(spec, "securityContext", json!({}));
     default_pointer(spec, "terminationGracePeriodSeconds", json!(30));
     default_zero(spec, "schedulerName", json!("default-scheduler"));
+    deprecated_service_account(spec);
     each_item(spec, "volumes", volume);
     for key in ["initContainers", "containers", "ephemeralContainers"] {
         each_item(spec, key, container);
+    }
+}
+
+/// The v1 conversion of a PodSpec: `serviceAccountName` falls back to the
+/// deprecated `serviceAccount`, which always repeats it when written out.
+fn deprecated_service_account(spec: &mut Object) {
+    let named = |key: &str| {
+        spec.get(key)
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+    };
+    match named("serviceAccountName").or_else(|| named("serviceAccount")) {
+        Some(name) => {
+            spec.insert("serviceAccountName".into(), json!(name));
+            spec.insert("serviceAccount".into(), json!(name));
+        }
+        None => {
+            spec.remove("serviceAccount");
+        }
     }
 }
 

@@ -280,6 +280,30 @@ pub trait Kind: Send + Sync {
         None
     }
 
+    /// What an object counts against a ResourceQuota besides its
+    /// `count/<resource>` (upstream's quota evaluator's usage).
+    fn quota_usage(&self, _object: &Value) -> Vec<(String, crate::validate::quantity::Quantity)> {
+        Vec::new()
+    }
+
+    /// Whether an update is charged too (for the change), not only a create.
+    fn quota_charges_updates(&self) -> bool {
+        false
+    }
+
+    /// Whether the object falls under one scope requirement of a quota
+    /// (`{scopeName, operator, values}`); None: the kind has no scopes, so
+    /// a scoped quota does not apply to it.
+    fn quota_scope_matches(&self, _requirement: &Value, _object: &Value) -> Option<bool> {
+        None
+    }
+
+    /// What a quota limiting `limited` demands of the object and it does
+    /// not give (a pod's containers must set what is limited).
+    fn quota_constraints(&self, _limited: &[String], _object: &Value) -> Option<String> {
+        None
+    }
+
     /// The built-in printer for `kubectl get`; kinds that print their own
     /// way override the two table methods instead.
     fn printer(&self) -> Printer {

@@ -106,6 +106,14 @@ impl Quantity {
         }
     }
 
+    /// A whole number of units, as a count (`pods: "3"`).
+    pub fn count(units: i64) -> Self {
+        Quantity {
+            nanos: i128::from(units) * NANOS_PER_UNIT,
+            format: Format::DecimalSI,
+        }
+    }
+
     /// Upstream's canonical String().
     pub fn canonical(&self) -> String {
         if self.nanos == 0 {
@@ -156,6 +164,38 @@ impl Quantity {
             .to_string()
         };
         format!("{sign}{mantissa}{suffix}")
+    }
+}
+
+/// Upstream's Add: the format stays the left side's, unless it is zero.
+impl std::ops::Add for Quantity {
+    type Output = Quantity;
+
+    fn add(self, other: Quantity) -> Quantity {
+        Quantity {
+            nanos: self.nanos.saturating_add(other.nanos),
+            format: if self.nanos == 0 {
+                other.format
+            } else {
+                self.format
+            },
+        }
+    }
+}
+
+/// Upstream's Sub, formatted as Add.
+impl std::ops::Sub for Quantity {
+    type Output = Quantity;
+
+    fn sub(self, other: Quantity) -> Quantity {
+        Quantity {
+            nanos: self.nanos.saturating_sub(other.nanos),
+            format: if self.nanos == 0 {
+                other.format
+            } else {
+                self.format
+            },
+        }
     }
 }
 
@@ -237,6 +277,16 @@ mod tests {
         assert_eq!(canon("0"), "0");
         assert_eq!(canon("-1"), "-1");
         assert_eq!(canon("100Ki"), "100Ki");
+    }
+
+    #[test]
+    fn sums_keep_the_first_nonzero_format() {
+        let q = |s: &str| Quantity::parse(s).unwrap();
+        assert_eq!((q("1Gi") + q("512Mi")).canonical(), "1536Mi");
+        assert_eq!((q("1500m") + q("500m")).canonical(), "2");
+        assert_eq!((Quantity::count(0) + q("1Gi")).canonical(), "1Gi");
+        assert_eq!((q("2") - q("500m")).canonical(), "1500m");
+        assert_eq!(Quantity::count(3).canonical(), "3");
     }
 
     #[test]

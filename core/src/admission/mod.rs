@@ -1,14 +1,15 @@
-//! The admission chain every write passes, in upstream's order: mutating
-//! webhooks once the object is decoded and defaulted (before the kind
-//! prepares and validates it), validating webhooks once the kind's own
-//! validation passed, just before storage. Dry-run writes run the chain and
-//! store nothing. ValidatingAdmissionPolicy runs before the validating
-//! webhooks. The built-in plugins join here.
+//! The admission chain every write passes, in upstream's order: the
+//! built-in plugins' mutating steps and the mutating webhooks once the
+//! object is decoded and defaulted (before the kind prepares and validates
+//! it); the plugins' validating steps, ValidatingAdmissionPolicy and the
+//! validating webhooks once the kind's own validation passed, just before
+//! storage. Dry-run writes run the chain and store nothing.
 
 pub mod attributes;
 mod conditions;
 mod expressions;
 mod matching;
+pub mod plugins;
 mod policies;
 mod webhooks;
 
@@ -16,7 +17,8 @@ use serde_json::Value;
 
 use crate::error::ApiResult;
 use crate::verbs::ApiCore;
-use attributes::{Attributes, Operation};
+use attributes::Attributes;
+use plugins::Plugin;
 
 pub(crate) use policies::PolicySources;
 pub(crate) use webhooks::WebhookSources;
@@ -29,18 +31,8 @@ impl ApiCore {
         attributes: &Attributes<'_>,
         object: Option<&mut Value>,
     ) -> ApiResult<Vec<String>> {
-        if attributes.exempt_from_webhooks() {
-            return Ok(Vec::new());
-        }
-        // NamespaceLifecycle, the chain's first plugin: nothing is created
-        // in a namespace that is missing or terminating, before any webhook
-        // sees the request.
-        if attributes.operation == Operation::Create {
-            self.ensure_namespace_accepts(attributes.def, attributes.namespace, attributes.name)
-                .await?;
-        }
         let started = std::time::Instant::now();
-        let result = self.call_mutating_webhooks(attributes, object).await;
+        let result = self.mutating_steps(attributes, object).await;
         observe_step("admit", attributes, &result, started);
         result
     }
@@ -60,19 +52,47 @@ impl ApiCore {
 }
 
 impl ApiCore {
-    /// ValidatingAdmissionPolicy, then the validating webhooks.
+    /// The built-in plugins' mutating steps (NamespaceLifecycle first),
+    /// then the mutating webhooks.
+    async fn mutating_steps(
+        &self,
+        attributes: &Attributes<'_>,
+        mut object: Option<&mut Value>,
+    ) -> ApiResult<Vec<String>> {
+        self.admit_with_plugins(attributes, object.as_deref_mut())
+            .await?;
+        if attributes.exempt_from_webhooks()
+            || !self.admission_plugins.has(Plugin::MutatingAdmissionWebhook)
+        {
+            return Ok(Vec::new());
+        }
+        self.call_mutating_webhooks(attributes, object).await
+    }
+
+    /// The built-in plugins' validating steps, ValidatingAdmissionPolicy,
+    /// then the validating webhooks.
     async fn validating_steps(
         &self,
         attributes: &Attributes<'_>,
         object: Option<&Value>,
     ) -> ApiResult<Vec<String>> {
+        self.validate_with_plugins(attributes, object).await?;
         let mut warnings = Vec::new();
-        if !attributes.exempt_from_policies() {
+        if !attributes.exempt_from_policies()
+            && self
+                .admission_plugins
+                .has(Plugin::ValidatingAdmissionPolicy)
+        {
             warnings.extend(self.validate_with_policies(attributes, object).await?);
         }
-        if !attributes.exempt_from_webhooks() {
+        if !attributes.exempt_from_webhooks()
+            && self
+                .admission_plugins
+                .has(Plugin::ValidatingAdmissionWebhook)
+        {
             warnings.extend(self.call_validating_webhooks(attributes, object).await?);
         }
+        self.charge_quota_if_enabled(attributes, object).await?;
         Ok(warnings)
     }
 

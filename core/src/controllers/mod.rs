@@ -6,6 +6,8 @@ pub mod clusterrole_aggregation;
 pub mod custom_resource_definitions;
 pub mod garbage_collector;
 pub mod namespace;
+pub mod resource_quota;
+pub mod root_ca_publisher;
 pub mod service_addresses;
 pub mod serviceaccounts;
 
@@ -15,6 +17,8 @@ pub const ALL_CONTROLLERS: &[&str] = &[
     "customresourcedefinitions",
     "garbage-collector",
     "namespace",
+    "resourcequota",
+    "root-ca-cert-publisher",
     "service-address-repair",
     "serviceaccount",
 ];

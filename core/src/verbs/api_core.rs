@@ -378,6 +378,8 @@ pub struct ApiCore {
     /// The admission policies' resources, caches and compiled
     /// expressions (admission/policies.rs).
     pub(crate) admission_policies: std::sync::OnceLock<Option<crate::admission::PolicySources>>,
+    /// The built-in admission plugins enabled (admission/plugins/).
+    pub(crate) admission_plugins: crate::admission::plugins::Plugins,
     /// Idle connections to webhooks, reused across calls.
     pub(crate) webhook_connections: crate::webhooks::Connections,
 }
@@ -512,6 +514,7 @@ impl ApiCore {
             rbac: std::sync::OnceLock::new(),
             admission_webhooks: std::sync::OnceLock::new(),
             admission_policies: std::sync::OnceLock::new(),
+            admission_plugins: Default::default(),
             webhook_connections: Default::default(),
         }
     }
@@ -519,6 +522,12 @@ impl ApiCore {
     /// Uses these in-flight limits (the --max-*-inflight flags).
     pub fn with_inflight_limits(mut self, limits: crate::inflight::InflightLimits) -> Self {
         self.inflight = limits;
+        self
+    }
+
+    /// Runs the admission chain with these built-in plugins.
+    pub fn with_admission_plugins(mut self, plugins: crate::admission::plugins::Plugins) -> Self {
+        self.admission_plugins = plugins;
         self
     }
 

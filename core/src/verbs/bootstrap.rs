@@ -163,7 +163,38 @@ impl ApiCore {
             self.create_if_missing(&def, namespace)
         });
         futures::future::try_join_all(created).await?;
+        self.bootstrap_priority_classes().await?;
         self.bootstrap_rbac().await
+    }
+
+    /// The two system PriorityClasses kube-apiserver creates at start
+    /// (`scheduling/bootstrap-system-priority-classes`); existing ones are
+    /// left as they are.
+    async fn bootstrap_priority_classes(&self) -> ApiResult<()> {
+        let def = self.resolve("scheduling.k8s.io", "v1", "priorityclasses")?;
+        for (name, value, description) in [
+            (
+                "system-node-critical",
+                2_000_001_000,
+                "Used for system critical pods that must not be moved from their current node.",
+            ),
+            (
+                "system-cluster-critical",
+                2_000_000_000,
+                "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+            ),
+        ] {
+            let class = json!({
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+                "description": description,
+                "preemptionPolicy": "PreemptLowerPriority",
+            });
+            self.create_if_missing(&def, class).await?;
+        }
+        Ok(())
     }
 
     /// Stores a cluster-scoped object the server itself defines (bootstrap)

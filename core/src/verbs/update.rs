@@ -468,6 +468,37 @@ impl ApiCore {
         }))
     }
 
+    /// Rewrites an object the server keeps on its own behalf (a quota's
+    /// charged usage) by compare-and-swap on storage's copy, without
+    /// passing admission again: `change` decides from the current object,
+    /// again after each conflict; None leaves it as it is, an error stops.
+    pub(crate) async fn compare_and_swap(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        change: impl Fn(&Value) -> ApiResult<Option<Value>>,
+    ) -> ApiResult<()> {
+        for _ in 0..MAX_CONFLICT_RETRIES {
+            let current = self.current_for_update(def, namespace, name, false).await?;
+            let Some(mut stored) = change(&current.object)? else {
+                return Ok(());
+            };
+            object::remove_meta(&mut stored, "resourceVersion");
+            let stored = served(def, stored)?;
+            match self
+                .write_update(def, namespace, name, &current, stored, false)
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(StorageErrorOrApi::Storage(StorageError::Conflict { .. })) => continue,
+                Err(StorageErrorOrApi::Storage(e)) => return Err(storage_error(def, name, e)),
+                Err(StorageErrorOrApi::Api(e)) => return Err(e),
+            }
+        }
+        Err(ApiError::stale_object(&def.group, &def.resource, name))
+    }
+
     /// Removes the "kubernetes" finalizer of a terminating namespace (the
     /// finalize subresource's job), which completes its delete. False when
     /// someone else (another replica) already did.

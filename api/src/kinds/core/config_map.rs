@@ -9,6 +9,7 @@ use crate::kinds::Kind;
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
+use crate::validate::quantity::Quantity;
 
 pub struct ConfigMap;
 
@@ -25,6 +26,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for ConfigMap {
+    fn quota_usage(&self, _object: &Value) -> Vec<(String, Quantity)> {
+        vec![("configmaps".into(), Quantity::count(1))]
+    }
+
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
         rules::config_map(object)
     }

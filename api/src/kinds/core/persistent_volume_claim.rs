@@ -9,6 +9,7 @@ use crate::kinds::Kind;
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
+use crate::validate::quantity::Quantity;
 
 pub struct PersistentVolumeClaim;
 
@@ -26,6 +27,35 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for PersistentVolumeClaim {
+    fn quota_usage(&self, object: &Value) -> Vec<(String, Quantity)> {
+        let mut usage = vec![("persistentvolumeclaims".to_string(), Quantity::count(1))];
+        let storage = object
+            .pointer("/spec/resources/requests/storage")
+            .and_then(|q| crate::validate::quantity::from_json(q).ok());
+        if let Some(storage) = storage {
+            usage.push(("requests.storage".into(), storage));
+        }
+        let class = object
+            .pointer("/spec/storageClassName")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty());
+        if let Some(class) = class {
+            let prefix = format!("{class}.storageclass.storage.k8s.io");
+            usage.push((
+                format!("{prefix}/persistentvolumeclaims"),
+                Quantity::count(1),
+            ));
+            if let Some(storage) = storage {
+                usage.push((format!("{prefix}/requests.storage"), storage));
+            }
+        }
+        usage
+    }
+
+    fn quota_charges_updates(&self) -> bool {
+        true
+    }
+
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
         crate::defaults::core_v1::persistent_volume_claim(object);
     }

@@ -9,7 +9,11 @@ use crate::kinds::Kind;
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
+use crate::validate::quantity::Quantity;
 use serde_json::json;
+
+#[path = "pod_quota.rs"]
+mod quota;
 
 pub struct Pod;
 
@@ -40,6 +44,18 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Pod {
+    fn quota_usage(&self, object: &Value) -> Vec<(String, Quantity)> {
+        quota::usage(object)
+    }
+
+    fn quota_scope_matches(&self, requirement: &Value, object: &Value) -> Option<bool> {
+        Some(quota::scope_matches(requirement, object))
+    }
+
+    fn quota_constraints(&self, limited: &[String], object: &Value) -> Option<String> {
+        quota::constraints(limited, object)
+    }
+
     fn prepare_for_create(&self, object: &mut Value) {
         let qos_class = qos_class(object.get("spec").unwrap_or(&Value::Null));
         let mut status = json!({"phase": "Pending", "qosClass": qos_class});

@@ -9,6 +9,7 @@ use crate::kinds::{Kind, ScaleParts};
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
+use crate::validate::quantity::Quantity;
 
 pub struct ReplicationController;
 
@@ -29,6 +30,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for ReplicationController {
+    fn quota_usage(&self, _object: &Value) -> Vec<(String, Quantity)> {
+        vec![("replicationcontrollers".into(), Quantity::count(1))]
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use crate::kinds::Kind;
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
+use crate::validate::quantity::Quantity;
+use serde_json::Value;
 
 pub struct ResourceQuota;
 
@@ -22,6 +24,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for ResourceQuota {
+    fn quota_usage(&self, _object: &Value) -> Vec<(String, Quantity)> {
+        vec![("resourcequotas".into(), Quantity::count(1))]
+    }
+
     fn printer(&self) -> Printer {
         Printer::ResourceQuota
     }

@@ -12,6 +12,7 @@ use crate::printers::Printer;
 use crate::registry::ResourceDef;
 use crate::validate::corev1 as rules;
 use crate::validate::object_meta;
+use crate::validate::quantity::Quantity;
 
 pub struct Secret;
 
@@ -23,6 +24,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Secret {
+    fn quota_usage(&self, _object: &Value) -> Vec<(String, Quantity)> {
+        vec![("secrets".into(), Quantity::count(1))]
+    }
+
     fn prepare_for_create(&self, object: &mut Value) {
         Self::normalize(object);
     }

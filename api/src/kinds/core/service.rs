@@ -9,6 +9,7 @@ use crate::kinds::{Kind, NameRule};
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
 use crate::validate::object_meta;
+use crate::validate::quantity::Quantity;
 
 pub struct Service;
 
@@ -24,6 +25,37 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Service {
+    fn quota_usage(&self, object: &Value) -> Vec<(String, Quantity)> {
+        let spec = object.get("spec").unwrap_or(&Value::Null);
+        let ports = spec
+            .get("ports")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len) as i64;
+        let mut usage = vec![("services".to_string(), Quantity::count(1))];
+        match spec.get("type").and_then(Value::as_str) {
+            Some("NodePort") => {
+                usage.push(("services.nodeports".into(), Quantity::count(ports)));
+            }
+            Some("LoadBalancer") => {
+                usage.push(("services.loadbalancers".into(), Quantity::count(1)));
+                let allocates = spec
+                    .get("allocateLoadBalancerNodePorts")
+                    .and_then(Value::as_bool)
+                    != Some(false);
+                usage.push((
+                    "services.nodeports".into(),
+                    Quantity::count(if allocates { ports } else { 0 }),
+                ));
+            }
+            _ => {}
+        }
+        usage
+    }
+
+    fn quota_charges_updates(&self) -> bool {
+        true
+    }
+
     fn prepare_for_create(&self, object: &mut Value) {
         Self::default_fields(object);
     }

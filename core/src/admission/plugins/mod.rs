@@ -1,0 +1,344 @@
+//! The built-in admission plugins, under upstream's names and in upstream's
+//! order (kube-apiserver's AllOrderedPlugins): which are on by default, and
+//! the `--enable-admission-plugins` / `--disable-admission-plugins` choice
+//! among them. Each plugin Capstan implements lives in a file of its own;
+//! the chain (`super`) runs the enabled ones' mutating step, then their
+//! validating step, around the webhooks and policies.
+
+mod always;
+mod default_classes;
+mod default_toleration_seconds;
+mod priority;
+mod resource_quota;
+mod service_account;
+
+use serde_json::Value;
+
+use super::attributes::Attributes;
+use crate::error::ApiResult;
+use crate::verbs::ApiCore;
+
+pub use resource_quota::quota_matches;
+pub use service_account::TOKEN_MOUNT_PATH;
+
+/// A plugin Capstan implements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plugin {
+    AlwaysAdmit,
+    NamespaceLifecycle,
+    ServiceAccount,
+    Priority,
+    DefaultTolerationSeconds,
+    DefaultStorageClass,
+    DefaultIngressClass,
+    MutatingAdmissionWebhook,
+    ValidatingAdmissionPolicy,
+    ValidatingAdmissionWebhook,
+    ResourceQuota,
+    AlwaysDeny,
+}
+
+/// Every plugin upstream registers, in its order: whether it is on by
+/// default, and what implements it here (None: not implemented yet).
+const ORDERED: &[(&str, bool, Option<Plugin>)] = &[
+    ("AlwaysAdmit", false, Some(Plugin::AlwaysAdmit)),
+    ("NamespaceAutoProvision", false, None),
+    ("NamespaceLifecycle", true, Some(Plugin::NamespaceLifecycle)),
+    ("NamespaceExists", false, None),
+    ("LimitPodHardAntiAffinityTopology", false, None),
+    ("LimitRanger", true, None),
+    ("ServiceAccount", true, Some(Plugin::ServiceAccount)),
+    ("NodeRestriction", false, None),
+    ("TaintNodesByCondition", true, None),
+    ("AlwaysPullImages", false, None),
+    ("ImagePolicyWebhook", false, None),
+    ("PodSecurity", true, None),
+    ("PodNodeSelector", false, None),
+    ("Priority", true, Some(Plugin::Priority)),
+    (
+        "DefaultTolerationSeconds",
+        true,
+        Some(Plugin::DefaultTolerationSeconds),
+    ),
+    ("PodTolerationRestriction", false, None),
+    ("EventRateLimit", false, None),
+    ("ExtendedResourceToleration", false, None),
+    (
+        "DefaultStorageClass",
+        true,
+        Some(Plugin::DefaultStorageClass),
+    ),
+    ("StorageObjectInUseProtection", true, None),
+    ("OwnerReferencesPermissionEnforcement", false, None),
+    ("PersistentVolumeClaimResize", true, None),
+    ("RuntimeClass", true, None),
+    ("CertificateApproval", true, None),
+    ("CertificateSigning", true, None),
+    ("ClusterTrustBundleAttest", true, None),
+    ("CertificateSubjectRestriction", true, None),
+    (
+        "DefaultIngressClass",
+        true,
+        Some(Plugin::DefaultIngressClass),
+    ),
+    ("DenyServiceExternalIPs", false, None),
+    ("MutatingAdmissionPolicy", true, None),
+    (
+        "MutatingAdmissionWebhook",
+        true,
+        Some(Plugin::MutatingAdmissionWebhook),
+    ),
+    (
+        "ValidatingAdmissionPolicy",
+        true,
+        Some(Plugin::ValidatingAdmissionPolicy),
+    ),
+    (
+        "ValidatingAdmissionWebhook",
+        true,
+        Some(Plugin::ValidatingAdmissionWebhook),
+    ),
+    ("ResourceQuota", true, Some(Plugin::ResourceQuota)),
+    ("AlwaysDeny", false, Some(Plugin::AlwaysDeny)),
+];
+
+/// The enabled plugins, in upstream's order.
+#[derive(Clone, Debug)]
+pub struct Plugins {
+    enabled: Vec<Plugin>,
+}
+
+impl Default for Plugins {
+    fn default() -> Self {
+        Plugins::choose(&[], &[]).unwrap_or(Plugins {
+            enabled: Vec::new(),
+        })
+    }
+}
+
+impl Plugins {
+    /// The default plugins, plus `enable`, less `disable`, as
+    /// kube-apiserver's flags choose them; errors in upstream's words,
+    /// and for a plugin Capstan does not implement yet.
+    pub fn choose(enable: &[String], disable: &[String]) -> Result<Self, Vec<String>> {
+        let mut errors = Vec::new();
+        let known = |name: &str| ORDERED.iter().any(|(n, _, _)| *n == name);
+        for (flag, names) in [
+            ("enable-admission-plugins", enable),
+            ("disable-admission-plugins", disable),
+        ] {
+            for name in names.iter().filter(|n| !known(n)) {
+                errors.push(format!("{flag} plugin {name:?} is unknown"));
+            }
+        }
+        let mut overlap: Vec<&String> = enable.iter().filter(|n| disable.contains(n)).collect();
+        overlap.sort();
+        if !overlap.is_empty() {
+            let names: Vec<&str> = overlap.iter().map(|n| n.as_str()).collect();
+            errors.push(format!(
+                "[{}] in enable-admission-plugins and disable-admission-plugins overlapped",
+                names.join(" ")
+            ));
+        }
+        for (name, _, implemented) in ORDERED {
+            if implemented.is_none() && enable.iter().any(|n| n == name) {
+                errors.push(format!(
+                    "enable-admission-plugins plugin {name:?} is not implemented by capstan yet"
+                ));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        let enabled = ORDERED
+            .iter()
+            .filter(|(name, on, _)| {
+                (*on || enable.iter().any(|n| n == name)) && !disable.iter().any(|n| n == name)
+            })
+            .filter_map(|(_, _, plugin)| *plugin)
+            .collect();
+        Ok(Plugins { enabled })
+    }
+
+    pub fn has(&self, plugin: Plugin) -> bool {
+        self.enabled.contains(&plugin)
+    }
+
+    /// Upstream's names of the enabled plugins, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        ORDERED
+            .iter()
+            .filter(|(_, _, p)| p.is_some_and(|p| self.has(p)))
+            .map(|(name, _, _)| *name)
+            .collect()
+    }
+}
+
+impl ApiCore {
+    /// The enabled built-in plugins' mutating steps, in order (the
+    /// webhooks and policies are the chain's own steps).
+    pub(super) async fn admit_with_plugins(
+        &self,
+        attributes: &Attributes<'_>,
+        mut object: Option<&mut Value>,
+    ) -> ApiResult<()> {
+        for plugin in &self.admission_plugins.enabled {
+            match plugin {
+                Plugin::NamespaceLifecycle => self.namespace_lifecycle(attributes).await?,
+                Plugin::ServiceAccount => {
+                    self.admit_service_account(attributes, object.as_deref_mut())
+                        .await?
+                }
+                Plugin::Priority => {
+                    self.admit_priority(attributes, object.as_deref_mut())
+                        .await?
+                }
+                Plugin::DefaultTolerationSeconds => {
+                    default_toleration_seconds::admit(attributes, object.as_deref_mut())
+                }
+                Plugin::DefaultStorageClass => {
+                    self.default_storage_class(attributes, object.as_deref_mut())
+                        .await?
+                }
+                Plugin::DefaultIngressClass => {
+                    self.default_ingress_class(attributes, object.as_deref_mut())
+                        .await?
+                }
+                Plugin::AlwaysAdmit
+                | Plugin::AlwaysDeny
+                | Plugin::ResourceQuota
+                | Plugin::MutatingAdmissionWebhook
+                | Plugin::ValidatingAdmissionPolicy
+                | Plugin::ValidatingAdmissionWebhook => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// ResourceQuota, the chain's last step, when enabled.
+    pub(super) async fn charge_quota_if_enabled(
+        &self,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<()> {
+        if self.admission_plugins.has(Plugin::ResourceQuota) {
+            self.charge_quota(attributes, object).await?;
+        }
+        Ok(())
+    }
+
+    /// The enabled built-in plugins' validating steps, in order (but
+    /// ResourceQuota, which comes after the webhooks).
+    pub(super) async fn validate_with_plugins(
+        &self,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<()> {
+        for plugin in &self.admission_plugins.enabled {
+            match plugin {
+                Plugin::ServiceAccount => self.validate_service_account(attributes, object).await?,
+                Plugin::Priority => self.validate_priority(attributes, object).await?,
+                Plugin::AlwaysDeny => always::deny(attributes, object)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// NamespaceLifecycle: nothing is created in a namespace that is
+    /// missing or terminating, before any webhook sees the request.
+    async fn namespace_lifecycle(&self, attributes: &Attributes<'_>) -> ApiResult<()> {
+        if attributes.operation != super::attributes::Operation::Create {
+            return Ok(());
+        }
+        self.ensure_namespace_accepts(attributes.def, attributes.namespace, attributes.name)
+            .await
+    }
+}
+
+/// Whether the request is a write of the core resource `resource` itself
+/// (not a subresource).
+fn is_core(attributes: &Attributes<'_>, resource: &str) -> bool {
+    let def = attributes.def;
+    def.group.is_empty() && def.resource == resource && attributes.subresource.is_empty()
+}
+
+/// The name upstream's admission.NewForbidden puts in its message: the
+/// request's, else the object's name or generateName, else "Unknown".
+fn name_for_error<'a>(attributes: &Attributes<'a>, object: Option<&'a Value>) -> &'a str {
+    let named = |key: &str| {
+        object
+            .and_then(|o| o.pointer(&format!("/metadata/{key}")))
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+    };
+    Some(attributes.name)
+        .filter(|n| !n.is_empty())
+        .or_else(|| named("name"))
+        .or_else(|| named("generateName"))
+        .unwrap_or("Unknown")
+}
+
+/// Upstream's admission.NewForbidden for the request's resource.
+fn forbidden(
+    attributes: &Attributes<'_>,
+    object: Option<&Value>,
+    why: &str,
+) -> crate::error::ApiError {
+    let def = attributes.def;
+    crate::error::ApiError::forbidden_resource(
+        &def.group,
+        &def.resource,
+        name_for_error(attributes, object),
+        why,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn defaults_are_upstreams_in_its_order() {
+        assert_eq!(
+            Plugins::default().names(),
+            [
+                "NamespaceLifecycle",
+                "ServiceAccount",
+                "Priority",
+                "DefaultTolerationSeconds",
+                "DefaultStorageClass",
+                "DefaultIngressClass",
+                "MutatingAdmissionWebhook",
+                "ValidatingAdmissionPolicy",
+                "ValidatingAdmissionWebhook",
+                "ResourceQuota",
+            ]
+        );
+        let chosen = Plugins::choose(&strings(&["AlwaysDeny"]), &strings(&["Priority"]))
+            .expect("valid flags");
+        assert!(chosen.has(Plugin::AlwaysDeny) && !chosen.has(Plugin::Priority));
+    }
+
+    #[test]
+    fn flag_errors_are_worded_as_upstream() {
+        let errors = Plugins::choose(
+            &strings(&["Nope", "Priority", "AlwaysPullImages"]),
+            &strings(&["Priority", "Nada"]),
+        )
+        .expect_err("invalid flags");
+        assert_eq!(
+            errors,
+            [
+                r#"enable-admission-plugins plugin "Nope" is unknown"#,
+                r#"disable-admission-plugins plugin "Nada" is unknown"#,
+                "[Priority] in enable-admission-plugins and disable-admission-plugins overlapped",
+                r#"enable-admission-plugins plugin "AlwaysPullImages" is not implemented by capstan yet"#,
+            ]
+        );
+    }
+}

@@ -1,0 +1,305 @@
+//! The built-in admission plugins through kubectl and REST: ServiceAccount
+//! (the default account, the kube-api-access volume, the kube-root-ca.crt
+//! ConfigMap it mounts, pull secrets, a missing account), Priority (the
+//! system classes, a global default, refusals), DefaultTolerationSeconds,
+//! DefaultStorageClass and DefaultIngressClass, and the flags that choose
+//! the plugins.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::TestServer;
+use serde_json::{json, Value};
+
+fn pod(name: &str, spec: Value) -> Value {
+    let mut spec = spec;
+    if spec.get("containers").is_none() {
+        spec["containers"] = json!([{"name": "c", "image": "nginx"}]);
+    }
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+}
+
+const PODS: &str = "/api/v1/namespaces/default/pods";
+
+#[test]
+fn pods_get_their_account_token_priority_and_tolerations() {
+    let server = TestServer::start_with(&["--controllers=*"]);
+    server.kubectl_line("run web --image=nginx");
+    let web = server.kubectl_json(&["get", "pod", "web"]);
+    let spec = &web["spec"];
+    assert_eq!(spec["serviceAccountName"], "default");
+    assert_eq!(spec["serviceAccount"], "default");
+    let volume = &spec["volumes"][0];
+    let name = volume["name"].as_str().unwrap_or_default();
+    assert!(
+        name.starts_with("kube-api-access-") && name.len() == 21,
+        "{volume}"
+    );
+    assert_eq!(
+        volume["projected"],
+        json!({"sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}
+        ], "defaultMode": 420})
+    );
+    assert_eq!(
+        spec["containers"][0]["volumeMounts"],
+        json!([{"name": name, "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}])
+    );
+    assert_eq!(spec["priority"], 0);
+    assert_eq!(spec["preemptionPolicy"], "PreemptLowerPriority");
+    assert_eq!(
+        spec["tolerations"],
+        json!([
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        ])
+    );
+
+    // The CA the volume projects is the one that verifies this server.
+    let ca = std::fs::read_to_string(server.ca_cert()).expect("the CA file");
+    let published = server.kubectl_json(&["get", "configmap", "kube-root-ca.crt"]);
+    assert_eq!(published["data"]["ca.crt"].as_str(), Some(ca.as_str()));
+    assert!(
+        published["metadata"]["annotations"]["kubernetes.io/description"]
+            .as_str()
+            .is_some_and(|d| d
+                .starts_with("Contains a CA bundle that can be used to verify the kube-apiserver"))
+    );
+    // A new namespace gets one; an edited or deleted one is put back.
+    server.kubectl_line("create namespace fresh");
+    let fresh = common::wait_until(Duration::from_secs(5), "the CA in a new namespace", || {
+        let answer = server.get("/api/v1/namespaces/fresh/configmaps/kube-root-ca.crt");
+        (answer.status == 200).then(|| answer.json())
+    });
+    assert_eq!(fresh["data"]["ca.crt"].as_str(), Some(ca.as_str()));
+    server.kubectl_line(
+        "patch configmap kube-root-ca.crt -n fresh -p {\"data\":{\"ca.crt\":\"forged\"}}",
+    );
+    server.kubectl_line("delete configmap kube-root-ca.crt -n default");
+    for namespace in ["fresh", "default"] {
+        common::wait_until(Duration::from_secs(5), "the CA put back", || {
+            let answer = server.get(&format!(
+                "/api/v1/namespaces/{namespace}/configmaps/kube-root-ca.crt"
+            ));
+            (answer.status == 200 && answer.json()["data"]["ca.crt"].as_str() == Some(ca.as_str()))
+                .then_some(())
+        });
+    }
+
+    // Pods in the new namespace find its default account even if created
+    // right away.
+    let fast = server.post_json("/api/v1/namespaces/fresh/pods", &pod("fast", json!({})));
+    assert_eq!(fast.status, 201, "{fast:?}");
+
+    // A named account must exist; upstream's 403.
+    let missing = server.post_json(PODS, &pod("lost", json!({"serviceAccountName": "ghost"})));
+    let status = missing.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "pods \"lost\" is forbidden: error looking up service account default/ghost: serviceaccount \"ghost\" not found"
+    );
+
+    // Automount off (on the account) means no volume; the account's pull
+    // secrets are inherited by a pod that has none.
+    server.apply(
+        r#"{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "builder"},
+            "automountServiceAccountToken": false, "imagePullSecrets": [{"name": "registry"}]}"#,
+    );
+    let built = server.post_json(
+        PODS,
+        &pod("built", json!({"serviceAccountName": "builder"})),
+    );
+    assert_eq!(built.status, 201, "{built:?}");
+    let built = built.json();
+    assert!(built["spec"].get("volumes").is_none(), "{built}");
+    assert_eq!(
+        built["spec"]["imagePullSecrets"],
+        json!([{"name": "registry"}])
+    );
+    // The pod's own setting wins over the account's.
+    let mounted = server.post_json(
+        PODS,
+        &pod(
+            "mounted",
+            json!({"serviceAccountName": "builder", "automountServiceAccountToken": true}),
+        ),
+    );
+    assert!(mounted.json()["spec"]["volumes"][0]["name"]
+        .as_str()
+        .is_some_and(|n| n.starts_with("kube-api-access-")));
+
+    // A mirror pod may not name an account.
+    let mirror = server.post_json(
+        PODS,
+        &json!({"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "static", "annotations": {"kubernetes.io/config.mirror": "x"}},
+                "spec": {"serviceAccountName": "default", "containers": [{"name": "c", "image": "nginx"}]}}),
+    );
+    let status = mirror.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "pods \"static\" is forbidden: a mirror pod may not reference service accounts"
+    );
+}
+
+#[test]
+fn priority_classes_resolve_and_refuse_as_upstream() {
+    let server = TestServer::start();
+    let classes = server.kubectl_ok(&["get", "priorityclasses", "-o", "name"]);
+    assert_eq!(
+        classes.lines().collect::<Vec<_>>(),
+        [
+            "priorityclass.scheduling.k8s.io/system-cluster-critical",
+            "priorityclass.scheduling.k8s.io/system-node-critical"
+        ]
+    );
+    let critical = server.post_json(
+        PODS,
+        &pod(
+            "critical",
+            json!({"priorityClassName": "system-node-critical"}),
+        ),
+    );
+    assert_eq!(
+        critical.json()["spec"]["priority"],
+        2_000_001_000,
+        "{critical:?}"
+    );
+
+    let unknown = server.post_json(PODS, &pod("unknown", json!({"priorityClassName": "nope"})));
+    let status = unknown.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "pods \"unknown\" is forbidden: no PriorityClass with name nope was found"
+    );
+    let claimed = server.post_json(PODS, &pod("claimed", json!({"priority": 7})));
+    let status = claimed.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "pods \"claimed\" is forbidden: the integer value of priority (7) must not be provided in pod spec; priority admission controller computed 0 from the given PriorityClass name"
+    );
+
+    // A global default applies to pods that name no class; a second
+    // default is refused.
+    server.apply(
+        r#"{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": "normal"}, "value": 1000, "globalDefault": true,
+            "preemptionPolicy": "Never"}"#,
+    );
+    let plain = common::wait_until(
+        Duration::from_secs(5),
+        "the default class in effect",
+        || {
+            let created = server.post_json(&format!("{PODS}?dryRun=All"), &pod("plain", json!({})));
+            (created.json()["spec"]["priority"] == 1000).then(|| created.json())
+        },
+    );
+    assert_eq!(plain["spec"]["priorityClassName"], "normal");
+    assert_eq!(plain["spec"]["preemptionPolicy"], "Never");
+    let second = server.post_json(
+        "/apis/scheduling.k8s.io/v1/priorityclasses",
+        &json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": "also-default"}, "value": 5, "globalDefault": true}),
+    );
+    let status = second.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "priorityclasses.scheduling.k8s.io \"also-default\" is forbidden: PriorityClass normal is already marked as default. Only one default can exist"
+    );
+}
+
+#[test]
+fn claims_and_ingresses_get_the_default_class() {
+    let server = TestServer::start();
+    for name in ["older", "newer"] {
+        server.apply(&format!(
+            r#"{{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {{"name": "{name}", "annotations": {{"storageclass.kubernetes.io/is-default-class": "true"}}}},
+                "provisioner": "example.com/disk"}}"#
+        ));
+        // Creation times have a resolution of one second.
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+    let claim = |name: &str, class: Option<&str>| {
+        let mut claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+        if let Some(class) = class {
+            claim["spec"]["storageClassName"] = json!(class);
+        }
+        server.post_json("/api/v1/namespaces/default/persistentvolumeclaims", &claim)
+    };
+    let defaulted = common::wait_until(Duration::from_secs(5), "the default class", || {
+        let created = claim("data", None).json();
+        (created["spec"]["storageClassName"] == "newer").then_some(created)
+    });
+    assert_eq!(defaulted["metadata"]["name"], "data");
+    assert_eq!(
+        claim("static", Some("")).json()["spec"]["storageClassName"],
+        ""
+    );
+
+    server.apply(
+        r#"{"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+            "metadata": {"name": "nginx", "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+            "spec": {"controller": "k8s.io/ingress-nginx"}}"#,
+    );
+    common::wait_until(Duration::from_secs(5), "the default ingress class", || {
+        let created = server.post_json(
+            "/apis/networking.k8s.io/v1/namespaces/default/ingresses?dryRun=All",
+            &json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+                    "metadata": {"name": "web"},
+                    "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}}}),
+        );
+        (created.json()["spec"]["ingressClassName"] == "nginx").then_some(())
+    });
+}
+
+#[test]
+fn flags_choose_the_plugins() {
+    let server = TestServer::start_with(&[
+        "--disable-admission-plugins=ServiceAccount,DefaultTolerationSeconds",
+        "--enable-admission-plugins=AlwaysDeny",
+    ]);
+    let denied = server.post_json(PODS, &pod("p", json!({})));
+    let status = denied.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "pods \"p\" is forbidden: admission control is denying all modifications"
+    );
+    let dry = server.post_json(&format!("{PODS}?dryRun=All"), &pod("p", json!({})));
+    dry.assert_status(403, "Forbidden");
+    drop(server);
+
+    let server = TestServer::start_with(&[
+        "--disable-admission-plugins=ServiceAccount,DefaultTolerationSeconds",
+    ]);
+    let plain = server.post_json(PODS, &pod("p", json!({}))).json();
+    assert!(plain["spec"].get("volumes").is_none(), "{plain}");
+    assert!(plain["spec"].get("tolerations").is_none(), "{plain}");
+    assert!(plain["spec"].get("serviceAccountName").is_none(), "{plain}");
+    drop(server);
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_capstan"))
+        .args([
+            "serve",
+            "--secure-port=0",
+            "--enable-admission-plugins=Nope,Priority",
+        ])
+        .arg("--disable-admission-plugins=Priority")
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .expect("run capstan");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(r#"[enable-admission-plugins plugin "Nope" is unknown, [Priority] in enable-admission-plugins and disable-admission-plugins overlapped]"#),
+        "{stderr}"
+    );
+}
