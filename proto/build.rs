@@ -5,7 +5,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let protoc = protoc_bin_vendored::protoc_bin_path()?;
     std::env::set_var("PROTOC", protoc);
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
-    let protos = ["capstan/v1/resources.proto", "capstan/v1/discovery.proto"];
+    let protos = [
+        "capstan/v1/resources.proto",
+        "capstan/v1/discovery.proto",
+        "capstan/v1/admission.proto",
+    ];
     // Objects travel as google.protobuf.Struct, held as serde_json (src/json.rs).
     tonic_prost_build::configure()
         .extern_path(".google.protobuf.Struct", "crate::json::JsonStruct")

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use capstan_core::auth::UserInfo;
 use capstan_core::discovery::Discovery;
+use capstan_core::grpc::admission::AdmissionService;
 use capstan_core::grpc::served::ResourcesGrpc;
 use capstan_core::grpc::DiscoveryService;
 use capstan_core::registry::{Registry, RegistryHandle};
@@ -200,6 +201,9 @@ pub async fn serve_with(
     health_reporter
         .set_serving::<pb::discovery_server::DiscoveryServer<DiscoveryService>>()
         .await;
+    health_reporter
+        .set_serving::<pb::admission_server::AdmissionServer<AdmissionService>>()
+        .await;
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -213,6 +217,9 @@ pub async fn serve_with(
     let grpc = tonic::service::Routes::new(ResourcesGrpc::new(core.clone()))
         .add_service(pb::discovery_server::DiscoveryServer::new(
             DiscoveryService::new(core.clone(), discovery),
+        ))
+        .add_service(pb::admission_server::AdmissionServer::new(
+            AdmissionService::new(core.clone()),
         ))
         .add_service(health_service)
         .add_service(reflection_v1)

@@ -260,6 +260,58 @@ fn claims_and_ingresses_get_the_default_class() {
 }
 
 #[test]
+fn limit_ranges_default_and_bound_pods_and_claims() {
+    let server = TestServer::start();
+    server.apply(
+        r#"{"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "bounds"},
+            "spec": {"limits": [
+              {"type": "Container", "max": {"memory": "1Gi"}, "min": {"cpu": "50m"},
+               "default": {"cpu": "500m", "memory": "512Mi"}, "defaultRequest": {"cpu": "100m"}},
+              {"type": "PersistentVolumeClaim", "max": {"storage": "10Gi"}}
+            ]}}"#,
+    );
+    // The range is read from its watch cache: wait until it counts.
+    let defaulted = common::wait_until(Duration::from_secs(5), "the range in effect", || {
+        let created = server.post_json(&format!("{PODS}?dryRun=All"), &pod("sized", json!({})));
+        let created = created.json();
+        created["metadata"]["annotations"]["kubernetes.io/limit-ranger"]
+            .is_string()
+            .then_some(created)
+    });
+    assert_eq!(
+        defaulted["spec"]["containers"][0]["resources"],
+        json!({"limits": {"cpu": "500m", "memory": "512Mi"}, "requests": {"cpu": "100m", "memory": "512Mi"}})
+    );
+    assert_eq!(
+        defaulted["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
+        "LimitRanger plugin set: cpu, memory request for container c; cpu, memory limit for container c"
+    );
+    let big = server.post_json(
+        PODS,
+        &pod(
+            "big",
+            json!({"containers": [{"name": "c", "image": "nginx",
+            "resources": {"limits": {"memory": "2Gi"}, "requests": {"cpu": "10m"}}}]}),
+        ),
+    );
+    let status = big.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "pods \"big\" is forbidden: [minimum cpu usage per Container is 50m, but request is 10m, maximum memory usage per Container is 1Gi, but limit is 2Gi]"
+    );
+    let claim = server.post_json(
+        "/api/v1/namespaces/default/persistentvolumeclaims",
+        &json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "huge"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}}}}),
+    );
+    let status = claim.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        "persistentvolumeclaims \"huge\" is forbidden: maximum storage usage per PersistentVolumeClaim is 10Gi, but request is 20Gi"
+    );
+}
+
+#[test]
 fn flags_choose_the_plugins() {
     let server = TestServer::start_with(&[
         "--disable-admission-plugins=ServiceAccount,DefaultTolerationSeconds",

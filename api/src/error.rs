@@ -308,6 +308,9 @@ pub struct ApiError {
     /// A code and reason another component chose (an admission webhook's
     /// denial), passed on as they are instead of the reason's own.
     pub passed: Option<Box<PassedStatus>>,
+    /// What in admission refused the request (a webhook, a policy, a
+    /// plugin), for the Admission service's answer.
+    pub denied_by: Option<Box<str>>,
 }
 
 /// The code and reason of a Status another component answered.
@@ -335,7 +338,17 @@ impl ApiError {
             message: message.into(),
             details: None,
             passed: None,
+            denied_by: None,
         }
+    }
+
+    /// The same error, naming what in admission refused the request
+    /// (unless it names something already).
+    pub fn denied_by(mut self, who: &str) -> Self {
+        if self.denied_by.is_none() {
+            self.denied_by = Some(who.into());
+        }
+        self
     }
 
     /// A failure with the code and reason another component answered.

@@ -106,6 +106,11 @@ impl Quantity {
         }
     }
 
+    /// The amount as a float (upstream's ratios divide milli-values).
+    pub fn as_f64(&self) -> f64 {
+        self.nanos as f64 / NANOS_PER_UNIT as f64
+    }
+
     /// A whole number of units, as a count (`pods: "3"`).
     pub fn count(units: i64) -> Self {
         Quantity {

@@ -517,9 +517,12 @@ fn denial(
         "RequestEntityTooLarge" => 413,
         _ => 422,
     };
+    // Upstream's message names the policy (and binding) before " denied".
+    let denier = message.split(" denied request: ").next().unwrap_or(message);
     ApiError::forbidden_resource(&def.group, &def.resource, name, message)
         .answered_as(code, reason)
         .with_causes(vec![FieldError::message_only(message)])
+        .denied_by(denier)
 }
 
 /// A policy's matchConditions, validations and auditAnnotations for one

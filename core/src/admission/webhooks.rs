@@ -266,7 +266,8 @@ impl ApiCore {
                 &def.resource,
                 attributes.name,
                 &Verdict::joined(&errors),
-            )),
+            )
+            .denied_by(&format!("admission webhook {}", go_quote(hook.name())))),
         }
     }
 
@@ -322,7 +323,8 @@ impl ApiCore {
             Err(CallError(reason)) => Err(ApiError::internal(format!(
                 "failed calling webhook {}: {reason}",
                 go_quote(name)
-            ))),
+            ))
+            .denied_by(&format!("admission webhook {}", go_quote(name)))),
         }
     }
 
@@ -514,7 +516,7 @@ fn denial(name: &str, status: Option<&Value>) -> ApiError {
         ("", reason) => format!("admission webhook {quoted} denied the request: {reason}"),
         (message, _) => format!("admission webhook {quoted} denied the request: {message}"),
     };
-    ApiError::passed(code, reason, text)
+    ApiError::passed(code, reason, text).denied_by(&format!("admission webhook {quoted}"))
 }
 
 /// Go's %q of a webhook name.

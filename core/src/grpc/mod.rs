@@ -3,6 +3,7 @@
 //! google.protobuf.Struct so any protobuf JSON printer shows them readably;
 //! the generated messages hold them as JSON already (capstan_proto::json).
 
+pub mod admission;
 pub mod encode;
 pub mod served;
 

@@ -8,6 +8,7 @@
 mod always;
 mod default_classes;
 mod default_toleration_seconds;
+mod limit_ranger;
 mod priority;
 mod resource_quota;
 mod service_account;
@@ -26,6 +27,7 @@ pub use service_account::TOKEN_MOUNT_PATH;
 pub enum Plugin {
     AlwaysAdmit,
     NamespaceLifecycle,
+    LimitRanger,
     ServiceAccount,
     Priority,
     DefaultTolerationSeconds,
@@ -46,7 +48,7 @@ const ORDERED: &[(&str, bool, Option<Plugin>)] = &[
     ("NamespaceLifecycle", true, Some(Plugin::NamespaceLifecycle)),
     ("NamespaceExists", false, None),
     ("LimitPodHardAntiAffinityTopology", false, None),
-    ("LimitRanger", true, None),
+    ("LimitRanger", true, Some(Plugin::LimitRanger)),
     ("ServiceAccount", true, Some(Plugin::ServiceAccount)),
     ("NodeRestriction", false, None),
     ("TaintNodesByCondition", true, None),
@@ -160,6 +162,14 @@ impl Plugins {
         Ok(Plugins { enabled })
     }
 
+    /// Upstream's name of a plugin.
+    pub fn name(plugin: Plugin) -> &'static str {
+        ORDERED
+            .iter()
+            .find(|(_, _, p)| *p == Some(plugin))
+            .map_or("", |(name, _, _)| *name)
+    }
+
     pub fn has(&self, plugin: Plugin) -> bool {
         self.enabled.contains(&plugin)
     }
@@ -183,48 +193,37 @@ impl ApiCore {
         mut object: Option<&mut Value>,
     ) -> ApiResult<()> {
         for plugin in &self.admission_plugins.enabled {
-            match plugin {
-                Plugin::NamespaceLifecycle => self.namespace_lifecycle(attributes).await?,
-                Plugin::ServiceAccount => {
-                    self.admit_service_account(attributes, object.as_deref_mut())
-                        .await?
-                }
-                Plugin::Priority => {
-                    self.admit_priority(attributes, object.as_deref_mut())
-                        .await?
-                }
-                Plugin::DefaultTolerationSeconds => {
-                    default_toleration_seconds::admit(attributes, object.as_deref_mut())
-                }
-                Plugin::DefaultStorageClass => {
-                    self.default_storage_class(attributes, object.as_deref_mut())
-                        .await?
-                }
-                Plugin::DefaultIngressClass => {
-                    self.default_ingress_class(attributes, object.as_deref_mut())
-                        .await?
-                }
-                Plugin::AlwaysAdmit
-                | Plugin::AlwaysDeny
-                | Plugin::ResourceQuota
-                | Plugin::MutatingAdmissionWebhook
-                | Plugin::ValidatingAdmissionPolicy
-                | Plugin::ValidatingAdmissionWebhook => {}
-            }
+            self.admit_with(*plugin, attributes, object.as_deref_mut())
+                .await
+                .map_err(|e| e.denied_by(Plugins::name(*plugin)))?;
         }
         Ok(())
     }
 
-    /// ResourceQuota, the chain's last step, when enabled.
-    pub(super) async fn charge_quota_if_enabled(
+    async fn admit_with(
         &self,
+        plugin: Plugin,
         attributes: &Attributes<'_>,
-        object: Option<&Value>,
+        object: Option<&mut Value>,
     ) -> ApiResult<()> {
-        if self.admission_plugins.has(Plugin::ResourceQuota) {
-            self.charge_quota(attributes, object).await?;
+        match plugin {
+            Plugin::NamespaceLifecycle => self.namespace_lifecycle(attributes).await,
+            Plugin::LimitRanger => self.admit_limit_ranger(attributes, object).await,
+            Plugin::ServiceAccount => self.admit_service_account(attributes, object).await,
+            Plugin::Priority => self.admit_priority(attributes, object).await,
+            Plugin::DefaultTolerationSeconds => {
+                default_toleration_seconds::admit(attributes, object);
+                Ok(())
+            }
+            Plugin::DefaultStorageClass => self.default_storage_class(attributes, object).await,
+            Plugin::DefaultIngressClass => self.default_ingress_class(attributes, object).await,
+            Plugin::AlwaysAdmit
+            | Plugin::AlwaysDeny
+            | Plugin::ResourceQuota
+            | Plugin::MutatingAdmissionWebhook
+            | Plugin::ValidatingAdmissionPolicy
+            | Plugin::ValidatingAdmissionWebhook => Ok(()),
         }
-        Ok(())
     }
 
     /// The enabled built-in plugins' validating steps, in order (but
@@ -235,12 +234,38 @@ impl ApiCore {
         object: Option<&Value>,
     ) -> ApiResult<()> {
         for plugin in &self.admission_plugins.enabled {
-            match plugin {
-                Plugin::ServiceAccount => self.validate_service_account(attributes, object).await?,
-                Plugin::Priority => self.validate_priority(attributes, object).await?,
-                Plugin::AlwaysDeny => always::deny(attributes, object)?,
-                _ => {}
-            }
+            self.validate_with(*plugin, attributes, object)
+                .await
+                .map_err(|e| e.denied_by(Plugins::name(*plugin)))?;
+        }
+        Ok(())
+    }
+
+    async fn validate_with(
+        &self,
+        plugin: Plugin,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<()> {
+        match plugin {
+            Plugin::LimitRanger => self.validate_limit_ranger(attributes, object).await,
+            Plugin::ServiceAccount => self.validate_service_account(attributes, object).await,
+            Plugin::Priority => self.validate_priority(attributes, object).await,
+            Plugin::AlwaysDeny => always::deny(attributes, object),
+            _ => Ok(()),
+        }
+    }
+
+    /// ResourceQuota, the chain's last step, when enabled.
+    pub(super) async fn charge_quota_if_enabled(
+        &self,
+        attributes: &Attributes<'_>,
+        object: Option<&Value>,
+    ) -> ApiResult<()> {
+        if self.admission_plugins.has(Plugin::ResourceQuota) {
+            self.charge_quota(attributes, object)
+                .await
+                .map_err(|e| e.denied_by(Plugins::name(Plugin::ResourceQuota)))?;
         }
         Ok(())
     }
@@ -308,6 +333,7 @@ mod tests {
             Plugins::default().names(),
             [
                 "NamespaceLifecycle",
+                "LimitRanger",
                 "ServiceAccount",
                 "Priority",
                 "DefaultTolerationSeconds",
