@@ -76,8 +76,7 @@ impl ApiCore {
         attributes: &Attributes<'_>,
         object: Option<&Value>,
     ) -> ApiResult<Vec<String>> {
-        self.validate_with_plugins(attributes, object).await?;
-        let mut warnings = Vec::new();
+        let mut warnings = self.validate_with_plugins(attributes, object).await?;
         if !attributes.exempt_from_policies()
             && self
                 .admission_plugins

@@ -9,6 +9,7 @@ mod always;
 mod default_classes;
 mod default_toleration_seconds;
 mod limit_ranger;
+mod pod_security;
 mod priority;
 mod resource_quota;
 mod service_account;
@@ -29,6 +30,7 @@ pub enum Plugin {
     NamespaceLifecycle,
     LimitRanger,
     ServiceAccount,
+    PodSecurity,
     Priority,
     DefaultTolerationSeconds,
     DefaultStorageClass,
@@ -54,7 +56,7 @@ const ORDERED: &[(&str, bool, Option<Plugin>)] = &[
     ("TaintNodesByCondition", true, None),
     ("AlwaysPullImages", false, None),
     ("ImagePolicyWebhook", false, None),
-    ("PodSecurity", true, None),
+    ("PodSecurity", true, Some(Plugin::PodSecurity)),
     ("PodNodeSelector", false, None),
     ("Priority", true, Some(Plugin::Priority)),
     (
@@ -219,6 +221,7 @@ impl ApiCore {
             Plugin::DefaultIngressClass => self.default_ingress_class(attributes, object).await,
             Plugin::AlwaysAdmit
             | Plugin::AlwaysDeny
+            | Plugin::PodSecurity
             | Plugin::ResourceQuota
             | Plugin::MutatingAdmissionWebhook
             | Plugin::ValidatingAdmissionPolicy
@@ -227,18 +230,21 @@ impl ApiCore {
     }
 
     /// The enabled built-in plugins' validating steps, in order (but
-    /// ResourceQuota, which comes after the webhooks).
+    /// ResourceQuota, which comes after the webhooks); their warnings.
     pub(super) async fn validate_with_plugins(
         &self,
         attributes: &Attributes<'_>,
         object: Option<&Value>,
-    ) -> ApiResult<()> {
+    ) -> ApiResult<Vec<String>> {
+        let mut warnings = Vec::new();
         for plugin in &self.admission_plugins.enabled {
-            self.validate_with(*plugin, attributes, object)
+            let given = self
+                .validate_with(*plugin, attributes, object)
                 .await
                 .map_err(|e| e.denied_by(Plugins::name(*plugin)))?;
+            warnings.extend(given);
         }
-        Ok(())
+        Ok(warnings)
     }
 
     async fn validate_with(
@@ -246,13 +252,15 @@ impl ApiCore {
         plugin: Plugin,
         attributes: &Attributes<'_>,
         object: Option<&Value>,
-    ) -> ApiResult<()> {
+    ) -> ApiResult<Vec<String>> {
+        let none = |result: ApiResult<()>| result.map(|()| Vec::new());
         match plugin {
-            Plugin::LimitRanger => self.validate_limit_ranger(attributes, object).await,
-            Plugin::ServiceAccount => self.validate_service_account(attributes, object).await,
-            Plugin::Priority => self.validate_priority(attributes, object).await,
-            Plugin::AlwaysDeny => always::deny(attributes, object),
-            _ => Ok(()),
+            Plugin::LimitRanger => none(self.validate_limit_ranger(attributes, object).await),
+            Plugin::ServiceAccount => none(self.validate_service_account(attributes, object).await),
+            Plugin::PodSecurity => self.validate_pod_security(attributes, object).await,
+            Plugin::Priority => none(self.validate_priority(attributes, object).await),
+            Plugin::AlwaysDeny => none(always::deny(attributes, object)),
+            _ => Ok(Vec::new()),
         }
     }
 
@@ -335,6 +343,7 @@ mod tests {
                 "NamespaceLifecycle",
                 "LimitRanger",
                 "ServiceAccount",
+                "PodSecurity",
                 "Priority",
                 "DefaultTolerationSeconds",
                 "DefaultStorageClass",
