@@ -49,7 +49,7 @@ pub struct ServeArgs {
     /// Built-in controllers to run: "*" for all, "-name" to disable one
     /// (known: clusterrole-aggregation, customresourcedefinitions,
     /// garbage-collector, namespace, resourcequota, root-ca-cert-publisher,
-    /// service-address-repair, serviceaccount).
+    /// service-address-repair, serviceaccount, validatingadmissionpolicy-status).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
     /// Signs service account tokens (PKCS#8 ECDSA P-256); defaults to

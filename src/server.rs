@@ -262,6 +262,11 @@ pub async fn serve_with(
             core.clone(),
         ));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "validatingadmissionpolicy-status") {
+        tokio::spawn(capstan_core::controllers::admission_policy_status::run(
+            core.clone(),
+        ));
+    }
     if capstan_core::controllers::enabled(&args.controllers, "resourcequota") {
         tokio::spawn(capstan_core::controllers::resource_quota::run(core.clone()));
     }

@@ -372,3 +372,42 @@ spec:
         assert!(stderr.contains(expected), "{expected}\n---\n{stderr}");
     }
 }
+
+#[test]
+fn policies_are_type_checked_against_the_kinds_they_match() {
+    let server = TestServer::start();
+    server.apply(
+        r#"{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "typo"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                       "operations": ["CREATE"], "resources": ["deployments"]}]},
+                     "validations": [{"expression": "object.spec.replicaz > 1"},
+                                     {"expression": "object.spec.replicas > 1", "messageExpression": "'only ' + string(object.spec.replicas)"}]}}"#,
+    );
+    let status = common::wait_until(Duration::from_secs(10), "the policy type-checked", || {
+        let policy = server
+            .get_json("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/typo");
+        (policy["status"]["observedGeneration"] == 1).then(|| policy["status"].clone())
+    });
+    assert_eq!(
+        status["typeChecking"],
+        json!({"expressionWarnings": [{
+            "fieldRef": "spec.validations[0].expression",
+            "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replicaz'\n | object.spec.replicaz > 1\n | ...........^\n"
+        }]})
+    );
+    // A new generation is checked again.
+    server.kubectl_line(
+        "patch validatingadmissionpolicy typo --type=json -p [{\"op\":\"remove\",\"path\":\"/spec/validations/0\"}]",
+    );
+    let status = common::wait_until(
+        Duration::from_secs(10),
+        "the new generation checked",
+        || {
+            let policy = server
+                .get_json("/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/typo");
+            (policy["status"]["observedGeneration"] == 2).then(|| policy["status"].clone())
+        },
+    );
+    assert_eq!(status["typeChecking"], json!({}));
+}

@@ -2,6 +2,7 @@
 //! only through the core's API and storage compare-and-swap, so several
 //! replicas can run them at once without contradicting each other.
 
+pub mod admission_policy_status;
 pub mod clusterrole_aggregation;
 pub mod custom_resource_definitions;
 pub mod garbage_collector;
@@ -21,6 +22,7 @@ pub const ALL_CONTROLLERS: &[&str] = &[
     "root-ca-cert-publisher",
     "service-address-repair",
     "serviceaccount",
+    "validatingadmissionpolicy-status",
 ];
 
 /// How long a controller waits before trying a failed list or watch again.
