@@ -65,6 +65,23 @@ impl Attributes<'_> {
         options
     }
 
+    /// The requesting user as an AdmissionReview's `userInfo` (and CEL's
+    /// `request.userInfo`): empty parts left out.
+    pub(super) fn user_info(&self) -> Value {
+        let user = self.user;
+        let mut user_info = json!({"username": user.name});
+        if !user.uid.is_empty() {
+            user_info["uid"] = json!(user.uid);
+        }
+        if !user.groups.is_empty() {
+            user_info["groups"] = json!(user.groups);
+        }
+        if !user.extra.is_empty() {
+            user_info["extra"] = json!(user.extra);
+        }
+        user_info
+    }
+
     /// Webhook configurations and policies are never sent to webhooks, so
     /// a broken webhook cannot lock out its own repair.
     pub(super) fn exempt_from_webhooks(&self) -> bool {

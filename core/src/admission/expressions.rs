@@ -95,17 +95,7 @@ impl Inputs {
 /// objects, kind and resource at the matched version.
 fn request(attributes: &Attributes<'_>, invoked: &ResourceDef) -> Value {
     let def = attributes.def;
-    let user = attributes.user;
-    let mut user_info = json!({"username": user.name});
-    if !user.uid.is_empty() {
-        user_info["uid"] = json!(user.uid);
-    }
-    if !user.groups.is_empty() {
-        user_info["groups"] = json!(user.groups);
-    }
-    if !user.extra.is_empty() {
-        user_info["extra"] = json!(user.extra);
-    }
+    let user_info = attributes.user_info();
     let gvk = |d: &ResourceDef| json!({"group": d.group, "version": d.version, "kind": d.kind});
     let gvr =
         |d: &ResourceDef| json!({"group": d.group, "version": d.version, "resource": d.resource});

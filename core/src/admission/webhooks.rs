@@ -441,17 +441,7 @@ fn request(
     let gvk =
         |def: &ResourceDef| json!({"group": def.group, "version": def.version, "kind": def.kind});
     let gvr = |def: &ResourceDef| json!({"group": def.group, "version": def.version, "resource": def.resource});
-    let user = attributes.user;
-    let mut user_info = json!({"username": user.name});
-    if !user.uid.is_empty() {
-        user_info["uid"] = json!(user.uid);
-    }
-    if !user.groups.is_empty() {
-        user_info["groups"] = json!(user.groups);
-    }
-    if !user.extra.is_empty() {
-        user_info["extra"] = json!(user.extra);
-    }
+    let user_info = attributes.user_info();
     let mut request = json!({
         "uid": uid,
         "kind": gvk(invoked),

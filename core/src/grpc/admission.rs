@@ -10,7 +10,7 @@ use capstan_proto::v1 as pb;
 use serde_json::Value;
 use tonic::{Request, Response, Status};
 
-use super::{ns, to_pb_object, view};
+use super::{acting_as, ns, to_pb_object, view};
 use crate::auth::UserInfo;
 use crate::authentication::{Admission, Caller};
 use crate::error::{ApiError, ApiResult};
@@ -27,15 +27,6 @@ impl AdmissionService {
 
     /// The caller, or the user it reviews for when it may impersonate them.
     async fn reviewer(&self, req: &Request<pb::ReviewRequest>) -> Result<Caller, Status> {
-        let certificate = req
-            .extensions()
-            .get::<UserInfo>()
-            .cloned()
-            .unwrap_or_else(UserInfo::anonymous);
-        let authorization = req
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok());
         let mut impersonation: Vec<(&str, &str)> = Vec::new();
         if let Some(user) = req.get_ref().user.as_ref() {
             if !user.username.is_empty() {
@@ -48,15 +39,7 @@ impl AdmissionService {
                 impersonation.push(("impersonate-uid", user.uid.as_str()));
             }
         }
-        Ok(self
-            .core
-            .caller(
-                certificate,
-                authorization,
-                impersonation,
-                Admission::Mutating,
-            )
-            .await?)
+        acting_as(&self.core, req, impersonation, Admission::Mutating).await
     }
 
     /// The write as a dry run.

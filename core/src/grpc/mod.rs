@@ -81,6 +81,25 @@ async fn user_of<T>(
     req: &Request<T>,
     admission: Admission,
 ) -> Result<Caller, Status> {
+    let impersonation = req.metadata().iter().filter_map(|entry| match entry {
+        tonic::metadata::KeyAndValueRef::Ascii(key, value)
+            if key.as_str().starts_with(IMPERSONATION_PREFIX) =>
+        {
+            Some((key.as_str(), value.to_str().ok()?))
+        }
+        _ => None,
+    });
+    acting_as(core, req, impersonation, admission).await
+}
+
+/// The caller, or whom it impersonates (as `impersonation`'s headers name
+/// them) when it may.
+async fn acting_as<'h, T>(
+    core: &ApiCore,
+    req: &Request<T>,
+    impersonation: impl IntoIterator<Item = (&'h str, &'h str)>,
+    admission: Admission,
+) -> Result<Caller, Status> {
     let certificate = req
         .extensions()
         .get::<UserInfo>()
@@ -90,14 +109,6 @@ async fn user_of<T>(
         .metadata()
         .get("authorization")
         .and_then(|v| v.to_str().ok());
-    let impersonation = req.metadata().iter().filter_map(|entry| match entry {
-        tonic::metadata::KeyAndValueRef::Ascii(key, value)
-            if key.as_str().starts_with(IMPERSONATION_PREFIX) =>
-        {
-            Some((key.as_str(), value.to_str().ok()?))
-        }
-        _ => None,
-    });
     Ok(core
         .caller(certificate, authorization, impersonation, admission)
         .await?)

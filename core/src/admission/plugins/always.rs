@@ -7,7 +7,7 @@ use super::super::attributes::Attributes;
 use crate::error::ApiResult;
 
 pub(super) fn deny(attributes: &Attributes<'_>, object: Option<&Value>) -> ApiResult<()> {
-    Err(super::forbidden(
+    Err(super::refusal::forbidden(
         attributes,
         object,
         "admission control is denying all modifications",

@@ -43,7 +43,7 @@ impl ApiCore {
         attributes: &Attributes<'_>,
         claim: Option<&mut Value>,
     ) -> ApiResult<()> {
-        if !super::is_core(attributes, "persistentvolumeclaims")
+        if !super::refusal::is_core(attributes, "persistentvolumeclaims")
             || attributes.operation != Operation::Create
         {
             return Ok(());

@@ -15,7 +15,7 @@ const TAINTS: [&str; 2] = [
 ];
 
 pub(super) fn admit(attributes: &Attributes<'_>, pod: Option<&mut Value>) {
-    if !super::is_core(attributes, "pods")
+    if !super::refusal::is_core(attributes, "pods")
         || !matches!(attributes.operation, Operation::Create | Operation::Update)
     {
         return;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::super::attributes::{Attributes, Operation};
-use super::forbidden;
+use super::refusal::forbidden;
 use crate::error::ApiResult;
 use crate::quota::{parse_map, pod_requests_and_limits, Usage};
 use crate::validate::quantity::Quantity;

@@ -11,6 +11,7 @@ mod default_toleration_seconds;
 mod limit_ranger;
 mod pod_security;
 mod priority;
+mod refusal;
 mod resource_quota;
 mod service_account;
 
@@ -287,44 +288,6 @@ impl ApiCore {
         self.ensure_namespace_accepts(attributes.def, attributes.namespace, attributes.name)
             .await
     }
-}
-
-/// Whether the request is a write of the core resource `resource` itself
-/// (not a subresource).
-fn is_core(attributes: &Attributes<'_>, resource: &str) -> bool {
-    let def = attributes.def;
-    def.group.is_empty() && def.resource == resource && attributes.subresource.is_empty()
-}
-
-/// The name upstream's admission.NewForbidden puts in its message: the
-/// request's, else the object's name or generateName, else "Unknown".
-fn name_for_error<'a>(attributes: &Attributes<'a>, object: Option<&'a Value>) -> &'a str {
-    let named = |key: &str| {
-        object
-            .and_then(|o| o.pointer(&format!("/metadata/{key}")))
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-    };
-    Some(attributes.name)
-        .filter(|n| !n.is_empty())
-        .or_else(|| named("name"))
-        .or_else(|| named("generateName"))
-        .unwrap_or("Unknown")
-}
-
-/// Upstream's admission.NewForbidden for the request's resource.
-fn forbidden(
-    attributes: &Attributes<'_>,
-    object: Option<&Value>,
-    why: &str,
-) -> crate::error::ApiError {
-    let def = attributes.def;
-    crate::error::ApiError::forbidden_resource(
-        &def.group,
-        &def.resource,
-        name_for_error(attributes, object),
-        why,
-    )
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::super::attributes::{Attributes, Operation};
-use super::forbidden;
+use super::refusal::forbidden;
 use crate::error::{ApiError, ApiResult};
 use crate::verbs::ApiCore;
 
@@ -39,7 +39,7 @@ impl ApiCore {
         attributes: &Attributes<'_>,
         pod: Option<&mut Value>,
     ) -> ApiResult<()> {
-        if !super::is_core(attributes, "pods") {
+        if !super::refusal::is_core(attributes, "pods") {
             return Ok(());
         }
         let Some(pod) = pod else {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::super::attributes::{Attributes, Operation};
-use super::forbidden;
+use super::refusal::forbidden;
 use crate::error::ApiResult;
 use crate::quota::{self, Usage};
 use crate::registry::ResourceDef;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::super::attributes::{Attributes, Operation};
-use super::forbidden;
+use super::refusal::forbidden;
 use crate::auth::UserInfo;
 use crate::error::{ApiResult, StatusReason};
 use crate::verbs::ApiCore;
@@ -40,7 +40,8 @@ impl ApiCore {
         attributes: &Attributes<'_>,
         pod: Option<&mut Value>,
     ) -> ApiResult<()> {
-        if !super::is_core(attributes, "pods") || attributes.operation != Operation::Create {
+        if !super::refusal::is_core(attributes, "pods") || attributes.operation != Operation::Create
+        {
             return Ok(());
         }
         let Some(pod) = pod else {
@@ -104,7 +105,8 @@ impl ApiCore {
         attributes: &Attributes<'_>,
         pod: Option<&Value>,
     ) -> ApiResult<()> {
-        if !super::is_core(attributes, "pods") || attributes.operation != Operation::Create {
+        if !super::refusal::is_core(attributes, "pods") || attributes.operation != Operation::Create
+        {
             return Ok(());
         }
         let Some(pod) = pod else {

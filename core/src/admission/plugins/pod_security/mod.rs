@@ -15,7 +15,7 @@ mod checks;
 use serde_json::Value;
 
 use super::super::attributes::{Attributes, Operation};
-use super::forbidden;
+use super::refusal::forbidden;
 use crate::error::{ApiError, ApiResult, FieldError};
 use crate::verbs::ApiCore;
 use checks::Level;

@@ -1,0 +1,48 @@
+//! What the plugins share: which requests are about a core resource, and
+//! upstream's admission.NewForbidden. A leaf, so plugins depend on it and
+//! not on each other or on the chain.
+
+use serde_json::Value;
+
+use super::super::attributes::Attributes;
+
+/// Whether the request is a write of the core resource `resource` itself
+/// (not a subresource).
+pub(super) fn is_core(attributes: &Attributes<'_>, resource: &str) -> bool {
+    let def = attributes.def;
+    def.group.is_empty() && def.resource == resource && attributes.subresource.is_empty()
+}
+
+/// The name upstream's admission.NewForbidden puts in its message: the
+/// request's, else the object's name or generateName, else "Unknown".
+pub(super) fn name_for_error<'a>(
+    attributes: &Attributes<'a>,
+    object: Option<&'a Value>,
+) -> &'a str {
+    let named = |key: &str| {
+        object
+            .and_then(|o| o.pointer(&format!("/metadata/{key}")))
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+    };
+    Some(attributes.name)
+        .filter(|n| !n.is_empty())
+        .or_else(|| named("name"))
+        .or_else(|| named("generateName"))
+        .unwrap_or("Unknown")
+}
+
+/// Upstream's admission.NewForbidden for the request's resource.
+pub(super) fn forbidden(
+    attributes: &Attributes<'_>,
+    object: Option<&Value>,
+    why: &str,
+) -> crate::error::ApiError {
+    let def = attributes.def;
+    crate::error::ApiError::forbidden_resource(
+        &def.group,
+        &def.resource,
+        name_for_error(attributes, object),
+        why,
+    )
+}
