@@ -19,6 +19,11 @@ use serde_json::{json, Value};
 use super::attributes::Attributes;
 use crate::registry::ResourceDef;
 
+/// CEL's and Kubernetes' functions, registered once: each evaluation
+/// binds its variables in a scope of its own over them.
+static FUNCTIONS: std::sync::LazyLock<Context<'static>> =
+    std::sync::LazyLock::new(|| Context::default().with_all());
+
 /// Cost one expression may take (`PerCallLimit`).
 pub(super) const PER_CALL_LIMIT: u64 = 1_000_000;
 
@@ -152,7 +157,7 @@ pub(super) struct Activation<'a> {
 
 impl<'a> Activation<'a> {
     pub fn new(inputs: &'a Inputs, variables: &'a [(String, Compiled)]) -> Self {
-        let mut context = Context::default().with_all();
+        let mut context = FUNCTIONS.new_inner_scope();
         context.add_variable_from_value("object", to_cel(&inputs.object));
         context.add_variable_from_value("oldObject", to_cel(&inputs.old_object));
         context.add_variable_from_value("request", to_cel(&inputs.request));

@@ -222,8 +222,13 @@ impl ApiCore {
     }
 
     /// A namespace as admission reads it.
+    /// The watch cache's copy when it has one (as upstream's informer
+    /// lister), else storage's: no storage round trip per request.
     pub(super) async fn namespace_object(&self, name: &str) -> ApiResult<Value> {
         let namespaces = self.resolve("", "v1", "namespaces")?;
+        if let Some(cached) = self.cached_copy(&namespaces, None, name) {
+            return Ok(Value::clone(&cached));
+        }
         self.get(
             &crate::auth::UserInfo::system(),
             &namespaces,

@@ -1,0 +1,380 @@
+//! `capstan-admission-bench`: what admission costs a create, in one run of
+//! one capstan binary on the embedded store. ConfigMap creates, in rounds
+//! of interleaved phases:
+//!
+//! - no admission configuration (the built-in plugins only): the baseline;
+//! - one validating webhook over HTTPS (a Rust server in this process,
+//!   answering every review `allowed`);
+//! - five ValidatingAdmissionPolicies, each with one CEL validation and a
+//!   binding.
+//!
+//! For each: the server's CPU per create and the median create latency;
+//! for the webhook, the calls it answered and its own handling time.
+//! Results are Markdown on stdout, progress on stderr.
+
+#[allow(dead_code)]
+#[path = "../error.rs"]
+mod error;
+#[allow(dead_code)]
+#[path = "../rest.rs"]
+mod rest;
+#[allow(dead_code)]
+#[path = "../server.rs"]
+mod server;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use clap::Parser;
+use error::BenchError;
+use http_body_util::{BodyExt, Full};
+use rest::{expect_status, RestConn, TlsFiles};
+use serde_json::{json, Value};
+use server::ServerProc;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "capstan-admission-bench",
+    about = "What admission webhooks and policies cost a create"
+)]
+struct Args {
+    /// The capstan binary to measure (build it with `cargo build --release`).
+    #[arg(default_value = "target/release/capstan")]
+    binary: std::path::PathBuf,
+    /// Creates per phase and round.
+    #[arg(long, default_value_t = 2000)]
+    creates: usize,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 8)]
+    clients: usize,
+    /// Rounds of (baseline, webhook, policies).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+}
+
+const CONFIG_MAPS: &str = "/api/v1/namespaces/default/configmaps";
+const WEBHOOKS: &str = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+const POLICIES: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
+const BINDINGS: &str = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
+const POLICY_COUNT: usize = 5;
+
+fn config_map(name: &str) -> Value {
+    let data: serde_json::Map<String, Value> = (0..10)
+        .map(|i| (format!("key{i}"), json!(format!("value-{i}"))))
+        .collect();
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "labels": {"app": "bench"}}, "data": data})
+}
+
+/// What the in-process webhook counted.
+#[derive(Default)]
+struct WebhookStats {
+    calls: AtomicU64,
+    handling_nanos: AtomicU64,
+}
+
+/// An HTTPS webhook on 127.0.0.1 that allows every review; its port and
+/// the CA (PEM) that signed its certificate.
+async fn start_webhook(stats: Arc<WebhookStats>) -> Result<(u16, String), BenchError> {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
+    let tls_error = |e: &dyn std::fmt::Display| BenchError::Tls(e.to_string());
+    let ca_key = KeyPair::generate().map_err(|e| tls_error(&e))?;
+    let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(|e| tls_error(&e))?;
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).map_err(|e| tls_error(&e))?;
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().map_err(|e| tls_error(&e))?;
+    let mut leaf = CertificateParams::new(Vec::<String>::new()).map_err(|e| tls_error(&e))?;
+    leaf.subject_alt_names = vec![SanType::IpAddress([127, 0, 0, 1].into())];
+    let cert = leaf.signed_by(&key, &issuer).map_err(|e| tls_error(&e))?;
+    let certs = vec![cert.der().clone()];
+    let private = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der())
+        .map_err(|e| tls_error(&e))?;
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(certs, private)
+        .map_err(|e| tls_error(&e))?;
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let port = listener.local_addr()?.port();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            let stats = stats.clone();
+            tokio::spawn(async move {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let service = hyper::service::service_fn(
+                    move |request: hyper::Request<hyper::body::Incoming>| {
+                        let stats = stats.clone();
+                        async move {
+                            let body = request.into_body().collect().await?.to_bytes();
+                            let started = Instant::now();
+                            let review: Value =
+                                serde_json::from_slice(&body).unwrap_or(Value::Null);
+                            let answer = json!({
+                                "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                "response": {"uid": review["request"]["uid"], "allowed": true}
+                            });
+                            let bytes = serde_json::to_vec(&answer).unwrap_or_default();
+                            stats.calls.fetch_add(1, Ordering::Relaxed);
+                            stats
+                                .handling_nanos
+                                .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                            Ok::<_, hyper::Error>(
+                                hyper::Response::builder()
+                                    .header("Content-Type", "application/json")
+                                    .body(Full::new(Bytes::from(bytes)))
+                                    .unwrap_or_default(),
+                            )
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok((port, ca_cert.pem()))
+}
+
+fn webhook_configuration(port: u16, ca_pem: &str) -> Value {
+    use base64::Engine as _;
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+           "metadata": {"name": "bench"},
+           "webhooks": [{"name": "allow.bench.example.com",
+               "clientConfig": {"url": format!("https://127.0.0.1:{port}/allow"), "caBundle": ca_bundle},
+               "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+               "objectSelector": {"matchLabels": {"app": "bench"}},
+               "sideEffects": "None", "admissionReviewVersions": ["v1"]}]})
+}
+
+fn policy(i: usize) -> Value {
+    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+           "metadata": {"name": format!("bench-{i}")},
+           "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                       "operations": ["CREATE"], "resources": ["configmaps"]}]},
+                    "validations": [{"expression": format!("!has(object.data) || size(object.data) < 100 + {i}"),
+                                     "message": "too much data"}]}})
+}
+
+fn binding(i: usize) -> Value {
+    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+           "metadata": {"name": format!("bench-{i}")},
+           "spec": {"policyName": format!("bench-{i}"), "validationActions": ["Deny"]}})
+}
+
+struct Bench {
+    server: ServerProc,
+    tls: Arc<rustls::ClientConfig>,
+}
+
+/// One measured phase: server CPU per create and the median latency.
+struct Measure {
+    cpu_per_create: Duration,
+    median: Duration,
+}
+
+impl Bench {
+    async fn conn(&self) -> Result<RestConn, BenchError> {
+        RestConn::connect(self.server.port, self.tls.clone()).await
+    }
+
+    /// `count` ConfigMap creates by `clients` connections.
+    async fn creates(
+        &self,
+        count: usize,
+        clients: usize,
+        prefix: &str,
+    ) -> Result<Measure, BenchError> {
+        let mut conns = Vec::new();
+        for _ in 0..clients {
+            conns.push(self.conn().await?);
+        }
+        let cpu = self.server.cpu_time()?;
+        let mut tasks = Vec::new();
+        for (client, mut conn) in conns.into_iter().enumerate() {
+            let prefix = prefix.to_string();
+            tasks.push(tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                for n in (client..count).step_by(clients) {
+                    let body = serde_json::to_vec(&config_map(&format!("{prefix}-{n}")))?;
+                    let started = Instant::now();
+                    expect_status(conn.post(CONFIG_MAPS, body).await?, 201)?;
+                    latencies.push(started.elapsed());
+                }
+                Ok::<_, BenchError>(latencies)
+            }));
+        }
+        let mut latencies = Vec::new();
+        for task in tasks {
+            latencies.extend(task.await.map_err(|e| BenchError::Http(e.to_string()))??);
+        }
+        let cpu_per_create = (self.server.cpu_time()? - cpu) / count as u32;
+        latencies.sort();
+        Ok(Measure {
+            cpu_per_create,
+            median: latencies[latencies.len() / 2],
+        })
+    }
+
+    async fn create(&self, path: &str, object: &Value) -> Result<(), BenchError> {
+        let mut conn = self.conn().await?;
+        expect_status(conn.post(path, serde_json::to_vec(object)?).await?, 201)?;
+        Ok(())
+    }
+
+    async fn delete(&self, path: &str) -> Result<(), BenchError> {
+        let mut conn = self.conn().await?;
+        expect_status(conn.delete(path).await?, 200)?;
+        Ok(())
+    }
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.0}", d.as_secs_f64() * 1e6)
+}
+
+async fn run(args: Args) -> Result<(), BenchError> {
+    let dir = tempfile::Builder::new()
+        .prefix("capstan-admission-bench-")
+        .tempdir()?;
+    let server = ServerProc::start(&args.binary, dir.path()).await?;
+    let tls = TlsFiles::from_data_dir(dir.path()).config()?;
+    let bench = Bench { server, tls };
+    let stats = Arc::new(WebhookStats::default());
+    let (port, ca_pem) = start_webhook(stats.clone()).await?;
+    // Warm-up: caches loaded, connections made.
+    bench.creates(200, args.clients, "warm").await?;
+
+    let mut rows: Vec<(&str, Measure)> = Vec::new();
+    let mut webhook_calls = 0;
+    let mut webhook_nanos = 0;
+    for round in 0..args.rounds {
+        eprintln!("round {}: baseline", round + 1);
+        rows.push((
+            "none",
+            bench
+                .creates(args.creates, args.clients, &format!("base{round}"))
+                .await?,
+        ));
+
+        eprintln!("round {}: one HTTPS webhook", round + 1);
+        bench
+            .create(WEBHOOKS, &webhook_configuration(port, &ca_pem))
+            .await?;
+        // Configurations take effect through the watch cache: wait until
+        // the webhook is called.
+        let before = stats.calls.load(Ordering::Relaxed);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut probe = 0;
+        while stats.calls.load(Ordering::Relaxed) == before {
+            if Instant::now() > deadline {
+                return Err(BenchError::Startup("the webhook never took effect".into()));
+            }
+            probe += 1;
+            bench
+                .create(CONFIG_MAPS, &config_map(&format!("probe{round}-{probe}")))
+                .await?;
+        }
+        let (calls, nanos) = (
+            stats.calls.load(Ordering::Relaxed),
+            stats.handling_nanos.load(Ordering::Relaxed),
+        );
+        let measured = bench
+            .creates(args.creates, args.clients, &format!("hook{round}"))
+            .await?;
+        let answered = stats.calls.load(Ordering::Relaxed) - calls;
+        if answered < args.creates as u64 {
+            return Err(BenchError::Startup(format!(
+                "the webhook answered {answered} of {} creates",
+                args.creates
+            )));
+        }
+        webhook_calls += answered;
+        webhook_nanos += stats.handling_nanos.load(Ordering::Relaxed) - nanos;
+        rows.push(("one HTTPS webhook", measured));
+        bench.delete(&format!("{WEBHOOKS}/bench")).await?;
+
+        eprintln!("round {}: {POLICY_COUNT} policies", round + 1);
+        for i in 0..POLICY_COUNT {
+            bench.create(POLICIES, &policy(i)).await?;
+            bench.create(BINDINGS, &binding(i)).await?;
+        }
+        // A policy that refuses a probe shows the policies are in effect.
+        bench.create(POLICIES, &json!({"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "bench-probe"},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                       "operations": ["CREATE"], "resources": ["configmaps"]}]},
+                     "validations": [{"expression": "!object.metadata.name.startsWith('refuse')"}]}})).await?;
+        bench
+            .create(BINDINGS, &binding_named("bench-probe"))
+            .await?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let mut conn = bench.conn().await?;
+            let (status, _) = conn
+                .post(
+                    CONFIG_MAPS,
+                    serde_json::to_vec(&config_map(&format!("refuse{round}")))?,
+                )
+                .await?;
+            if status == 422 {
+                break;
+            }
+            if Instant::now() > deadline {
+                return Err(BenchError::Startup("the policies never took effect".into()));
+            }
+            expect_status(
+                conn.delete(&format!("{CONFIG_MAPS}/refuse{round}")).await?,
+                200,
+            )?;
+        }
+        bench.delete(&format!("{BINDINGS}/bench-probe")).await?;
+        bench.delete(&format!("{POLICIES}/bench-probe")).await?;
+        rows.push((
+            "five policies",
+            bench
+                .creates(args.creates, args.clients, &format!("vap{round}"))
+                .await?,
+        ));
+        for i in 0..POLICY_COUNT {
+            bench.delete(&format!("{BINDINGS}/bench-{i}")).await?;
+            bench.delete(&format!("{POLICIES}/bench-{i}")).await?;
+        }
+    }
+
+    println!("| admission | server CPU per create (µs) | median create latency (µs) |");
+    println!("| --- | --- | --- |");
+    for (label, measure) in &rows {
+        println!(
+            "| {label} | {} | {} |",
+            micros(measure.cpu_per_create),
+            micros(measure.median)
+        );
+    }
+    let handling = Duration::from_nanos(webhook_nanos / webhook_calls.max(1));
+    println!();
+    println!("The webhook answered {webhook_calls} reviews, each handled in {} µs on average (its own JSON work, not the round trip).", micros(handling));
+    Ok(())
+}
+
+fn binding_named(policy: &str) -> Value {
+    json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+           "metadata": {"name": policy},
+           "spec": {"policyName": policy, "validationActions": ["Deny"]}})
+}
+
+fn main() -> Result<(), BenchError> {
+    let args = Args::parse();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run(args))
+}
