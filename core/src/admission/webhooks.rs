@@ -6,6 +6,7 @@
 //! patch the object (reinvoked once when `reinvocationPolicy: IfNeeded` and
 //! a later one changed it); validating webhooks run concurrently.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::attributes::Attributes;
 use super::conditions::{self, Verdict};
-use super::expressions::{Activation, Inputs};
+use super::expressions::{Activation, Compiled, Inputs};
 use super::matching::{Criteria, Invocation};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::WebhookOutcome;
@@ -22,6 +23,12 @@ use crate::verbs::ApiCore;
 use crate::watch::cache::WatchCache;
 
 const GROUP: &str = "admissionregistration.k8s.io";
+/// A webhook's place: its configuration's uid and resourceVersion, and its
+/// index there.
+type ConditionsKey = (String, String, usize);
+
+/// Compiled matchConditions kept before the cache starts over.
+const MAX_COMPILED_CONDITIONS: usize = 4096;
 /// Upstream's default `timeoutSeconds`.
 const DEFAULT_TIMEOUT_SECONDS: u64 = 10;
 
@@ -29,6 +36,36 @@ const DEFAULT_TIMEOUT_SECONDS: u64 = 10;
 pub(crate) struct WebhookSources {
     validating: (Arc<ResourceDef>, Arc<WatchCache>),
     mutating: (Arc<ResourceDef>, Arc<WatchCache>),
+    /// Each webhook's compiled matchConditions, by configuration uid,
+    /// resourceVersion and webhook index: compiled once per version.
+    conditions: std::sync::Mutex<HashMap<ConditionsKey, Arc<Vec<Compiled>>>>,
+}
+
+impl WebhookSources {
+    /// A webhook's matchConditions, compiled when its configuration
+    /// version is first seen (older versions' are dropped then).
+    fn compiled_conditions(&self, hook: &Hook, conditions: &[Value]) -> Arc<Vec<Compiled>> {
+        let meta = |key: &str| {
+            hook.configuration
+                .pointer(&format!("/metadata/{key}"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let key = (meta("uid"), meta("resourceVersion"), hook.index);
+        let mut cache = self.conditions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(compiled) = cache.get(&key) {
+            return compiled.clone();
+        }
+        cache.retain(|(uid, version, _), _| *uid != key.0 || *version == key.1);
+        // Deleted configurations' entries are dropped wholesale now and then.
+        if cache.len() > MAX_COMPILED_CONDITIONS {
+            cache.clear();
+        }
+        let compiled = Arc::new(conditions::compile(conditions));
+        cache.insert(key, compiled.clone());
+        compiled
+    }
 }
 
 /// One webhook of one configuration.
@@ -83,6 +120,7 @@ impl ApiCore {
                 Some(WebhookSources {
                     validating: source("validatingwebhookconfigurations")?,
                     mutating: source("mutatingwebhookconfigurations")?,
+                    conditions: Default::default(),
                 })
             })
             .as_ref()
@@ -256,7 +294,10 @@ impl ApiCore {
             namespace.as_ref(),
         );
         let mut activation = Activation::new(&inputs, &[]);
-        let compiled = conditions::compile(conditions);
+        let compiled = match self.webhook_sources() {
+            Some(sources) => sources.compiled_conditions(hook, conditions),
+            None => Arc::new(conditions::compile(conditions)),
+        };
         match conditions::evaluate(&compiled, &mut activation) {
             Verdict::Matches => Ok(true),
             Verdict::Excluded => Ok(false),
