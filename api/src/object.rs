@@ -118,6 +118,16 @@ pub fn strings(list: &Value) -> Vec<String> {
 }
 
 /// The strings of the array at `value[key]`.
+/// The array at a JSON pointer (`/spec/rules`), empty when absent or not
+/// an array.
+pub fn items_at<'a>(value: &'a Value, pointer: &str) -> &'a [Value] {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
 pub fn strings_at(value: &Value, key: &str) -> Vec<String> {
     value.get(key).map(strings).unwrap_or_default()
 }

@@ -15,6 +15,7 @@ use super::meta::{go_quote, go_string_slice, label_selector, path_segment_name};
 use super::object_meta::{name_problems, qualified_name_problems};
 use crate::error::FieldError;
 use crate::kinds::NameRule;
+use crate::object::items_at;
 
 const FAILURE_POLICIES: [&str; 2] = ["Fail", "Ignore"];
 const MATCH_POLICIES: [&str; 2] = ["Equivalent", "Exact"];
@@ -50,14 +51,6 @@ fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }
 
-fn items<'a>(value: &'a Value, key: &str) -> &'a [Value] {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-}
-
 /// A policy; `old` on update, when unchanged matchConditions are not
 /// compiled again.
 pub fn policy(policy: &Value, old: Option<&Value>) -> Vec<FieldError> {
@@ -84,7 +77,7 @@ pub fn policy(policy: &Value, old: Option<&Value>) -> Vec<FieldError> {
         None => errs.push(FieldError::required("spec.matchConstraints", "")),
         Some(constraints) => {
             errs.extend(match_resources(constraints, "spec.matchConstraints"));
-            if items(constraints, "resourceRules").is_empty() {
+            if items_at(constraints, "/resourceRules").is_empty() {
                 errs.push(FieldError::required(
                     "spec.matchConstraints.resourceRules",
                     "",
@@ -103,11 +96,11 @@ pub fn policy(policy: &Value, old: Option<&Value>) -> Vec<FieldError> {
             "spec.matchConditions",
         ));
     }
-    for (i, variable) in items(spec, "variables").iter().enumerate() {
+    for (i, variable) in items_at(spec, "/variables").iter().enumerate() {
         errs.extend(self::variable(variable, &format!("spec.variables[{i}]")));
     }
-    let validations = items(spec, "validations");
-    let annotations = items(spec, "auditAnnotations");
+    let validations = items_at(spec, "/validations");
+    let annotations = items_at(spec, "/auditAnnotations");
     if validations.is_empty() && annotations.is_empty() {
         let why = "validations or auditAnnotations must contain at least one item";
         errs.push(FieldError::required("spec.validations", why));
@@ -277,7 +270,7 @@ fn match_resources(resources: &Value, path: &str) -> Vec<FieldError> {
         }
     }
     for key in ["resourceRules", "excludeResourceRules"] {
-        for (i, rule) in items(resources, key).iter().enumerate() {
+        for (i, rule) in items_at(resources, &format!("/{key}")).iter().enumerate() {
             errs.extend(named_rule(rule, &format!("{path}.{key}[{i}]")));
         }
     }
@@ -288,7 +281,7 @@ fn match_resources(resources: &Value, path: &str) -> Vec<FieldError> {
 fn named_rule(rule: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let mut seen: Vec<&str> = Vec::new();
-    for (i, name) in items(rule, "resourceNames").iter().enumerate() {
+    for (i, name) in items_at(rule, "/resourceNames").iter().enumerate() {
         let name = name.as_str().unwrap_or("");
         let name_path = format!("{path}.resourceNames[{i}]");
         errs.extend(path_segment_name(name, &name_path));

@@ -65,6 +65,22 @@ impl Attributes<'_> {
         options
     }
 
+    /// The name upstream's admission.NewForbidden puts in its message: the
+    /// request's, else the object's name or generateName, else "Unknown".
+    pub(super) fn name_in_errors<'o>(&'o self, object: Option<&'o Value>) -> &'o str {
+        let named = |key: &str| {
+            object
+                .and_then(|o| o.pointer(&format!("/metadata/{key}")))
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+        };
+        Some(self.name)
+            .filter(|n| !n.is_empty())
+            .or_else(|| named("name"))
+            .or_else(|| named("generateName"))
+            .unwrap_or("Unknown")
+    }
+
     /// The requesting user as an AdmissionReview's `userInfo` (and CEL's
     /// `request.userInfo`): empty parts left out.
     pub(super) fn user_info(&self) -> Value {

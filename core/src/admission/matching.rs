@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::attributes::{Attributes, Operation};
 use crate::error::{ApiError, ApiResult};
+use crate::object::items_at;
 use crate::registry::ResourceDef;
 use crate::selectors::LabelSelector;
 use crate::verbs::ApiCore;
@@ -27,21 +28,13 @@ pub(super) struct Criteria<'a> {
     pub no_rules_match_all: bool,
 }
 
-fn items<'a>(value: &'a Value, key: &str) -> &'a [Value] {
-    value
-        .get(key)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-}
-
 impl<'a> Criteria<'a> {
     /// A webhook's own fields.
     pub fn of_webhook(webhook: &'a Value) -> Self {
         Criteria {
             namespace_selector: webhook.get("namespaceSelector"),
             object_selector: webhook.get("objectSelector"),
-            rules: items(webhook, "rules"),
+            rules: items_at(webhook, "/rules"),
             exclude_rules: &[],
             match_policy: webhook
                 .get("matchPolicy")
@@ -56,8 +49,8 @@ impl<'a> Criteria<'a> {
         Criteria {
             namespace_selector: resources.get("namespaceSelector"),
             object_selector: resources.get("objectSelector"),
-            rules: items(resources, "resourceRules"),
-            exclude_rules: items(resources, "excludeResourceRules"),
+            rules: items_at(resources, "/resourceRules"),
+            exclude_rules: items_at(resources, "/excludeResourceRules"),
             match_policy: resources
                 .get("matchPolicy")
                 .and_then(Value::as_str)

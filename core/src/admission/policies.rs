@@ -19,6 +19,7 @@ use super::conditions::{self, kind_of, Verdict};
 use super::expressions::{Activation, Compiled, Inputs};
 use super::matching::Criteria;
 use crate::error::{ApiError, ApiResult, FieldError};
+use crate::object::items_at;
 use crate::registry::ResourceDef;
 use crate::selectors::LabelSelector;
 use crate::verbs::ApiCore;
@@ -61,20 +62,12 @@ fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
     value.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
-fn items<'a>(value: &'a Value, pointer: &str) -> &'a [Value] {
-    value
-        .pointer(pointer)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-}
-
 impl CompiledPolicy {
     fn new(policy: &Value) -> Self {
         CompiledPolicy {
             resource_version: text(policy, "/metadata/resourceVersion").to_string(),
-            match_conditions: conditions::compile(items(policy, "/spec/matchConditions")),
-            variables: items(policy, "/spec/variables")
+            match_conditions: conditions::compile(items_at(policy, "/spec/matchConditions")),
+            variables: items_at(policy, "/spec/variables")
                 .iter()
                 .map(|v| {
                     (
@@ -83,7 +76,7 @@ impl CompiledPolicy {
                     )
                 })
                 .collect(),
-            validations: items(policy, "/spec/validations")
+            validations: items_at(policy, "/spec/validations")
                 .iter()
                 .map(|v| Validation {
                     expression: Compiled::new(text(v, "/expression")),
@@ -94,7 +87,7 @@ impl CompiledPolicy {
                     reason: text(v, "/reason").to_string(),
                 })
                 .collect(),
-            audit_annotations: items(policy, "/spec/auditAnnotations")
+            audit_annotations: items_at(policy, "/spec/auditAnnotations")
                 .iter()
                 .map(|a| Compiled::new(text(a, "/valueExpression").trim()))
                 .collect(),
@@ -228,19 +221,18 @@ impl ApiCore {
                     tracing::warn!(policy = name, "Failed to apply policy, failing open: {why}");
                 }
                 Err(Stop::Misconfigured { binding: None, why }) => {
-                    let message = format!(
-                        "ValidatingAdmissionPolicy '{name}' denied request: failed to configure policy: {why}"
-                    );
-                    return Err(denial(attributes, object, &message, ""));
+                    let denier = format!("ValidatingAdmissionPolicy '{name}'");
+                    let why = format!("failed to configure policy: {why}");
+                    return Err(denial(attributes, object, &denier, &why, ""));
                 }
                 Err(Stop::Misconfigured {
                     binding: Some(binding),
                     why,
                 }) => {
-                    let message = format!(
-                        "ValidatingAdmissionPolicy '{name}' with binding '{binding}' denied request: failed to configure binding: {why}"
-                    );
-                    return Err(denial(attributes, object, &message, ""));
+                    let denier =
+                        format!("ValidatingAdmissionPolicy '{name}' with binding '{binding}'");
+                    let why = format!("failed to configure binding: {why}");
+                    return Err(denial(attributes, object, &denier, &why, ""));
                 }
             }
         }
@@ -479,11 +471,15 @@ fn act_on(
             );
         }
         if actions.iter().any(|a| a == "Deny") {
-            let message = format!(
-                "ValidatingAdmissionPolicy '{policy_name}' with binding '{binding_name}' denied request: {}",
-                decision.message
-            );
-            return Err(denial(attributes, object, &message, &decision.reason));
+            let denier =
+                format!("ValidatingAdmissionPolicy '{policy_name}' with binding '{binding_name}'");
+            return Err(denial(
+                attributes,
+                object,
+                &denier,
+                &decision.message,
+                &decision.reason,
+            ));
         }
     }
     Ok(())
@@ -494,22 +490,12 @@ fn act_on(
 fn denial(
     attributes: &Attributes<'_>,
     object: Option<&Value>,
-    message: &str,
+    denier: &str,
+    why: &str,
     reason: &str,
 ) -> ApiError {
     let def = attributes.def;
-    let named = |pointer: &str| {
-        object
-            .or(attributes.old)
-            .and_then(|o| o.pointer(pointer))
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-    };
-    let name = Some(attributes.name)
-        .filter(|n| !n.is_empty())
-        .or_else(|| named("/metadata/name"))
-        .or_else(|| named("/metadata/generateName"))
-        .unwrap_or("Unknown");
+    let name = attributes.name_in_errors(object.or(attributes.old));
     let reason = if reason.is_empty() { "Invalid" } else { reason };
     let code = match reason {
         "Forbidden" => 403,
@@ -517,9 +503,8 @@ fn denial(
         "RequestEntityTooLarge" => 413,
         _ => 422,
     };
-    // Upstream's message names the policy (and binding) before " denied".
-    let denier = message.split(" denied request: ").next().unwrap_or(message);
-    ApiError::forbidden_resource(&def.group, &def.resource, name, message)
+    let message = format!("{denier} denied request: {why}");
+    ApiError::forbidden_resource(&def.group, &def.resource, name, &message)
         .answered_as(code, reason)
         .with_causes(vec![FieldError::message_only(message)])
         .denied_by(denier)

@@ -16,10 +16,9 @@ use kube_cel::cel::common::ast::{EntryExpr, Expr, IdedExpr};
 use serde_json::{json, Value};
 
 use crate::auth::UserInfo;
-use crate::error::StatusReason;
 use crate::object;
 use crate::registry::ResourceDef;
-use crate::verbs::{ApiCore, View, WriteOptions};
+use crate::verbs::ApiCore;
 use crate::watch::EventType;
 
 const CONTROLLER: &str = "validatingadmissionpolicy-status";
@@ -99,28 +98,7 @@ async fn sync(core: &ApiCore, policies: &ResourceDef, policy: &Value) -> crate::
         },
     );
     updated["status"] = Value::Object(status);
-    let opts = WriteOptions {
-        field_manager: CONTROLLER.to_string(),
-        ..Default::default()
-    };
-    match core
-        .update(
-            &UserInfo::system(),
-            policies,
-            None,
-            object::name(policy),
-            updated,
-            &opts,
-            View::Status,
-        )
-        .await
-    {
-        Ok(_) => Ok(()),
-        // Changed meanwhile (or written by another replica): its own event
-        // brings it back.
-        Err(e) if matches!(e.reason, StatusReason::Conflict | StatusReason::NotFound) => Ok(()),
-        Err(e) => Err(e),
-    }
+    super::write_status(core, policies, updated, CONTROLLER).await
 }
 
 /// The kinds the policy's rules name exactly (no wildcards, no

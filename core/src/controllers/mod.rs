@@ -56,6 +56,46 @@ pub(crate) fn watch_from(resource_version: String) -> crate::watch::WatchOptions
     }
 }
 
+/// Writes `updated` through /status as the system, a compare-and-swap on
+/// the version it was read at. A conflict or a deletion meanwhile is left
+/// to the event that follows it (another replica, or a charge, wrote).
+pub(crate) async fn write_status(
+    core: &crate::verbs::ApiCore,
+    def: &crate::registry::ResourceDef,
+    updated: serde_json::Value,
+    field_manager: &str,
+) -> crate::ApiResult<()> {
+    let opts = crate::verbs::WriteOptions {
+        field_manager: field_manager.to_string(),
+        ..Default::default()
+    };
+    let namespace = crate::object::namespace(&updated).to_string();
+    let name = crate::object::name(&updated).to_string();
+    let written = core
+        .update(
+            &crate::auth::UserInfo::system(),
+            def,
+            (!namespace.is_empty()).then_some(namespace.as_str()),
+            &name,
+            updated,
+            &opts,
+            crate::verbs::View::Status,
+        )
+        .await;
+    match written {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.reason,
+                crate::error::StatusReason::Conflict | crate::error::StatusReason::NotFound
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// Every namespace, as the system sees it.
 pub(crate) async fn all_namespaces(
     core: &crate::verbs::ApiCore,

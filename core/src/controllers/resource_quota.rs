@@ -14,11 +14,10 @@ use serde_json::{json, Value};
 
 use crate::admission::plugins::quota_matches;
 use crate::auth::UserInfo;
-use crate::error::StatusReason;
 use crate::object;
 use crate::quota::{self, Usage};
 use crate::registry::ResourceDef;
-use crate::verbs::{ApiCore, View, WriteOptions};
+use crate::verbs::ApiCore;
 use crate::watch::EventType;
 
 const CONTROLLER: &str = "resourcequota";
@@ -121,27 +120,7 @@ async fn sync(core: &ApiCore, quotas: &ResourceDef, quota: &Value) -> crate::Api
     }
     let mut updated = quota.clone();
     updated["status"] = status;
-    let opts = WriteOptions {
-        field_manager: "kube-controller-manager".to_string(),
-        ..Default::default()
-    };
-    match core
-        .update(
-            &UserInfo::system(),
-            quotas,
-            Some(&namespace),
-            object::name(quota),
-            updated,
-            &opts,
-            View::Status,
-        )
-        .await
-    {
-        Ok(_) => Ok(()),
-        // Charged or changed meanwhile: the next pass reads it again.
-        Err(e) if matches!(e.reason, StatusReason::Conflict | StatusReason::NotFound) => Ok(()),
-        Err(e) => Err(e),
-    }
+    super::write_status(core, quotas, updated, "kube-controller-manager").await
 }
 
 /// What the namespace's objects use of the quota's hard resources (each

@@ -13,25 +13,6 @@ pub(super) fn is_core(attributes: &Attributes<'_>, resource: &str) -> bool {
     def.group.is_empty() && def.resource == resource && attributes.subresource.is_empty()
 }
 
-/// The name upstream's admission.NewForbidden puts in its message: the
-/// request's, else the object's name or generateName, else "Unknown".
-pub(super) fn name_for_error<'a>(
-    attributes: &Attributes<'a>,
-    object: Option<&'a Value>,
-) -> &'a str {
-    let named = |key: &str| {
-        object
-            .and_then(|o| o.pointer(&format!("/metadata/{key}")))
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-    };
-    Some(attributes.name)
-        .filter(|n| !n.is_empty())
-        .or_else(|| named("name"))
-        .or_else(|| named("generateName"))
-        .unwrap_or("Unknown")
-}
-
 /// Upstream's admission.NewForbidden for the request's resource.
 pub(super) fn forbidden(
     attributes: &Attributes<'_>,
@@ -42,7 +23,7 @@ pub(super) fn forbidden(
     crate::error::ApiError::forbidden_resource(
         &def.group,
         &def.resource,
-        name_for_error(attributes, object),
+        attributes.name_in_errors(object),
         why,
     )
 }
