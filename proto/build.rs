@@ -10,6 +10,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "capstan/v1/discovery.proto",
         "capstan/v1/admission.proto",
     ];
+    // The service an admission webhook serves when Capstan calls it over
+    // gRPC: a package of its own, outside the descriptors Capstan's
+    // reflection lists. Compiled first: compiling it regenerates the
+    // capstan.v1 file it imports, which the full compile below replaces.
+    let webhook = "capstan/webhook/v1/webhook.proto";
+    tonic_prost_build::configure()
+        .extern_path(".google.protobuf.Struct", "crate::json::JsonStruct")
+        .extern_path(".capstan.v1", "crate::v1")
+        .compile_protos(&[webhook], &["."])?;
     // Objects travel as google.protobuf.Struct, held as serde_json (src/json.rs).
     tonic_prost_build::configure()
         .extern_path(".google.protobuf.Struct", "crate::json::JsonStruct")
@@ -17,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .extern_path(".google.protobuf.ListValue", "crate::json::JsonList")
         .file_descriptor_set_path(out_dir.join("capstan_descriptor.bin"))
         .compile_protos(&protos, &["."])?;
-    for proto in protos {
+    for proto in protos.into_iter().chain([webhook]) {
         println!("cargo:rerun-if-changed={proto}");
     }
     Ok(())

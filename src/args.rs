@@ -37,6 +37,11 @@ pub struct ServeArgs {
     /// How often history older than one interval is compacted; 0 disables it.
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub etcd_compaction_interval: Duration,
+    /// How long a request other than a watch may take (its `timeout`
+    /// parameter or `grpc-timeout` may shorten it); admission webhooks are
+    /// never waited for past it.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
     /// Extra subject alternative names for the serving certificate.
     #[arg(long, value_delimiter = ',')]
     pub cert_extra_sans: Vec<String>,

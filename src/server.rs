@@ -80,6 +80,25 @@ async fn count_grpc_call(
     call.measure(next.run(request).await).map(Body::new)
 }
 
+/// Gives a gRPC call but a watch its deadline: its `grpc-timeout`, at most
+/// `--request-timeout`.
+async fn within_grpc_deadline(
+    axum::extract::State(maximum): axum::extract::State<Duration>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if request.uri().path().ends_with("/Watch") {
+        return next.run(request).await;
+    }
+    let header = request
+        .headers()
+        .get("grpc-timeout")
+        .and_then(|v| v.to_str().ok());
+    let timeout = capstan_core::deadline::grpc_timeout(header, maximum);
+    let deadline = tokio::time::Instant::now() + timeout;
+    capstan_core::deadline::within(deadline, next.run(request)).await
+}
+
 /// Routes a request to the gRPC services or the REST facade.
 #[derive(Clone)]
 struct Dispatch {
@@ -195,6 +214,7 @@ pub async fn serve_with(
         openapi: Some(openapi),
         version: version_info(),
         ready: ready.clone(),
+        request_timeout: args.request_timeout,
     }));
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<ResourcesGrpc>().await;
@@ -225,7 +245,11 @@ pub async fn serve_with(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .into_axum_router()
-        .layer(axum::middleware::from_fn(count_grpc_call));
+        .layer(axum::middleware::from_fn(count_grpc_call))
+        .layer(axum::middleware::from_fn_with_state(
+            args.request_timeout,
+            within_grpc_deadline,
+        ));
     let layers = tower::ServiceBuilder::new()
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             panic_response,

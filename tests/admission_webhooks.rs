@@ -7,6 +7,8 @@
 mod common;
 
 use base64::Engine as _;
+use std::time::{Duration, Instant};
+
 use common::{Streaming, TestServer};
 use serde_json::{json, Value};
 
@@ -434,6 +436,86 @@ fn failure_policies_decide_what_a_slow_or_absent_webhook_means() {
             r#"configmaps "broken" is forbidden: expression 'object.spec.replicas == 1' resulted in error: "#
         ),
         "{message}"
+    );
+}
+
+/// Webhooks that fail open one after another never outlast the request:
+/// each gets at most what is left of the request's deadline (its
+/// `timeout` parameter here), so together they cannot fail a request
+/// (kubernetes#128162); a webhook under failurePolicy Fail left no time
+/// fails it at once.
+#[test]
+fn webhook_timeouts_never_outlast_the_requests_deadline() {
+    let server = TestServer::start();
+    let webhook = start_webhook(&server);
+    let slow = |name: &str, selected: &str, policy: &str| {
+        webhook.hook(
+            name,
+            "/slow",
+            &["CREATE"],
+            json!({"timeoutSeconds": 2, "failurePolicy": policy,
+                   "objectSelector": {"matchExpressions": [{"key": "hook", "operator": "In", "values": selected.split(',').collect::<Vec<_>>()}]}}),
+        )
+    };
+    server.apply(&configuration(
+        "MutatingWebhookConfiguration",
+        "slow-chain",
+        vec![
+            slow("first.capstan.test", "chain,chain-fail", "Ignore"),
+            slow("second.capstan.test", "chain,chain-fail", "Ignore"),
+            slow("third.capstan.test", "chain,chain-fail", "Ignore"),
+        ],
+    ));
+    server.apply(&configuration(
+        "ValidatingWebhookConfiguration",
+        "slow-check",
+        vec![slow("last.capstan.test", "chain-fail", "Fail")],
+    ));
+    // Until the configurations are in effect, writes pass quickly.
+    common::wait_until(Duration::from_secs(15), "the webhooks in effect", || {
+        (!webhook.reviews("/slow").is_empty())
+            .then_some(())
+            .or_else(|| {
+                server.post_json(
+                    &format!("{CONFIGMAPS}?dryRun=All&timeout=1s"),
+                    &config_map("probe", json!({"hook": "chain"})),
+                );
+                None
+            })
+    });
+
+    let started = Instant::now();
+    let created = server.post_json(
+        &format!("{CONFIGMAPS}?timeout=3s"),
+        &config_map("chained", json!({"hook": "chain"})),
+    );
+    let took = started.elapsed();
+    assert_eq!(created.status, 201, "{created:?}");
+    // Three webhooks of 2 s each would take 6 s; the deadline allows 3.
+    assert!(took < Duration::from_millis(4500), "took {took:?}");
+
+    let refused = server.post_json(
+        &format!("{CONFIGMAPS}?timeout=3s"),
+        &config_map("chained-fail", json!({"hook": "chain-fail"})),
+    );
+    let status = refused.assert_status(500, "InternalError");
+    let port = webhook.port;
+    assert_eq!(
+        status["message"],
+        format!(
+            r#"Internal error occurred: failed calling webhook "last.capstan.test": failed to call webhook: Post "https://127.0.0.1:{port}/slow": context deadline exceeded"#
+        )
+    );
+
+    // An unreadable timeout is refused as upstream's WithRequestDeadline does.
+    let bad = server.post_json(
+        &format!("{CONFIGMAPS}?timeout=soon"),
+        &config_map("bad", json!({})),
+    );
+    let status = bad.assert_status(400, "BadRequest");
+    assert_eq!(
+        status["message"],
+        r#"invalid timeout specified in the request URL - time: invalid duration "soon""#
     );
 }
 

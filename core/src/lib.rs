@@ -10,6 +10,7 @@ pub mod admission;
 pub mod authentication;
 pub mod authorization;
 pub mod controllers;
+pub mod deadline;
 pub mod discovery;
 pub mod grpc;
 pub mod inflight;

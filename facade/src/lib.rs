@@ -46,6 +46,9 @@ pub struct FacadeState {
     pub version: Value,
     /// False until start-up finished and again once shutdown began.
     pub ready: Arc<AtomicBool>,
+    /// `--request-timeout`: how long a request but a watch may take at
+    /// most (its `timeout` parameter may shorten it).
+    pub request_timeout: Duration,
 }
 
 pub fn router(state: Arc<FacadeState>) -> Router {
@@ -375,12 +378,34 @@ async fn dispatch(State(state): State<Arc<FacadeState>>, req: Request) -> Respon
     let measured = MeasuredRequest::of(&req);
     let _inflight = (!measured.long_running())
         .then(|| capstan_core::metrics::InflightGuard::enter(measured.mutating()));
-    let resp = match handle(&state, req, &measured).await {
+    let answer = async {
+        if measured.long_running() {
+            return handle(&state, req, &measured).await;
+        }
+        let parameter = query_value(req.uri().query().unwrap_or(""), "timeout");
+        let timeout =
+            capstan_core::deadline::rest_timeout(parameter.as_deref(), state.request_timeout)
+                .map_err(ApiError::bad_request)?;
+        let deadline = tokio::time::Instant::from_std(started) + timeout;
+        capstan_core::deadline::within(deadline, handle(&state, req, &measured)).await
+    };
+    let resp = match answer.await {
         Ok(resp) => resp,
         Err(err) => error_response(&err),
     };
     measured.observe(resp.status().as_u16(), started.elapsed());
     resp
+}
+
+/// The first value of `name` in the raw query, decoded.
+fn query_value(query: &str, name: &str) -> Option<String> {
+    let pair = query
+        .split('&')
+        .find(|pair| pair.split_once('=').map_or(*pair, |(key, _)| key) == name)?;
+    serde_urlencoded::from_str::<Vec<(String, String)>>(pair)
+        .ok()?
+        .pop()
+        .map(|(_, value)| value)
 }
 
 /// Whether the raw query sets `name` (`true` or `1`; for dryRun, any value).

@@ -736,7 +736,7 @@ fn base64_decode(text: &str) -> Result<Vec<u8>, Failure> {
 /// Go's `time.ParseDuration`: an optional sign, then one or more decimal
 /// numbers, each with an optional fraction and a unit (`1h2m3.5s`,
 /// `300ms`); a bare `0` is allowed.
-pub(super) fn parse_go_duration(text: &str) -> Option<i64> {
+pub fn parse_go_duration(text: &str) -> Option<i64> {
     let (negative, mut rest) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),

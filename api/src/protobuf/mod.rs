@@ -27,7 +27,9 @@ use serde_json::{Map, Value};
 
 use wire::{Reader, WireType};
 
-pub use encode::{encode_message, encode_object, encode_watch_event, watch_frame};
+pub use encode::{
+    encode_message, encode_object, encode_watch_event, parse_go_duration, watch_frame,
+};
 pub(crate) use names::{field_order, FieldOrder};
 
 pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";

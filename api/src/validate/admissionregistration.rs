@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::meta::{go_string_slice, label_selector};
 use super::object_meta::{name_problems, qualified_name_problems};
 use crate::error::FieldError;
+use crate::kinds::admissionregistration::PROTOCOL_ANNOTATION;
 use crate::kinds::NameRule;
 
 const OPERATIONS: [&str; 5] = ["*", "CONNECT", "CREATE", "DELETE", "UPDATE"];
@@ -14,6 +15,9 @@ const REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
 const NO_SIDE_EFFECTS: [&str; 2] = ["None", "NoneOnDryRun"];
 const SIDE_EFFECTS: [&str; 4] = ["None", "NoneOnDryRun", "Some", "Unknown"];
 const MAX_MATCH_CONDITIONS: usize = 64;
+/// How Capstan calls a configuration's webhooks: AdmissionReview JSON
+/// over HTTPS (upstream's, the default) or capstan.webhook.v1 over gRPC.
+const PROTOCOLS: [&str; 2] = ["grpc", "https"];
 
 fn strings(value: Option<&Value>) -> Vec<&str> {
     value
@@ -34,6 +38,19 @@ pub fn webhook_configuration(
     mutating: bool,
 ) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    let protocol = configuration
+        .pointer("/metadata/annotations")
+        .and_then(|annotations| annotations.get(PROTOCOL_ANNOTATION));
+    if let Some(protocol) = protocol {
+        let protocol = protocol.as_str().unwrap_or_default();
+        if !PROTOCOLS.contains(&protocol) {
+            errs.push(FieldError::not_supported(
+                format!("metadata.annotations[{PROTOCOL_ANNOTATION}]"),
+                protocol,
+                &PROTOCOLS,
+            ));
+        }
+    }
     let webhooks = configuration
         .get("webhooks")
         .and_then(Value::as_array)
@@ -458,6 +475,22 @@ mod tests {
                 r#"webhooks[2].name: Invalid value: "check": should be a domain with at least three segments separated by dots"#,
                 "webhooks[2].admissionReviewVersions: Required value: must specify one of v1, v1beta1",
                 r#"webhooks[2].name: Duplicate value: "check""#,
+            ]
+        );
+    }
+
+    #[test]
+    fn the_protocol_annotation_names_grpc_or_https() {
+        let annotated = |protocol: &str| {
+            json!({"metadata": {"annotations": {PROTOCOL_ANNOTATION: protocol}},
+                   "webhooks": [webhook(json!({}))]})
+        };
+        assert!(webhook_configuration(&annotated("grpc"), None, true).is_empty());
+        assert!(webhook_configuration(&annotated("https"), None, false).is_empty());
+        assert_eq!(
+            rendered(webhook_configuration(&annotated("http2"), None, true)),
+            [
+                r#"metadata.annotations[admission.capstan.dev/protocol]: Unsupported value: "http2": supported values: "grpc", "https""#
             ]
         );
     }

@@ -88,6 +88,30 @@ impl Hook {
     fn fails_open(&self) -> bool {
         text(self.spec(), "failurePolicy") == "Ignore"
     }
+
+    /// Whether its configuration asks for calls over gRPC.
+    fn over_grpc(&self) -> bool {
+        self.configuration
+            .pointer("/metadata/annotations")
+            .and_then(|annotations| {
+                annotations.get(capstan_api::kinds::admissionregistration::PROTOCOL_ANNOTATION)
+            })
+            .and_then(Value::as_str)
+            == Some("grpc")
+    }
+}
+
+/// How long one call may take: the webhook's `timeoutSeconds`, but never
+/// past the request's deadline, so that webhooks failing open one after
+/// another cannot together outlast the request (kubernetes#128162); once
+/// the deadline passed, calls fail at once.
+fn call_timeout(spec: &Value) -> Duration {
+    let configured = Duration::from_secs(
+        spec.get("timeoutSeconds")
+            .and_then(Value::as_u64)
+            .unwrap_or(DEFAULT_TIMEOUT_SECONDS),
+    );
+    crate::deadline::remaining().map_or(configured, |left| configured.min(left))
 }
 
 fn text<'a>(value: &'a Value, key: &str) -> &'a str {
@@ -369,8 +393,9 @@ impl ApiCore {
         }
     }
 
-    /// Sends the AdmissionReview and checks the answer: the webhook's
-    /// verdict (an answer or its denial), or why there is none.
+    /// Sends the AdmissionReview (over gRPC when the configuration asks)
+    /// and checks the answer: the webhook's verdict (an answer or its
+    /// denial), or why there is none.
     async fn review(
         &self,
         hook: &Hook,
@@ -387,44 +412,58 @@ impl ApiCore {
             .ok_or_else(|| {
                 CallError("could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)".into())
             })?;
-        let api_version = format!("admission.k8s.io/{version}");
         let uid = crate::object::new_uid();
-        let review = json!({
-            "kind": "AdmissionReview",
-            "apiVersion": api_version,
-            "request": request(&uid, attributes, invoked, objects),
-        });
-        let timeout = spec
-            .get("timeoutSeconds")
-            .and_then(Value::as_u64)
-            .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
-        let answer = self
-            .post_to_webhook(
-                spec.get("clientConfig").unwrap_or(&Value::Null),
-                &review,
-                Duration::from_secs(timeout),
-            )
-            .await
-            .map_err(|e| CallError(format!("failed to call webhook: {e}")))?;
+        let request = request(&uid, attributes, invoked, objects);
+        let timeout = call_timeout(spec);
+        let client_config = spec.get("clientConfig").unwrap_or(&Value::Null);
         let invalid = |why: String| CallError(format!("received invalid webhook response: {why}"));
-        let Some(response) = answer.get("response").filter(|r| r.is_object()) else {
-            return Err(invalid("webhook response was absent".into()));
-        };
-        if version == "v1" {
+        let uid_echoed = |response: &Value| {
             let got = text(response, "uid");
-            if got != uid {
-                return Err(invalid(format!(
+            if got == uid {
+                Ok(())
+            } else {
+                Err(invalid(format!(
                     "expected response.uid={uid:?}, got {got:?}"
-                )));
+                )))
             }
-            let (got_version, got_kind) = (text(&answer, "apiVersion"), text(&answer, "kind"));
-            if got_version != api_version || got_kind != "AdmissionReview" {
-                let (group, version) = got_version.rsplit_once('/').unwrap_or(("", got_version));
-                return Err(invalid(format!(
-                    "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {group}/{version}, Kind={got_kind}"
-                )));
+        };
+        let response = if hook.over_grpc() {
+            let response = self
+                .admit_over_grpc(client_config, name, &request, timeout)
+                .await
+                .map_err(|e| CallError(format!("failed to call webhook: {e}")))?;
+            uid_echoed(&response)?;
+            response
+        } else {
+            let api_version = format!("admission.k8s.io/{version}");
+            let review = json!({
+                "kind": "AdmissionReview",
+                "apiVersion": api_version,
+                "request": request,
+            });
+            let mut answer = self
+                .post_to_webhook(client_config, &review, timeout)
+                .await
+                .map_err(|e| CallError(format!("failed to call webhook: {e}")))?;
+            let response = answer
+                .get_mut("response")
+                .filter(|r| r.is_object())
+                .map(Value::take)
+                .ok_or_else(|| invalid("webhook response was absent".into()))?;
+            if version == "v1" {
+                uid_echoed(&response)?;
+                let (got_version, got_kind) = (text(&answer, "apiVersion"), text(&answer, "kind"));
+                if got_version != api_version || got_kind != "AdmissionReview" {
+                    let (group, version) =
+                        got_version.rsplit_once('/').unwrap_or(("", got_version));
+                    return Err(invalid(format!(
+                        "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got {group}/{version}, Kind={got_kind}"
+                    )));
+                }
             }
-        }
+            response
+        };
+        let response = &response;
         let patch = response.get("patch").and_then(Value::as_str);
         let patch_type = response.get("patchType").and_then(Value::as_str);
         if !mutating {

@@ -4,6 +4,8 @@
 //! else its ClusterIP, as `<name>.<namespace>.svc`), verified against the
 //! `caBundle`, answered with a JSON review.
 
+mod grpc;
+
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -36,6 +38,17 @@ struct Target {
     server_name: String,
     path_and_query: String,
     ca_bundle: Vec<u8>,
+}
+
+impl Target {
+    fn key(&self) -> ConnectionKey {
+        (
+            self.host.clone(),
+            self.port,
+            self.server_name.clone(),
+            self.ca_bundle.clone(),
+        )
+    }
 }
 
 impl Webhooks {
@@ -168,12 +181,14 @@ type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
 /// of it may share the connection.
 type ConnectionKey = (String, u16, String, Vec<u8>);
 
-/// Idle HTTP/1.1 connections to webhooks, reused by later calls as Go's
-/// transport keeps them alive (a TLS handshake per call would cost more
-/// than most webhooks' own work).
+/// Connections to webhooks, reused by later calls as Go's transport keeps
+/// them alive (a TLS handshake per call would cost more than most
+/// webhooks' own work): idle HTTP/1.1 connections, and one HTTP/2 channel
+/// per gRPC webhook target.
 #[derive(Default)]
 pub(crate) struct Connections {
     idle: std::sync::Mutex<std::collections::HashMap<ConnectionKey, Vec<Sender>>>,
+    grpc: std::sync::Mutex<std::collections::HashMap<ConnectionKey, tonic::transport::Channel>>,
 }
 
 /// Idle connections kept per target.
@@ -238,12 +253,7 @@ async fn connect(target: &Target) -> Result<Sender, String> {
 async fn call(connections: &Connections, target: Target, body: &Value) -> Result<Value, String> {
     let url = target.url.clone();
     let failed = |e: &dyn std::fmt::Display| format!("Post {url:?}: {e}");
-    let key: ConnectionKey = (
-        target.host.clone(),
-        target.port,
-        target.server_name.clone(),
-        target.ca_bundle.clone(),
-    );
+    let key = target.key();
     let payload = Bytes::from(serde_json::to_vec(body).map_err(|e| failed(&e))?);
     let request = || {
         http::Request::post(target.path_and_query.as_str())
