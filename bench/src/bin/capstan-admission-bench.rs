@@ -5,6 +5,8 @@
 //! - no admission configuration (the built-in plugins only): the baseline;
 //! - one validating webhook over HTTPS (a Rust server in this process,
 //!   answering every review `allowed`);
+//! - the same webhook called over gRPC (`admission.capstan.dev/protocol:
+//!   grpc`, a tonic server in this process);
 //! - five ValidatingAdmissionPolicies, each with one CEL validation and a
 //!   binding.
 //!
@@ -34,6 +36,8 @@ use http_body_util::{BodyExt, Full};
 use rest::{expect_status, RestConn, TlsFiles};
 use serde_json::{json, Value};
 use server::ServerProc;
+
+use capstan_proto::webhook::v1 as pb;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -76,9 +80,14 @@ struct WebhookStats {
     handling_nanos: AtomicU64,
 }
 
-/// An HTTPS webhook on 127.0.0.1 that allows every review; its port and
-/// the CA (PEM) that signed its certificate.
-async fn start_webhook(stats: Arc<WebhookStats>) -> Result<(u16, String), BenchError> {
+/// A CA (PEM) and a certificate for 127.0.0.1 it signed, with its key.
+struct LoopbackCertificate {
+    ca_pem: String,
+    cert: rcgen::Certificate,
+    key: rcgen::KeyPair,
+}
+
+fn loopback_certificate() -> Result<LoopbackCertificate, BenchError> {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
     let tls_error = |e: &dyn std::fmt::Display| BenchError::Tls(e.to_string());
     let ca_key = KeyPair::generate().map_err(|e| tls_error(&e))?;
@@ -90,6 +99,18 @@ async fn start_webhook(stats: Arc<WebhookStats>) -> Result<(u16, String), BenchE
     let mut leaf = CertificateParams::new(Vec::<String>::new()).map_err(|e| tls_error(&e))?;
     leaf.subject_alt_names = vec![SanType::IpAddress([127, 0, 0, 1].into())];
     let cert = leaf.signed_by(&key, &issuer).map_err(|e| tls_error(&e))?;
+    Ok(LoopbackCertificate {
+        ca_pem: ca_cert.pem(),
+        cert,
+        key,
+    })
+}
+
+/// An HTTPS webhook on 127.0.0.1 that allows every review; its port and
+/// the CA (PEM) that signed its certificate.
+async fn start_webhook(stats: Arc<WebhookStats>) -> Result<(u16, String), BenchError> {
+    let tls_error = |e: &dyn std::fmt::Display| BenchError::Tls(e.to_string());
+    let LoopbackCertificate { ca_pem, cert, key } = loopback_certificate()?;
     let certs = vec![cert.der().clone()];
     let private = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der())
         .map_err(|e| tls_error(&e))?;
@@ -140,14 +161,60 @@ async fn start_webhook(stats: Arc<WebhookStats>) -> Result<(u16, String), BenchE
             });
         }
     });
-    Ok((port, ca_cert.pem()))
+    Ok((port, ca_pem))
 }
 
-fn webhook_configuration(port: u16, ca_pem: &str) -> Value {
+/// The same webhook served over gRPC (capstan.webhook.v1).
+struct GrpcWebhook {
+    stats: Arc<WebhookStats>,
+}
+
+#[tonic::async_trait]
+impl pb::admission_webhook_server::AdmissionWebhook for GrpcWebhook {
+    async fn admit(
+        &self,
+        request: tonic::Request<pb::AdmissionRequest>,
+    ) -> Result<tonic::Response<pb::AdmissionResponse>, tonic::Status> {
+        let started = Instant::now();
+        let answer = pb::AdmissionResponse {
+            uid: request.into_inner().uid,
+            allowed: true,
+            ..Default::default()
+        };
+        self.stats.calls.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .handling_nanos
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        Ok(tonic::Response::new(answer))
+    }
+}
+
+/// A gRPC webhook on 127.0.0.1 that allows every request; its port and
+/// the CA (PEM) that signed its certificate.
+async fn start_grpc_webhook(stats: Arc<WebhookStats>) -> Result<(u16, String), BenchError> {
+    use tonic::transport::{Identity, Server, ServerTlsConfig};
+    let tls_error = |e: &dyn std::fmt::Display| BenchError::Tls(e.to_string());
+    let LoopbackCertificate { ca_pem, cert, key } = loopback_certificate()?;
+    let incoming =
+        tonic::transport::server::TcpIncoming::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    let port = incoming.local_addr()?.port();
+    let identity = Identity::from_pem(cert.pem(), key.serialize_pem());
+    let server = Server::builder()
+        .tls_config(ServerTlsConfig::new().identity(identity))
+        .map_err(|e| tls_error(&e))?
+        .add_service(pb::admission_webhook_server::AdmissionWebhookServer::new(
+            GrpcWebhook { stats },
+        ))
+        .serve_with_incoming(incoming);
+    tokio::spawn(server);
+    Ok((port, ca_pem))
+}
+
+fn webhook_configuration(port: u16, ca_pem: &str, protocol: &str) -> Value {
     use base64::Engine as _;
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
     json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-           "metadata": {"name": "bench"},
+           "metadata": {"name": "bench", "annotations": {"admission.capstan.dev/protocol": protocol}},
            "webhooks": [{"name": "allow.bench.example.com",
                "clientConfig": {"url": format!("https://127.0.0.1:{port}/allow"), "caBundle": ca_bundle},
                "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
@@ -248,14 +315,32 @@ async fn run(args: Args) -> Result<(), BenchError> {
     let server = ServerProc::start(&args.binary, dir.path()).await?;
     let tls = TlsFiles::from_data_dir(dir.path()).config()?;
     let bench = Bench { server, tls };
-    let stats = Arc::new(WebhookStats::default());
-    let (port, ca_pem) = start_webhook(stats.clone()).await?;
+    let https = Arc::new(WebhookStats::default());
+    let grpc = Arc::new(WebhookStats::default());
+    let webhooks = [
+        {
+            let (port, ca_pem) = start_webhook(https.clone()).await?;
+            WebhookPhase {
+                label: "HTTPS",
+                row: "one HTTPS webhook",
+                configuration: webhook_configuration(port, &ca_pem, "https"),
+                stats: https,
+            }
+        },
+        {
+            let (port, ca_pem) = start_grpc_webhook(grpc.clone()).await?;
+            WebhookPhase {
+                label: "gRPC",
+                row: "one gRPC webhook",
+                configuration: webhook_configuration(port, &ca_pem, "grpc"),
+                stats: grpc,
+            }
+        },
+    ];
     // Warm-up: caches loaded, connections made.
     bench.creates(200, args.clients, "warm").await?;
 
     let mut rows: Vec<(&str, Measure)> = Vec::new();
-    let mut webhook_calls = 0;
-    let mut webhook_nanos = 0;
     for round in 0..args.rounds {
         eprintln!("round {}: baseline", round + 1);
         rows.push((
@@ -265,42 +350,10 @@ async fn run(args: Args) -> Result<(), BenchError> {
                 .await?,
         ));
 
-        eprintln!("round {}: one HTTPS webhook", round + 1);
-        bench
-            .create(WEBHOOKS, &webhook_configuration(port, &ca_pem))
-            .await?;
-        // Configurations take effect through the watch cache: wait until
-        // the webhook is called.
-        let before = stats.calls.load(Ordering::Relaxed);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut probe = 0;
-        while stats.calls.load(Ordering::Relaxed) == before {
-            if Instant::now() > deadline {
-                return Err(BenchError::Startup("the webhook never took effect".into()));
-            }
-            probe += 1;
-            bench
-                .create(CONFIG_MAPS, &config_map(&format!("probe{round}-{probe}")))
-                .await?;
+        for webhook in &webhooks {
+            eprintln!("round {}: one {} webhook", round + 1, webhook.label);
+            rows.push((webhook.row, webhook.measure(&bench, &args, round).await?));
         }
-        let (calls, nanos) = (
-            stats.calls.load(Ordering::Relaxed),
-            stats.handling_nanos.load(Ordering::Relaxed),
-        );
-        let measured = bench
-            .creates(args.creates, args.clients, &format!("hook{round}"))
-            .await?;
-        let answered = stats.calls.load(Ordering::Relaxed) - calls;
-        if answered < args.creates as u64 {
-            return Err(BenchError::Startup(format!(
-                "the webhook answered {answered} of {} creates",
-                args.creates
-            )));
-        }
-        webhook_calls += answered;
-        webhook_nanos += stats.handling_nanos.load(Ordering::Relaxed) - nanos;
-        rows.push(("one HTTPS webhook", measured));
-        bench.delete(&format!("{WEBHOOKS}/bench")).await?;
 
         eprintln!("round {}: {POLICY_COUNT} policies", round + 1);
         for i in 0..POLICY_COUNT {
@@ -359,10 +412,68 @@ async fn run(args: Args) -> Result<(), BenchError> {
             micros(measure.median)
         );
     }
-    let handling = Duration::from_nanos(webhook_nanos / webhook_calls.max(1));
     println!();
-    println!("The webhook answered {webhook_calls} reviews, each handled in {} µs on average (its own JSON work, not the round trip).", micros(handling));
+    for webhook in &webhooks {
+        let calls = webhook.stats.calls.load(Ordering::Relaxed);
+        let nanos = webhook.stats.handling_nanos.load(Ordering::Relaxed);
+        let handling = Duration::from_nanos(nanos / calls.max(1));
+        println!(
+            "The {} webhook answered {calls} calls, each handled in {} µs on average (its own decoding and encoding, not the round trip).",
+            webhook.label,
+            micros(handling)
+        );
+    }
     Ok(())
+}
+
+/// One webhook phase: its configuration, and what its server counted.
+struct WebhookPhase {
+    label: &'static str,
+    row: &'static str,
+    configuration: Value,
+    stats: Arc<WebhookStats>,
+}
+
+impl WebhookPhase {
+    /// Creates with the webhook configured, after it took effect; checks
+    /// the webhook was called for every create, then removes it.
+    async fn measure(
+        &self,
+        bench: &Bench,
+        args: &Args,
+        round: usize,
+    ) -> Result<Measure, BenchError> {
+        let stats = &self.stats;
+        bench.create(WEBHOOKS, &self.configuration).await?;
+        // Configurations take effect through the watch cache: wait until
+        // the webhook is called.
+        let before = stats.calls.load(Ordering::Relaxed);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut probe = 0;
+        while stats.calls.load(Ordering::Relaxed) == before {
+            if Instant::now() > deadline {
+                return Err(BenchError::Startup(format!(
+                    "the {} webhook never took effect",
+                    self.label
+                )));
+            }
+            probe += 1;
+            let name = format!("probe-{}-{round}-{probe}", self.label.to_lowercase());
+            bench.create(CONFIG_MAPS, &config_map(&name)).await?;
+        }
+        let calls = stats.calls.load(Ordering::Relaxed);
+        let prefix = format!("{}{round}", self.label.to_lowercase());
+        let measured = bench.creates(args.creates, args.clients, &prefix).await?;
+        let answered = stats.calls.load(Ordering::Relaxed) - calls;
+        if answered < args.creates as u64 {
+            return Err(BenchError::Startup(format!(
+                "the {} webhook answered {answered} of {} creates",
+                self.label, args.creates
+            )));
+        }
+        bench.delete(&format!("{WEBHOOKS}/bench")).await?;
+        Ok(measured)
+    }
 }
 
 fn binding_named(policy: &str) -> Value {
