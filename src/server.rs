@@ -300,6 +300,16 @@ pub async fn serve_with(
             pki.ca_cert_pem().to_string(),
         ));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "pvc-protection") {
+        tokio::spawn(capstan_core::controllers::storage_protection::run_claims(
+            core.clone(),
+        ));
+    }
+    if capstan_core::controllers::enabled(&args.controllers, "pv-protection") {
+        tokio::spawn(capstan_core::controllers::storage_protection::run_volumes(
+            core.clone(),
+        ));
+    }
     if capstan_core::controllers::enabled(&args.controllers, "namespace") {
         tokio::spawn(capstan_core::controllers::namespace::run(core.clone()));
     }

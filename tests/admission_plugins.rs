@@ -355,3 +355,240 @@ fn flags_choose_the_plugins() {
         "{stderr}"
     );
 }
+
+const CLAIMS: &str = "/api/v1/namespaces/default/persistentvolumeclaims";
+
+fn claim(name: &str, class: &str, storage: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+           "metadata": {"name": name},
+           "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": class,
+                    "resources": {"requests": {"storage": storage}}}})
+}
+
+/// TaintNodesByCondition, StorageObjectInUseProtection with the
+/// pvc-protection and pv-protection controllers, and
+/// PersistentVolumeClaimResize.
+#[test]
+fn nodes_are_tainted_and_storage_is_protected_while_used() {
+    let server = TestServer::start_with(&["--controllers=*"]);
+    server.apply(r#"{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}"#);
+    let node = server.kubectl_json(&["get", "node", "n1"]);
+    assert_eq!(
+        node["spec"]["taints"],
+        json!([{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}])
+    );
+
+    // A claim a scheduled pod mounts stays until the pod goes.
+    let created = server.post_json(CLAIMS, &claim("data", "", "1Gi"));
+    assert_eq!(created.status, 201, "{created:?}");
+    assert_eq!(
+        created.json()["metadata"]["finalizers"],
+        json!(["kubernetes.io/pvc-protection"])
+    );
+    let mut user = pod("user", json!({"nodeName": "n1"}));
+    user["spec"]["volumes"] =
+        json!([{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]);
+    assert_eq!(server.post_json(PODS, &user).status, 201);
+    server.kubectl_line("delete pvc data --wait=false");
+    std::thread::sleep(Duration::from_secs(2));
+    let held = server.get_json(&format!("{CLAIMS}/data"));
+    assert!(held["metadata"]["deletionTimestamp"].is_string(), "{held}");
+    assert_eq!(
+        held["metadata"]["finalizers"],
+        json!(["kubernetes.io/pvc-protection"])
+    );
+    server.kubectl_line("delete pod user --grace-period=0 --force");
+    common::wait_until(Duration::from_secs(10), "the claim released", || {
+        (server.get(&format!("{CLAIMS}/data")).status == 404).then_some(())
+    });
+
+    // An unscheduled pod holds nothing; a volume goes once not bound.
+    server.post_json(CLAIMS, &claim("free", "", "1Gi"));
+    let mut pending = pod("pending", json!({}));
+    pending["spec"]["volumes"] =
+        json!([{"name": "d", "persistentVolumeClaim": {"claimName": "free"}}]);
+    server.post_json(PODS, &pending);
+    server.kubectl_line("delete pvc free --timeout=10s");
+    server.apply(
+        r#"{"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "hostPath": {"path": "/tmp/pv1"}}}"#,
+    );
+    let volume = server.kubectl_json(&["get", "pv", "pv1"]);
+    assert_eq!(
+        volume["metadata"]["finalizers"],
+        json!(["kubernetes.io/pv-protection"])
+    );
+    server.kubectl_line("delete pv pv1 --timeout=10s");
+
+    // Claims grow only when bound and their class allows expansion.
+    for (class, expands) in [("fixed", false), ("elastic", true)] {
+        server.apply(&format!(
+            r#"{{"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {{"name": "{class}"}}, "provisioner": "example.com/disk",
+                "allowVolumeExpansion": {expands}}}"#
+        ));
+        let name = format!("{class}-claim");
+        server.post_json(CLAIMS, &claim(&name, class, "1Gi"));
+    }
+    let grow = |name: &str| {
+        server.kubectl(&[
+            "patch",
+            "pvc",
+            name,
+            "--type=merge",
+            "-p",
+            r#"{"spec": {"resources": {"requests": {"storage": "2Gi"}}}}"#,
+        ])
+    };
+    // An unbound claim's own validation refuses first, as upstream's does
+    // (the plugin's "Only bound" check comes after it).
+    let unbound = grow("elastic-claim");
+    assert!(
+        common::text(&unbound.stderr).contains("spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"),
+        "{unbound:?}"
+    );
+    for name in ["fixed-claim", "elastic-claim"] {
+        server.kubectl(&[
+            "patch",
+            "pvc",
+            name,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status": {"phase": "Bound"}}"#,
+        ]);
+    }
+    let fixed = grow("fixed-claim");
+    assert!(
+        common::text(&fixed.stderr).contains(r#"persistentvolumeclaims "fixed-claim" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"#),
+        "{fixed:?}"
+    );
+    let elastic = common::wait_until(Duration::from_secs(5), "the class seen", || {
+        let out = grow("elastic-claim");
+        out.status.success().then_some(out)
+    });
+    assert!(elastic.status.success());
+    let grown = server.get_json(&format!("{CLAIMS}/elastic-claim"));
+    assert_eq!(grown["spec"]["resources"]["requests"]["storage"], "2Gi");
+}
+
+/// RuntimeClass, AlwaysPullImages (enabled by flag) and the certificate
+/// plugins.
+#[test]
+fn runtime_classes_image_pulls_and_certificate_signers() {
+    let server = TestServer::start_with(&["--enable-admission-plugins=AlwaysPullImages"]);
+    server.apply(
+        r#"{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "sandboxed"},
+            "handler": "kata",
+            "overhead": {"podFixed": {"cpu": "250m", "memory": "64Mi"}},
+            "scheduling": {"nodeSelector": {"sandbox": "yes"},
+                           "tolerations": [{"key": "sandbox", "operator": "Exists", "effect": "NoSchedule"}]}}"#,
+    );
+    let sandboxed = server.post_json(
+        PODS,
+        &pod(
+            "sandboxed",
+            json!({"runtimeClassName": "sandboxed", "nodeSelector": {"zone": "a"}}),
+        ),
+    );
+    assert_eq!(sandboxed.status, 201, "{sandboxed:?}");
+    let spec = sandboxed.json()["spec"].clone();
+    assert_eq!(spec["overhead"], json!({"cpu": "250m", "memory": "64Mi"}));
+    assert_eq!(spec["nodeSelector"], json!({"zone": "a", "sandbox": "yes"}));
+    assert!(
+        spec["tolerations"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["key"] == "sandbox")),
+        "{spec}"
+    );
+    assert_eq!(spec["containers"][0]["imagePullPolicy"], "Always");
+
+    let missing = server.post_json(PODS, &pod("lost", json!({"runtimeClassName": "nope"})));
+    let status = missing.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        r#"pods "lost" is forbidden: pod rejected: RuntimeClass "nope" not found"#
+    );
+    let conflicting = server.post_json(
+        PODS,
+        &pod(
+            "torn",
+            json!({"runtimeClassName": "sandboxed", "nodeSelector": {"sandbox": "no"}}),
+        ),
+    );
+    let status = conflicting.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        r#"pods "torn" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[sandbox] = yes; pod.spec.nodeSelector[sandbox] = no"#
+    );
+
+    // CertificateSubjectRestriction: no system:masters client certificates.
+    let request = |organization: &str| {
+        use base64::Engine as _;
+        let key = rcgen::KeyPair::generate().expect("a key");
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "someone");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, organization);
+        let pem = params
+            .serialize_request(&key)
+            .expect("a request")
+            .pem()
+            .expect("PEM");
+        base64::engine::general_purpose::STANDARD.encode(pem)
+    };
+    let csr = |name: &str, signer: &str, organization: &str| {
+        json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+               "metadata": {"name": name},
+               "spec": {"request": request(organization), "signerName": signer,
+                        "usages": ["client auth"]}})
+    };
+    const CSRS: &str = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+    let masters = server.post_json(
+        CSRS,
+        &csr(
+            "masters",
+            "kubernetes.io/kube-apiserver-client",
+            "system:masters",
+        ),
+    );
+    let status = masters.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        r#"certificatesigningrequests.certificates.k8s.io "masters" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed"#
+    );
+    let created = server.post_json(CSRS, &csr("devs", "example.com/signer", "devs"));
+    assert_eq!(created.status, 201, "{created:?}");
+
+    // CertificateApproval: approving needs `approve` on the signer.
+    server.apply(
+        r#"{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "csr-approver"},
+            "rules": [{"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests"], "verbs": ["get", "list"]},
+                      {"apiGroups": ["certificates.k8s.io"], "resources": ["certificatesigningrequests/approval"], "verbs": ["update"]}]}"#,
+    );
+    server.kubectl_line(
+        "create clusterrolebinding alice-approves --clusterrole=csr-approver --user=alice",
+    );
+    let refused = server.kubectl(&["certificate", "approve", "devs", "--as=alice"]);
+    assert!(
+        common::text(&refused.stderr).contains(r#"certificatesigningrequests.certificates.k8s.io "devs" is forbidden: user not permitted to approve requests with signerName "example.com/signer""#),
+        "{refused:?}"
+    );
+    server.apply(
+        r#"{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "example-signers"},
+            "rules": [{"apiGroups": ["certificates.k8s.io"], "resources": ["signers"], "verbs": ["approve"],
+                       "resourceNames": ["example.com/*"]}]}"#,
+    );
+    server.kubectl_line(
+        "create clusterrolebinding alice-signers --clusterrole=example-signers --user=alice",
+    );
+    let approved = common::wait_until(Duration::from_secs(5), "alice may approve", || {
+        let out = server.kubectl(&["certificate", "approve", "devs", "--as=alice"]);
+        out.status.success().then_some(out)
+    });
+    assert!(approved.status.success());
+}

@@ -71,3 +71,41 @@ pub async fn create_in_default(
     .map(|created| std::sync::Arc::unwrap_or_clone(created.object))
     .expect("created")
 }
+
+/// Runs `check` with the admission attributes of a request by the system
+/// user on the built-in `group`/`resource` (v1) in `default`.
+pub fn attributes_for<T>(
+    group: &str,
+    resource: &str,
+    operation: crate::admission::attributes::Operation,
+    check: impl FnOnce(&crate::admission::attributes::Attributes<'_>) -> T,
+) -> T {
+    attributes_with(group, resource, operation, "", None, check)
+}
+
+/// [`attributes_for`] on a subresource, with the stored object.
+pub fn attributes_with<T>(
+    group: &str,
+    resource: &str,
+    operation: crate::admission::attributes::Operation,
+    subresource: &str,
+    old: Option<&serde_json::Value>,
+    check: impl FnOnce(&crate::admission::attributes::Attributes<'_>) -> T,
+) -> T {
+    let user = crate::auth::UserInfo::system();
+    let def = capstan_api::registry::Registry::builtin()
+        .lookup(group, "v1", resource)
+        .unwrap_or_else(|| panic!("{group}/v1 {resource} is built in"));
+    let attributes = crate::admission::attributes::Attributes {
+        operation,
+        user: &user,
+        def: &def,
+        namespace: def.namespaced.then_some("default"),
+        name: "x",
+        subresource,
+        old,
+        dry_run: false,
+        field_manager: "",
+    };
+    check(&attributes)
+}

@@ -11,6 +11,7 @@ pub mod resource_quota;
 pub mod root_ca_publisher;
 pub mod service_addresses;
 pub mod serviceaccounts;
+pub mod storage_protection;
 
 /// Names accepted by `--controllers`.
 pub const ALL_CONTROLLERS: &[&str] = &[
@@ -18,6 +19,8 @@ pub const ALL_CONTROLLERS: &[&str] = &[
     "customresourcedefinitions",
     "garbage-collector",
     "namespace",
+    "pv-protection",
+    "pvc-protection",
     "resourcequota",
     "root-ca-cert-publisher",
     "service-address-repair",

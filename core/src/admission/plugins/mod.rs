@@ -6,14 +6,20 @@
 //! validating step, around the webhooks and policies.
 
 mod always;
+mod always_pull_images;
+mod certificates;
 mod default_classes;
 mod default_toleration_seconds;
 mod limit_ranger;
 mod pod_security;
 mod priority;
+mod pvc_resize;
 mod refusal;
 mod resource_quota;
+mod runtime_class;
 mod service_account;
+mod storage_protection;
+mod taint_nodes;
 
 use serde_json::Value;
 
@@ -23,6 +29,7 @@ use crate::verbs::ApiCore;
 
 pub use resource_quota::quota_matches;
 pub use service_account::TOKEN_MOUNT_PATH;
+pub use storage_protection::{PVC_PROTECTION, PV_PROTECTION};
 
 /// A plugin Capstan implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,10 +38,18 @@ pub enum Plugin {
     NamespaceLifecycle,
     LimitRanger,
     ServiceAccount,
+    TaintNodesByCondition,
+    AlwaysPullImages,
     PodSecurity,
     Priority,
     DefaultTolerationSeconds,
     DefaultStorageClass,
+    StorageObjectInUseProtection,
+    PersistentVolumeClaimResize,
+    RuntimeClass,
+    CertificateApproval,
+    CertificateSigning,
+    CertificateSubjectRestriction,
     DefaultIngressClass,
     MutatingAdmissionWebhook,
     ValidatingAdmissionPolicy,
@@ -54,8 +69,12 @@ const ORDERED: &[(&str, bool, Option<Plugin>)] = &[
     ("LimitRanger", true, Some(Plugin::LimitRanger)),
     ("ServiceAccount", true, Some(Plugin::ServiceAccount)),
     ("NodeRestriction", false, None),
-    ("TaintNodesByCondition", true, None),
-    ("AlwaysPullImages", false, None),
+    (
+        "TaintNodesByCondition",
+        true,
+        Some(Plugin::TaintNodesByCondition),
+    ),
+    ("AlwaysPullImages", false, Some(Plugin::AlwaysPullImages)),
     ("ImagePolicyWebhook", false, None),
     ("PodSecurity", true, Some(Plugin::PodSecurity)),
     ("PodNodeSelector", false, None),
@@ -73,14 +92,30 @@ const ORDERED: &[(&str, bool, Option<Plugin>)] = &[
         true,
         Some(Plugin::DefaultStorageClass),
     ),
-    ("StorageObjectInUseProtection", true, None),
+    (
+        "StorageObjectInUseProtection",
+        true,
+        Some(Plugin::StorageObjectInUseProtection),
+    ),
     ("OwnerReferencesPermissionEnforcement", false, None),
-    ("PersistentVolumeClaimResize", true, None),
-    ("RuntimeClass", true, None),
-    ("CertificateApproval", true, None),
-    ("CertificateSigning", true, None),
+    (
+        "PersistentVolumeClaimResize",
+        true,
+        Some(Plugin::PersistentVolumeClaimResize),
+    ),
+    ("RuntimeClass", true, Some(Plugin::RuntimeClass)),
+    (
+        "CertificateApproval",
+        true,
+        Some(Plugin::CertificateApproval),
+    ),
+    ("CertificateSigning", true, Some(Plugin::CertificateSigning)),
     ("ClusterTrustBundleAttest", true, None),
-    ("CertificateSubjectRestriction", true, None),
+    (
+        "CertificateSubjectRestriction",
+        true,
+        Some(Plugin::CertificateSubjectRestriction),
+    ),
     (
         "DefaultIngressClass",
         true,
@@ -220,7 +255,24 @@ impl ApiCore {
             }
             Plugin::DefaultStorageClass => self.default_storage_class(attributes, object).await,
             Plugin::DefaultIngressClass => self.default_ingress_class(attributes, object).await,
-            Plugin::AlwaysAdmit
+            Plugin::TaintNodesByCondition => {
+                taint_nodes::admit(attributes, object);
+                Ok(())
+            }
+            Plugin::AlwaysPullImages => {
+                always_pull_images::admit(attributes, object);
+                Ok(())
+            }
+            Plugin::StorageObjectInUseProtection => {
+                storage_protection::admit(attributes, object);
+                Ok(())
+            }
+            Plugin::RuntimeClass => self.admit_runtime_class(attributes, object).await,
+            Plugin::PersistentVolumeClaimResize
+            | Plugin::CertificateApproval
+            | Plugin::CertificateSigning
+            | Plugin::CertificateSubjectRestriction
+            | Plugin::AlwaysAdmit
             | Plugin::AlwaysDeny
             | Plugin::PodSecurity
             | Plugin::ResourceQuota
@@ -261,6 +313,20 @@ impl ApiCore {
             Plugin::PodSecurity => self.validate_pod_security(attributes, object).await,
             Plugin::Priority => none(self.validate_priority(attributes, object).await),
             Plugin::AlwaysDeny => none(always::deny(attributes, object)),
+            Plugin::AlwaysPullImages => none(always_pull_images::validate(attributes, object)),
+            Plugin::PersistentVolumeClaimResize => {
+                none(self.validate_pvc_resize(attributes, object).await)
+            }
+            Plugin::RuntimeClass => none(self.validate_runtime_class(attributes, object).await),
+            Plugin::CertificateApproval => {
+                none(self.validate_certificate_approval(attributes, object).await)
+            }
+            Plugin::CertificateSigning => {
+                none(self.validate_certificate_signing(attributes, object).await)
+            }
+            Plugin::CertificateSubjectRestriction => {
+                none(certificates::validate_subject(attributes, object))
+            }
             _ => Ok(Vec::new()),
         }
     }
@@ -306,10 +372,17 @@ mod tests {
                 "NamespaceLifecycle",
                 "LimitRanger",
                 "ServiceAccount",
+                "TaintNodesByCondition",
                 "PodSecurity",
                 "Priority",
                 "DefaultTolerationSeconds",
                 "DefaultStorageClass",
+                "StorageObjectInUseProtection",
+                "PersistentVolumeClaimResize",
+                "RuntimeClass",
+                "CertificateApproval",
+                "CertificateSigning",
+                "CertificateSubjectRestriction",
                 "DefaultIngressClass",
                 "MutatingAdmissionWebhook",
                 "ValidatingAdmissionPolicy",
@@ -325,7 +398,7 @@ mod tests {
     #[test]
     fn flag_errors_are_worded_as_upstream() {
         let errors = Plugins::choose(
-            &strings(&["Nope", "Priority", "AlwaysPullImages"]),
+            &strings(&["Nope", "Priority", "NodeRestriction"]),
             &strings(&["Priority", "Nada"]),
         )
         .expect_err("invalid flags");
@@ -335,7 +408,7 @@ mod tests {
                 r#"enable-admission-plugins plugin "Nope" is unknown"#,
                 r#"disable-admission-plugins plugin "Nada" is unknown"#,
                 "[Priority] in enable-admission-plugins and disable-admission-plugins overlapped",
-                r#"enable-admission-plugins plugin "AlwaysPullImages" is not implemented by capstan yet"#,
+                r#"enable-admission-plugins plugin "NodeRestriction" is not implemented by capstan yet"#,
             ]
         );
     }
