@@ -322,6 +322,10 @@ fn webhooks_mutate_deny_and_see_what_upstream_sends() {
         r#"apiserver_admission_webhook_request_total{code="200",name="label.capstan.test",operation="CREATE",rejected="false",type="admit"}"#,
         r#"apiserver_admission_webhook_admission_duration_seconds_count{name="deny.capstan.test",operation="DELETE",rejected="false",type="validating"}"#,
         r#"apiserver_admission_step_admission_duration_seconds_count{operation="CREATE",rejected="true",type="validate"}"#,
+        r#"apiserver_admission_controller_admission_duration_seconds_count{name="ValidatingAdmissionWebhook",operation="CREATE",rejected="true",type="validate"}"#,
+        r#"apiserver_admission_controller_admission_duration_seconds_count{name="MutatingAdmissionWebhook",operation="CREATE",rejected="false",type="admit"}"#,
+        r#"apiserver_admission_controller_admission_duration_seconds_count{name="NamespaceLifecycle",operation="CREATE",rejected="false",type="admit"}"#,
+        r#"apiserver_admission_controller_admission_duration_seconds_count{name="ResourceQuota",operation="CREATE",rejected="false",type="validate"}"#,
     ] {
         assert!(metrics.contains(line), "no {line} in\n{metrics}");
     }

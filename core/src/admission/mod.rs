@@ -66,7 +66,11 @@ impl ApiCore {
         {
             return Ok(Vec::new());
         }
-        self.call_mutating_webhooks(attributes, object).await
+        let started = std::time::Instant::now();
+        let result = self.call_mutating_webhooks(attributes, object).await;
+        let plugin = Plugin::MutatingAdmissionWebhook;
+        plugins::observe(plugin, "admit", attributes, result.is_err(), started);
+        result
     }
 
     /// The built-in plugins' validating steps, ValidatingAdmissionPolicy,
@@ -82,14 +86,22 @@ impl ApiCore {
                 .admission_plugins
                 .has(Plugin::ValidatingAdmissionPolicy)
         {
-            warnings.extend(self.validate_with_policies(attributes, object).await?);
+            let started = std::time::Instant::now();
+            let result = self.validate_with_policies(attributes, object).await;
+            let plugin = Plugin::ValidatingAdmissionPolicy;
+            plugins::observe(plugin, "validate", attributes, result.is_err(), started);
+            warnings.extend(result?);
         }
         if !attributes.exempt_from_webhooks()
             && self
                 .admission_plugins
                 .has(Plugin::ValidatingAdmissionWebhook)
         {
-            warnings.extend(self.call_validating_webhooks(attributes, object).await?);
+            let started = std::time::Instant::now();
+            let result = self.call_validating_webhooks(attributes, object).await;
+            let plugin = Plugin::ValidatingAdmissionWebhook;
+            plugins::observe(plugin, "validate", attributes, result.is_err(), started);
+            warnings.extend(result?);
         }
         self.charge_quota_if_enabled(attributes, object).await?;
         Ok(warnings)

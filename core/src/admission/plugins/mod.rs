@@ -231,20 +231,27 @@ impl ApiCore {
         mut object: Option<&mut Value>,
     ) -> ApiResult<()> {
         for plugin in &self.admission_plugins.enabled {
-            self.admit_with(*plugin, attributes, object.as_deref_mut())
+            let started = std::time::Instant::now();
+            let Some(result) = self
+                .admit_with(*plugin, attributes, object.as_deref_mut())
                 .await
-                .map_err(|e| e.denied_by(Plugins::name(*plugin)))?;
+            else {
+                continue;
+            };
+            observe(*plugin, "admit", attributes, result.is_err(), started);
+            result.map_err(|e| e.denied_by(Plugins::name(*plugin)))?;
         }
         Ok(())
     }
 
+    /// The plugin's mutating step; None when it has none.
     async fn admit_with(
         &self,
         plugin: Plugin,
         attributes: &Attributes<'_>,
         object: Option<&mut Value>,
-    ) -> ApiResult<()> {
-        match plugin {
+    ) -> Option<ApiResult<()>> {
+        Some(match plugin {
             Plugin::NamespaceLifecycle => self.namespace_lifecycle(attributes).await,
             Plugin::LimitRanger => self.admit_limit_ranger(attributes, object).await,
             Plugin::ServiceAccount => self.admit_service_account(attributes, object).await,
@@ -278,8 +285,8 @@ impl ApiCore {
             | Plugin::ResourceQuota
             | Plugin::MutatingAdmissionWebhook
             | Plugin::ValidatingAdmissionPolicy
-            | Plugin::ValidatingAdmissionWebhook => Ok(()),
-        }
+            | Plugin::ValidatingAdmissionWebhook => return None,
+        })
     }
 
     /// The enabled built-in plugins' validating steps, in order (but
@@ -291,23 +298,26 @@ impl ApiCore {
     ) -> ApiResult<Vec<String>> {
         let mut warnings = Vec::new();
         for plugin in &self.admission_plugins.enabled {
-            let given = self
-                .validate_with(*plugin, attributes, object)
-                .await
-                .map_err(|e| e.denied_by(Plugins::name(*plugin)))?;
-            warnings.extend(given);
+            let started = std::time::Instant::now();
+            let Some(result) = self.validate_with(*plugin, attributes, object).await else {
+                continue;
+            };
+            observe(*plugin, "validate", attributes, result.is_err(), started);
+            warnings.extend(result.map_err(|e| e.denied_by(Plugins::name(*plugin)))?);
         }
         Ok(warnings)
     }
 
+    /// The plugin's validating step; None when it has none here
+    /// (ResourceQuota's comes after the webhooks).
     async fn validate_with(
         &self,
         plugin: Plugin,
         attributes: &Attributes<'_>,
         object: Option<&Value>,
-    ) -> ApiResult<Vec<String>> {
+    ) -> Option<ApiResult<Vec<String>>> {
         let none = |result: ApiResult<()>| result.map(|()| Vec::new());
-        match plugin {
+        Some(match plugin {
             Plugin::LimitRanger => none(self.validate_limit_ranger(attributes, object).await),
             Plugin::ServiceAccount => none(self.validate_service_account(attributes, object).await),
             Plugin::PodSecurity => self.validate_pod_security(attributes, object).await,
@@ -327,8 +337,18 @@ impl ApiCore {
             Plugin::CertificateSubjectRestriction => {
                 none(certificates::validate_subject(attributes, object))
             }
-            _ => Ok(Vec::new()),
-        }
+            Plugin::AlwaysAdmit
+            | Plugin::NamespaceLifecycle
+            | Plugin::TaintNodesByCondition
+            | Plugin::DefaultTolerationSeconds
+            | Plugin::DefaultStorageClass
+            | Plugin::StorageObjectInUseProtection
+            | Plugin::DefaultIngressClass
+            | Plugin::MutatingAdmissionWebhook
+            | Plugin::ValidatingAdmissionPolicy
+            | Plugin::ValidatingAdmissionWebhook
+            | Plugin::ResourceQuota => return None,
+        })
     }
 
     /// ResourceQuota, the chain's last step, when enabled.
@@ -338,9 +358,16 @@ impl ApiCore {
         object: Option<&Value>,
     ) -> ApiResult<()> {
         if self.admission_plugins.has(Plugin::ResourceQuota) {
-            self.charge_quota(attributes, object)
-                .await
-                .map_err(|e| e.denied_by(Plugins::name(Plugin::ResourceQuota)))?;
+            let started = std::time::Instant::now();
+            let result = self.charge_quota(attributes, object).await;
+            observe(
+                Plugin::ResourceQuota,
+                "validate",
+                attributes,
+                result.is_err(),
+                started,
+            );
+            result.map_err(|e| e.denied_by(Plugins::name(Plugin::ResourceQuota)))?;
         }
         Ok(())
     }
@@ -354,6 +381,23 @@ impl ApiCore {
         self.ensure_namespace_accepts(attributes.def, attributes.namespace, attributes.name)
             .await
     }
+}
+
+/// Counts a plugin's step under upstream's per-controller metric.
+pub(super) fn observe(
+    plugin: Plugin,
+    type_: &str,
+    attributes: &Attributes<'_>,
+    rejected: bool,
+    started: std::time::Instant,
+) {
+    crate::metrics::observe_admission_controller(
+        Plugins::name(plugin),
+        type_,
+        attributes.operation.as_str(),
+        rejected,
+        started.elapsed(),
+    );
 }
 
 #[cfg(test)]
