@@ -86,6 +86,10 @@ pub struct ServeArgs {
     /// Default admission plugins to turn off.
     #[arg(long, value_delimiter = ',')]
     pub disable_admission_plugins: Vec<String>,
+    /// An AdmissionConfiguration file (apiserver.config.k8s.io/v1): the
+    /// plugins' configurations (PodSecurity's defaults and exemptions).
+    #[arg(long)]
+    pub admission_control_config_file: Option<PathBuf>,
     /// Write the chosen port here once listening (for tests and scripts).
     #[arg(long)]
     pub port_file: Option<PathBuf>,

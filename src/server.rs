@@ -170,6 +170,10 @@ pub async fn serve_with(
         &args.enable_admission_plugins,
         &args.disable_admission_plugins,
     )
+    .and_then(|plugins| match &args.admission_control_config_file {
+        Some(file) => plugins.configured(file),
+        None => Ok(plugins),
+    })
     .map_err(|errors| ServeError::Other(format!("[{}]", errors.join(", "))))?;
     let core = Arc::new(
         ApiCore::new(registry.clone(), storage.clone(), args.etcd_prefix.clone())

@@ -2,7 +2,9 @@
 //! that violate the enforce level are refused with upstream's message,
 //! warn-level violations reach kubectl as warnings, workloads are only
 //! warned about, invalid labels are refused, and tightening a namespace
-//! warns about the pods already in it.
+//! warns about the pods already in it; an admission configuration file sets
+//! the levels of unlabelled namespaces and exempts users, namespaces and
+//! runtime classes.
 
 mod common;
 
@@ -125,6 +127,93 @@ fn namespace_labels_enforce_and_warn_the_standards() {
     assert!(
         stderr.contains(r#"Warning: existing pods in namespace "watched" violate the new PodSecurity enforce level "baseline:latest""#)
             && stderr.contains("Warning: root: host namespaces, privileged"),
+        "{stderr}"
+    );
+}
+
+/// `--admission-control-config-file`: PodSecurity's defaults apply to
+/// namespaces without labels; exempt users, namespaces and runtime classes
+/// pass; an invalid file stops the server from starting.
+#[test]
+fn the_admission_configuration_file_sets_defaults_and_exemptions() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let file = dir.path().join("admission.yaml");
+    std::fs::write(
+        &file,
+        r#"apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults:
+      enforce: baseline
+    exemptions:
+      usernames: [ci-bot]
+      namespaces: [exempt]
+      runtimeClasses: [kata]
+"#,
+    )
+    .expect("the file");
+    let flag = format!("--admission-control-config-file={}", file.display());
+    let server = TestServer::start_with(&[flag.as_str()]);
+    let privileged = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+               "spec": {"containers": [{"name": "c", "image": "nginx", "securityContext": {"privileged": true}}]}})
+    };
+    let refused = server.post_json("/api/v1/namespaces/default/pods", &privileged("root"));
+    let status = refused.assert_status(403, "Forbidden");
+    assert_eq!(
+        status["message"],
+        r#"pods "root" is forbidden: violates PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)"#
+    );
+    // A label still overrides the default.
+    server.kubectl_line("create namespace open");
+    server.kubectl_line("label namespace open pod-security.kubernetes.io/enforce=privileged");
+    let open = common::wait_until(Duration::from_secs(5), "the label in effect", || {
+        let answer = server.post_json("/api/v1/namespaces/open/pods", &privileged("root"));
+        (answer.status == 201).then_some(answer)
+    });
+    assert_eq!(open.status, 201);
+
+    server.kubectl_line("create namespace exempt");
+    let exempt = server.post_json("/api/v1/namespaces/exempt/pods", &privileged("root"));
+    assert_eq!(exempt.status, 201, "{exempt:?}");
+    let out = server.kubectl_stdin(
+        &[
+            "create",
+            "-f",
+            "-",
+            "--as=ci-bot",
+            "--as-group=system:masters",
+        ],
+        &privileged("by-ci").to_string(),
+    );
+    assert!(out.status.success(), "{out:?}");
+    server.apply(r#"{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "kata"}, "handler": "kata"}"#);
+    let mut sandboxed = privileged("sandboxed");
+    sandboxed["spec"]["runtimeClassName"] = json!("kata");
+    let sandboxed = server.post_json("/api/v1/namespaces/default/pods", &sandboxed);
+    assert_eq!(sandboxed.status, 201, "{sandboxed:?}");
+    drop(server);
+
+    std::fs::write(
+        &file,
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: PodSecurity\n  configuration:\n    apiVersion: pod-security.admission.config.k8s.io/v1\n    kind: PodSecurityConfiguration\n    defaults:\n      enforce: strict\n",
+    )
+    .expect("the file");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_capstan"))
+        .args(["serve", "--secure-port=0", flag.as_str()])
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .output()
+        .expect("run capstan");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(r#"admission plugin \"PodSecurity\": defaults.enforce: Invalid value: \"strict\": must be one of privileged, baseline, restricted"#)
+            || stderr.contains(r#"admission plugin "PodSecurity": defaults.enforce: Invalid value: "strict": must be one of privileged, baseline, restricted"#),
         "{stderr}"
     );
 }

@@ -8,6 +8,7 @@
 mod always;
 mod always_pull_images;
 mod certificates;
+mod configuration;
 mod default_classes;
 mod default_toleration_seconds;
 mod limit_ranger;
@@ -146,12 +147,15 @@ const ORDERED: &[(&str, bool, Option<Plugin>)] = &[
 #[derive(Clone, Debug)]
 pub struct Plugins {
     enabled: Vec<Plugin>,
+    /// What `--admission-control-config-file` configures.
+    configurations: std::sync::Arc<configuration::Configurations>,
 }
 
 impl Default for Plugins {
     fn default() -> Self {
         Plugins::choose(&[], &[]).unwrap_or(Plugins {
             enabled: Vec::new(),
+            configurations: Default::default(),
         })
     }
 }
@@ -197,7 +201,22 @@ impl Plugins {
             })
             .filter_map(|(_, _, plugin)| *plugin)
             .collect();
-        Ok(Plugins { enabled })
+        Ok(Plugins {
+            enabled,
+            configurations: Default::default(),
+        })
+    }
+
+    /// The plugins configured by an admission configuration file
+    /// (`--admission-control-config-file`).
+    pub fn configured(mut self, file: &std::path::Path) -> Result<Self, Vec<String>> {
+        self.configurations = std::sync::Arc::new(configuration::read(file)?);
+        Ok(self)
+    }
+
+    /// PodSecurity's defaults and exemptions.
+    pub(super) fn pod_security(&self) -> &pod_security::PodSecurityConfiguration {
+        &self.configurations.pod_security
     }
 
     /// Upstream's name of a plugin.

@@ -6,11 +6,17 @@
 //! refused on namespace writes; tightening a namespace's enforce level
 //! warns about the pods already there.
 //!
-//! Every version label is checked with the 1.32 (latest) standards.
-//! Exemptions (an admission configuration file) are not supported yet;
-//! audit annotations wait for the audit log.
+//! The admission configuration file (`--admission-control-config-file`)
+//! may set the levels of unlabelled namespaces and exempt users,
+//! namespaces and runtime classes (configuration.rs).
+//!
+//! Every version label is checked with the 1.32 (latest) standards; audit
+//! annotations wait for the audit log.
 
 mod checks;
+mod configuration;
+
+pub use configuration::PodSecurityConfiguration;
 
 use serde_json::Value;
 
@@ -35,13 +41,13 @@ const IGNORED_SUBRESOURCES: [&str; 8] = [
 
 /// A level and the version label it was chosen with.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct LevelVersion {
+pub(in crate::admission::plugins) struct LevelVersion {
     level: Level,
     version: String,
 }
 
 impl LevelVersion {
-    fn shown(&self) -> String {
+    pub(in crate::admission::plugins) fn shown(&self) -> String {
         let level = match self.level {
             Level::Privileged => "privileged",
             Level::Baseline => "baseline",
@@ -51,9 +57,14 @@ impl LevelVersion {
     }
 }
 
-/// A namespace's policy for one mode (enforce, warn), and what was wrong
-/// with its labels.
-fn mode_policy(labels: Option<&Value>, mode: &str, errors: &mut Vec<FieldError>) -> LevelVersion {
+/// A namespace's policy for one mode (enforce, warn): its labels, else
+/// `default`; and what was wrong with its labels.
+fn mode_policy(
+    labels: Option<&Value>,
+    mode: &str,
+    default: &LevelVersion,
+    errors: &mut Vec<FieldError>,
+) -> LevelVersion {
     let label = |key: &str| {
         labels
             .and_then(|l| l.get(key))
@@ -62,7 +73,7 @@ fn mode_policy(labels: Option<&Value>, mode: &str, errors: &mut Vec<FieldError>)
     };
     let level_key = format!("{PREFIX}{mode}");
     let level = match label(&level_key) {
-        None => Level::Privileged,
+        None => default.level,
         Some(text) => Level::parse(&text).unwrap_or_else(|| {
             errors.push(FieldError::invalid(
                 format!("metadata.labels[{level_key}]"),
@@ -79,7 +90,7 @@ fn mode_policy(labels: Option<&Value>, mode: &str, errors: &mut Vec<FieldError>)
     };
     let version_key = format!("{PREFIX}{mode}-version");
     let version = match label(&version_key) {
-        None => "latest".to_string(),
+        None => default.version.clone(),
         Some(text) if valid_version(&text) => text,
         Some(text) => {
             errors.push(FieldError::invalid(
@@ -108,14 +119,17 @@ fn valid_version(text: &str) -> bool {
 
 /// The enforce and warn policies of a namespace (audit waits for the
 /// audit log), with the label errors in upstream's order.
-fn namespace_policy(namespace: &Value) -> (LevelVersion, LevelVersion, Vec<FieldError>) {
+fn namespace_policy(
+    namespace: &Value,
+    defaults: &configuration::Defaults,
+) -> (LevelVersion, LevelVersion, Vec<FieldError>) {
     let labels = namespace.pointer("/metadata/labels");
     let mut errors = Vec::new();
-    let enforce = mode_policy(labels, "enforce", &mut errors);
+    let enforce = mode_policy(labels, "enforce", &defaults.enforce, &mut errors);
     let mut audit_errors = Vec::new();
-    mode_policy(labels, "audit", &mut audit_errors);
+    mode_policy(labels, "audit", &defaults.audit, &mut audit_errors);
     errors.extend(audit_errors);
-    let warn = mode_policy(labels, "warn", &mut errors);
+    let warn = mode_policy(labels, "warn", &defaults.warn, &mut errors);
     (enforce, warn, errors)
 }
 
@@ -210,10 +224,18 @@ impl ApiCore {
         let Some(namespace) = attributes.namespace else {
             return Ok(Vec::new());
         };
+        let configuration = self.admission_plugins.pod_security();
+        // Upstream's exemptions: the namespace, then (for pods) the
+        // requesting user, then the runtime class.
+        if configuration.exempts_namespace(namespace)
+            || (is_pod && configuration.exempts_user(&attributes.user.name))
+        {
+            return Ok(Vec::new());
+        }
         let Ok(namespace) = self.namespace_object(namespace).await else {
             return Ok(Vec::new());
         };
-        let (enforce, warn, _) = namespace_policy(&namespace);
+        let (enforce, warn, _) = namespace_policy(&namespace, &configuration.defaults);
         let (metadata, spec) = match template {
             Some(template) => (
                 template.get("metadata").unwrap_or(&Value::Null),
@@ -224,6 +246,9 @@ impl ApiCore {
                 object.get("spec").unwrap_or(&Value::Null),
             ),
         };
+        if configuration.exempts_runtime_class(spec) {
+            return Ok(Vec::new());
+        }
         if is_pod {
             let violations = checks::evaluate(enforce.level, metadata, spec);
             if !violations.is_empty() {
@@ -259,8 +284,10 @@ impl ApiCore {
         if !attributes.subresource.is_empty() {
             return Ok(Vec::new());
         }
-        let (enforce, _, errors) = namespace_policy(namespace);
-        let old_policy = attributes.old.map(namespace_policy);
+        let configuration = self.admission_plugins.pod_security();
+        let defaults = &configuration.defaults;
+        let (enforce, _, errors) = namespace_policy(namespace, defaults);
+        let old_policy = attributes.old.map(|old| namespace_policy(old, defaults));
         if !errors.is_empty() {
             let unchanged = old_policy
                 .as_ref()
@@ -275,7 +302,7 @@ impl ApiCore {
         let tightened = enforce != old_enforce
             && enforce.level != Level::Privileged
             && !(enforce.version == old_enforce.version && enforce.level <= old_enforce.level);
-        if !tightened {
+        if !tightened || configuration.exempts_namespace(attributes.name) {
             return Ok(Vec::new());
         }
         self.existing_pod_warnings(attributes.name, &enforce).await
@@ -292,7 +319,12 @@ impl ApiCore {
         let cache = self.watch_cache(&pods).await?;
         let (listed, _) = cache.list(&pods.key_prefix(&self.prefix, Some(namespace)));
         let mut by_reasons: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        let configuration = self.admission_plugins.pod_security();
         for (_, pod) in &listed {
+            let spec = pod.get("spec").unwrap_or(&Value::Null);
+            if configuration.exempts_runtime_class(spec) {
+                continue;
+            }
             let violations = checks::evaluate(
                 enforce.level,
                 pod.get("metadata").unwrap_or(&Value::Null),
@@ -344,7 +376,8 @@ mod tests {
             "pod-security.kubernetes.io/warn": "baseline",
             "pod-security.kubernetes.io/warn-version": "v1.32"
         }}});
-        let (enforce, warn, errors) = namespace_policy(&namespace);
+        let (enforce, warn, errors) =
+            namespace_policy(&namespace, &configuration::Defaults::default());
         assert_eq!(enforce.shown(), "restricted:latest");
         assert_eq!(warn.shown(), "baseline:v1.32");
         let rendered: Vec<String> = errors.iter().map(FieldError::render).collect();
