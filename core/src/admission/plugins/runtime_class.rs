@@ -258,7 +258,10 @@ mod tests {
             vec![gpu_any.clone()]
         );
         assert_eq!(
-            merge_tolerations(vec![gpu.clone(), exists_all.clone()], &[gpu_any.clone()]),
+            merge_tolerations(
+                vec![gpu.clone(), exists_all.clone()],
+                std::slice::from_ref(&gpu_any)
+            ),
             vec![exists_all]
         );
         // Equal ones: the first stays.
