@@ -7,8 +7,38 @@
 use serde_json::Value;
 
 use super::checks::Level;
-use super::{valid_version, LevelVersion};
 use crate::error::FieldError;
+
+/// A level and the version label it was chosen with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::admission::plugins) struct LevelVersion {
+    pub(super) level: Level,
+    pub(super) version: String,
+}
+
+impl LevelVersion {
+    pub(in crate::admission::plugins) fn shown(&self) -> String {
+        let level = match self.level {
+            Level::Privileged => "privileged",
+            Level::Baseline => "baseline",
+            Level::Restricted => "restricted",
+        };
+        format!("{level}:{}", self.version)
+    }
+}
+
+/// `latest` or `v1.<minor>` without a leading zero.
+pub(super) fn valid_version(text: &str) -> bool {
+    if text == "latest" {
+        return true;
+    }
+    let Some(minor) = text.strip_prefix("v1.") else {
+        return false;
+    };
+    !minor.is_empty()
+        && minor.chars().all(|c| c.is_ascii_digit())
+        && (minor == "0" || !minor.starts_with('0'))
+}
 
 const API_VERSIONS: [&str; 3] = [
     "pod-security.admission.config.k8s.io/v1",

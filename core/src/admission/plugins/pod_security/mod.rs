@@ -17,6 +17,7 @@ mod checks;
 mod configuration;
 
 pub use configuration::PodSecurityConfiguration;
+use configuration::{valid_version, LevelVersion};
 
 use serde_json::Value;
 
@@ -38,24 +39,6 @@ const IGNORED_SUBRESOURCES: [&str; 8] = [
     "proxy",
     "status",
 ];
-
-/// A level and the version label it was chosen with.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(in crate::admission::plugins) struct LevelVersion {
-    level: Level,
-    version: String,
-}
-
-impl LevelVersion {
-    pub(in crate::admission::plugins) fn shown(&self) -> String {
-        let level = match self.level {
-            Level::Privileged => "privileged",
-            Level::Baseline => "baseline",
-            Level::Restricted => "restricted",
-        };
-        format!("{level}:{}", self.version)
-    }
-}
 
 /// A namespace's policy for one mode (enforce, warn): its labels, else
 /// `default`; and what was wrong with its labels.
@@ -102,19 +85,6 @@ fn mode_policy(
         }
     };
     LevelVersion { level, version }
-}
-
-/// `latest` or `v1.<minor>` without a leading zero.
-fn valid_version(text: &str) -> bool {
-    if text == "latest" {
-        return true;
-    }
-    let Some(minor) = text.strip_prefix("v1.") else {
-        return false;
-    };
-    !minor.is_empty()
-        && minor.chars().all(|c| c.is_ascii_digit())
-        && (minor == "0" || !minor.starts_with('0'))
 }
 
 /// The enforce and warn policies of a namespace (audit waits for the
