@@ -592,3 +592,156 @@ fn runtime_classes_image_pulls_and_certificate_signers() {
     });
     assert!(approved.status.success());
 }
+
+/// NodeRestriction (enabled by flag): a kubelet's identity writes only its
+/// own Node (without administrators' labels), mirror pods bound to it and
+/// owned by its Node, its own pods' deletion, and its own lease; a
+/// `system:node:` user outside `system:nodes` is not restricted.
+#[test]
+fn node_restriction_keeps_kubelets_to_their_own_node() {
+    let server = TestServer::start_with(&["--enable-admission-plugins=NodeRestriction"]);
+    // Capstan has no Node authorizer: RBAC lets kubelets write here, and
+    // NodeRestriction is what narrows them.
+    server.kubectl_line(
+        "create clusterrolebinding kubelets --clusterrole=cluster-admin --group=system:nodes",
+    );
+    let as_node = |node: &str, args: &[&str], manifest: &str| {
+        let user = format!("--as=system:node:{node}");
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend([user.as_str(), "--as-group=system:nodes"]);
+        if manifest.is_empty() {
+            server.kubectl(&all)
+        } else {
+            all.extend(["-f", "-"]);
+            server.kubectl_stdin(&all, manifest)
+        }
+    };
+    let stderr = |out: &std::process::Output| common::text(&out.stderr);
+    let node = |name: &str, labels: Value| {
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+            .to_string()
+    };
+    let own = common::wait_until(Duration::from_secs(5), "the binding in effect", || {
+        let out = as_node(
+            "n1",
+            &["create"],
+            &node("n1", json!({"kubernetes.io/hostname": "n1"})),
+        );
+        out.status.success().then_some(out)
+    });
+    assert!(own.status.success());
+    let other = as_node("n1", &["create"], &node("n2", json!({})));
+    assert!(
+        stderr(&other)
+            .contains(r#"nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2""#),
+        "{other:?}"
+    );
+    let labelled = as_node(
+        "n3",
+        &["create"],
+        &node(
+            "n3",
+            json!({"node-restriction.kubernetes.io/pool": "gpu", "node-role.kubernetes.io/worker": ""}),
+        ),
+    );
+    assert!(
+        stderr(&labelled).contains(r#"nodes "n3" is forbidden: node "n3" is not allowed to set the following labels: node-restriction.kubernetes.io/pool, node-role.kubernetes.io/worker"#),
+        "{labelled:?}"
+    );
+    let relabel = as_node(
+        "n1",
+        &[
+            "label",
+            "node",
+            "n1",
+            "node-restriction.kubernetes.io/pool=gpu",
+        ],
+        "",
+    );
+    assert!(
+        stderr(&relabel)
+            .contains("is not allowed to modify labels: node-restriction.kubernetes.io/pool"),
+        "{relabel:?}"
+    );
+
+    // Pods: only mirror pods, bound to the node and owned by its Node.
+    let plain = as_node(
+        "n1",
+        &["create"],
+        &pod("plain", json!({"nodeName": "n1"})).to_string(),
+    );
+    assert!(
+        stderr(&plain).contains(r#"pods "plain" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods"#),
+        "{plain:?}"
+    );
+    let uid = server.kubectl_json(&["get", "node", "n1"])["metadata"]["uid"].clone();
+    let mirror = |name: &str, node_name: &str, extra: Value| {
+        let mut pod = pod(name, json!({"nodeName": node_name}));
+        pod["metadata"]["annotations"] = json!({"kubernetes.io/config.mirror": "hash"});
+        pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": uid, "controller": true}]);
+        if let (Some(spec), Some(extra)) = (pod["spec"].as_object_mut(), extra.as_object()) {
+            spec.extend(extra.clone());
+        }
+        pod.to_string()
+    };
+    let static_pod = as_node("n1", &["create"], &mirror("static", "n1", json!({})));
+    assert!(static_pod.status.success(), "{static_pod:?}");
+    let elsewhere = as_node("n1", &["create"], &mirror("elsewhere", "n2", json!({})));
+    assert!(
+        stderr(&elsewhere)
+            .contains(r#"node "n1" can only create pods with spec.nodeName set to itself"#),
+        "{elsewhere:?}"
+    );
+    let with_config = as_node(
+        "n1",
+        &["create"],
+        &mirror(
+            "configured",
+            "n1",
+            json!({"volumes": [{"name": "c", "configMap": {"name": "settings"}}]}),
+        ),
+    );
+    assert!(
+        stderr(&with_config).contains(r#"node "n1" can not create pods that reference configmaps"#),
+        "{with_config:?}"
+    );
+
+    // Deletes: only its own pods.
+    server.post_json(PODS, &pod("theirs", json!({"nodeName": "n2"})));
+    let theirs = as_node("n1", &["delete", "pod", "theirs"], "");
+    assert!(
+        stderr(&theirs).contains(r#"pods "theirs" is forbidden: node "n1" can only delete pods with spec.nodeName set to itself"#),
+        "{theirs:?}"
+    );
+    let mine = as_node("n1", &["delete", "pod", "static", "--wait=false"], "");
+    assert!(mine.status.success(), "{mine:?}");
+
+    // Leases: its own, in kube-node-lease.
+    let lease = |name: &str, namespace: &str| {
+        json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+               "metadata": {"name": name, "namespace": namespace}, "spec": {"holderIdentity": name}})
+        .to_string()
+    };
+    assert!(as_node("n1", &["create"], &lease("n1", "kube-node-lease"))
+        .status
+        .success());
+    let foreign = as_node("n1", &["create"], &lease("n2", "kube-node-lease"));
+    assert!(
+        stderr(&foreign)
+            .contains("can only access node lease with the same name as the requesting node"),
+        "{foreign:?}"
+    );
+
+    // Without the group, a node-like name is an ordinary user.
+    server.kubectl_line(
+        "create clusterrolebinding lookalike --clusterrole=cluster-admin --user=system:node:n9",
+    );
+    let lookalike = common::wait_until(Duration::from_secs(5), "the binding in effect", || {
+        let out = server.kubectl_stdin(
+            &["create", "--as=system:node:n9", "-f", "-"],
+            &pod("ordinary", json!({})).to_string(),
+        );
+        out.status.success().then_some(out)
+    });
+    assert!(lookalike.status.success());
+}

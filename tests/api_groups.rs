@@ -151,10 +151,18 @@ type: Normal
 #[test]
 fn certificate_signing_requests_are_approved_through_their_subresource() {
     let server = TestServer::start();
-    // Any PEM block will do: Capstan does not sign, it stores the request.
-    let request = base64_encode(
-        "-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n",
-    );
+    // A real request: CertificateSubjectRestriction reads its subject.
+    let key = rcgen::KeyPair::generate().expect("a key");
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "alice");
+    let pem = params
+        .serialize_request(&key)
+        .expect("a request")
+        .pem()
+        .expect("PEM");
+    let request = base64_encode(&pem);
     server.apply(&format!(
         r#"
 apiVersion: certificates.k8s.io/v1

@@ -108,9 +108,12 @@ impl ApiCore {
     }
 
     /// Whether a delete must read the object for admission: only when a
-    /// webhook or policy may look at it.
+    /// plugin that judges deletes is enabled, or a webhook or policy may
+    /// look at it.
     pub(crate) fn admission_reads_deletes(&self) -> bool {
-        self.has_admission_webhooks() || self.has_policy_bindings()
+        self.admission_plugins.judges_deletes()
+            || self.has_admission_webhooks()
+            || self.has_policy_bindings()
     }
 }
 

@@ -124,6 +124,30 @@ pub(super) fn validate_subject(attributes: &Attributes<'_>, csr: Option<&Value>)
 
 /// The subject's organizations of the PEM request in `spec.request`.
 fn organizations(csr: &Value) -> Result<Vec<String>, String> {
+    with_subject(csr, |subject| {
+        subject
+            .iter_organization()
+            .filter_map(|o| o.as_str().ok().map(str::to_string))
+            .collect()
+    })
+}
+
+/// The subject's common name of the PEM request in `spec.request`.
+pub(super) fn subject_common_name(csr: &Value) -> Result<String, String> {
+    with_subject(csr, |subject| {
+        subject
+            .iter_common_name()
+            .filter_map(|o| o.as_str().ok().map(str::to_string))
+            .next()
+            .unwrap_or_default()
+    })
+}
+
+/// `read` of the subject of the PEM request in `spec.request`.
+fn with_subject<T>(
+    csr: &Value,
+    read: impl FnOnce(&x509_parser::x509::X509Name<'_>) -> T,
+) -> Result<T, String> {
     use x509_parser::prelude::FromDer as _;
     let encoded = csr
         .pointer("/spec/request")
@@ -140,12 +164,7 @@ fn organizations(csr: &Value) -> Result<Vec<String>, String> {
     let (_, request) =
         x509_parser::certification_request::X509CertificationRequest::from_der(&block.contents)
             .map_err(|e| e.to_string())?;
-    Ok(request
-        .certification_request_info
-        .subject
-        .iter_organization()
-        .filter_map(|o| o.as_str().ok().map(str::to_string))
-        .collect())
+    Ok(read(&request.certification_request_info.subject))
 }
 
 #[cfg(test)]

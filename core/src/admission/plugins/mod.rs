@@ -12,6 +12,8 @@ mod configuration;
 mod default_classes;
 mod default_toleration_seconds;
 mod limit_ranger;
+mod node_restriction;
+mod pod_references;
 mod pod_security;
 mod priority;
 mod pvc_resize;
@@ -39,6 +41,7 @@ pub enum Plugin {
     NamespaceLifecycle,
     LimitRanger,
     ServiceAccount,
+    NodeRestriction,
     TaintNodesByCondition,
     AlwaysPullImages,
     PodSecurity,
@@ -69,7 +72,7 @@ const ORDERED: &[(&str, bool, Option<Plugin>)] = &[
     ("LimitPodHardAntiAffinityTopology", false, None),
     ("LimitRanger", true, Some(Plugin::LimitRanger)),
     ("ServiceAccount", true, Some(Plugin::ServiceAccount)),
-    ("NodeRestriction", false, None),
+    ("NodeRestriction", false, Some(Plugin::NodeRestriction)),
     (
         "TaintNodesByCondition",
         true,
@@ -231,6 +234,12 @@ impl Plugins {
         self.enabled.contains(&plugin)
     }
 
+    /// Whether an enabled plugin may refuse a delete (the others leave
+    /// deletes alone, which then need no admission at all).
+    pub fn judges_deletes(&self) -> bool {
+        self.has(Plugin::NodeRestriction) || self.has(Plugin::AlwaysDeny)
+    }
+
     /// Upstream's names of the enabled plugins, in order.
     pub fn names(&self) -> Vec<&'static str> {
         ORDERED
@@ -294,6 +303,10 @@ impl ApiCore {
                 Ok(())
             }
             Plugin::RuntimeClass => self.admit_runtime_class(attributes, object).await,
+            Plugin::NodeRestriction => {
+                self.admit_node_restriction(attributes, object.as_deref())
+                    .await
+            }
             Plugin::PersistentVolumeClaimResize
             | Plugin::CertificateApproval
             | Plugin::CertificateSigning
@@ -358,6 +371,7 @@ impl ApiCore {
             }
             Plugin::AlwaysAdmit
             | Plugin::NamespaceLifecycle
+            | Plugin::NodeRestriction
             | Plugin::TaintNodesByCondition
             | Plugin::DefaultTolerationSeconds
             | Plugin::DefaultStorageClass
@@ -461,7 +475,7 @@ mod tests {
     #[test]
     fn flag_errors_are_worded_as_upstream() {
         let errors = Plugins::choose(
-            &strings(&["Nope", "Priority", "NodeRestriction"]),
+            &strings(&["Nope", "Priority", "ClusterTrustBundleAttest"]),
             &strings(&["Priority", "Nada"]),
         )
         .expect_err("invalid flags");
@@ -471,7 +485,7 @@ mod tests {
                 r#"enable-admission-plugins plugin "Nope" is unknown"#,
                 r#"disable-admission-plugins plugin "Nada" is unknown"#,
                 "[Priority] in enable-admission-plugins and disable-admission-plugins overlapped",
-                r#"enable-admission-plugins plugin "NodeRestriction" is not implemented by capstan yet"#,
+                r#"enable-admission-plugins plugin "ClusterTrustBundleAttest" is not implemented by capstan yet"#,
             ]
         );
     }

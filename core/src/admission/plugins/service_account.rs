@@ -192,7 +192,7 @@ fn mirror_refusal(pod: &Value) -> Option<&'static str> {
     {
         return Some("a mirror pod may not reference service accounts");
     }
-    if references_secrets(spec) {
+    if super::pod_references::references_secrets(spec) {
         return Some("a mirror pod may not reference secrets");
     }
     let projects_token = spec
@@ -204,62 +204,6 @@ fn mirror_refusal(pod: &Value) -> Option<&'static str> {
         .flatten()
         .any(|source| source.get("serviceAccountToken").is_some());
     projects_token.then_some("a mirror pod may not use ServiceAccountToken volume projections")
-}
-
-/// Whether a pod spec names a secret anywhere upstream's
-/// VisitPodSecretNames looks: pull secrets, env and envFrom of every
-/// container, and volumes.
-fn references_secrets(spec: &Value) -> bool {
-    let named = |v: Option<&Value>| v.and_then(Value::as_str).is_some_and(|n| !n.is_empty());
-    let list = |v: &Value, key: &str| -> Vec<Value> {
-        v.get(key)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    if list(spec, "imagePullSecrets")
-        .iter()
-        .any(|s| named(s.get("name")))
-    {
-        return true;
-    }
-    let containers = ["initContainers", "containers", "ephemeralContainers"]
-        .iter()
-        .flat_map(|key| list(spec, key))
-        .collect::<Vec<_>>();
-    for container in &containers {
-        if list(container, "env")
-            .iter()
-            .any(|e| named(e.pointer("/valueFrom/secretKeyRef/name")))
-            || list(container, "envFrom")
-                .iter()
-                .any(|e| named(e.pointer("/secretRef/name")))
-        {
-            return true;
-        }
-    }
-    list(spec, "volumes").iter().any(|volume| {
-        named(volume.pointer("/secret/secretName"))
-            || volume
-                .pointer("/projected/sources")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .any(|s| named(s.pointer("/secret/name")))
-            || [
-                "/azureFile/secretName",
-                "/cephfs/secretRef/name",
-                "/cinder/secretRef/name",
-                "/flexVolume/secretRef/name",
-                "/iscsi/secretRef/name",
-                "/rbd/secretRef/name",
-                "/scaleIO/secretRef/name",
-                "/storageos/secretRef/name",
-                "/csi/nodePublishSecretRef/name",
-            ]
-            .iter()
-            .any(|pointer| named(volume.pointer(pointer)))
-    })
 }
 
 /// Mounts the token volume into every init container and container that
