@@ -652,3 +652,98 @@ fn match_policy_equivalent_sends_the_version_the_rules_name() {
         .count();
     assert_eq!(of_yes, 1);
 }
+
+/// A webhook server that offers HTTP/2 (ALPN `h2`) is called over it, every
+/// call on one shared connection — as Go's transport does — while the
+/// Python servers above, which offer only HTTP/1.1, get HTTP/1.1.
+#[test]
+fn webhooks_that_offer_http2_are_called_over_one_http2_connection() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    let server = TestServer::start();
+    let (ca, cert, key) = common::loopback_certificates();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let versions: Arc<Mutex<Vec<String>>> = Arc::default();
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("a port");
+    let port = listener.local_addr().expect("the port").port();
+    {
+        use rustls::pki_types::pem::PemObject;
+        let certs = rustls::pki_types::CertificateDer::pem_slice_iter(cert.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .expect("the certificate");
+        let key =
+            rustls::pki_types::PrivateKeyDer::from_pem_slice(key.as_bytes()).expect("the key");
+        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("TLS");
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let (connections, versions) = (connections.clone(), versions.clone());
+        runtime.spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let Ok(stream) = acceptor.accept(stream).await else {
+                    continue;
+                };
+                connections.fetch_add(1, Ordering::SeqCst);
+                let versions = versions.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                        let versions = versions.clone();
+                        async move {
+                            use http_body_util::BodyExt as _;
+                            versions.lock().unwrap().push(format!("{:?}", request.version()));
+                            let body = request.into_body().collect().await?.to_bytes();
+                            let review: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                            let answer = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                                "response": {"uid": review["request"]["uid"], "allowed": true}});
+                            Ok::<_, hyper::Error>(hyper::Response::new(http_body_util::Full::new(
+                                bytes::Bytes::from(answer.to_string()),
+                            )))
+                        }
+                    });
+                    let _ = hyper_util::server::conn::auto::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    )
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+                });
+            }
+        });
+    }
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca);
+    server.apply(&configuration(
+        "ValidatingWebhookConfiguration",
+        "over-http2",
+        vec![json!({
+            "name": "h2.capstan.test",
+            "clientConfig": {"url": format!("https://127.0.0.1:{port}/check"), "caBundle": ca_bundle},
+            "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}],
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+        })],
+    ));
+    common::wait_until(Duration::from_secs(5), "the webhook in effect", || {
+        server.post_json(
+            &format!("{CONFIGMAPS}?dryRun=All"),
+            &config_map("probe", json!({})),
+        );
+        (!versions.lock().unwrap().is_empty()).then_some(())
+    });
+    for i in 0..20 {
+        let created = server.post_json(CONFIGMAPS, &config_map(&format!("cm{i}"), json!({})));
+        assert_eq!(created.status, 201, "{created:?}");
+    }
+    let seen = versions.lock().unwrap().clone();
+    assert!(seen.len() >= 21, "{seen:?}");
+    assert!(seen.iter().all(|v| v == "HTTP/2.0"), "{seen:?}");
+    assert_eq!(connections.load(Ordering::SeqCst), 1);
+}

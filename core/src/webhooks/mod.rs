@@ -2,7 +2,8 @@
 //! conversion webhook, admission webhooks): an HTTPS POST of a JSON
 //! review to the `clientConfig`'s URL, or to a Service (its ExternalName,
 //! else its ClusterIP, as `<name>.<namespace>.svc`), verified against the
-//! `caBundle`, answered with a JSON review.
+//! `caBundle`, answered with a JSON review; over HTTP/2 when the webhook
+//! offers it, else HTTP/1.1.
 
 mod grpc;
 
@@ -175,7 +176,41 @@ impl ApiCore {
     }
 }
 
-type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+/// A connection to a webhook: HTTP/2 when the server offers it in ALPN
+/// (one connection carries every call, as Go's transport shares it), else
+/// HTTP/1.1 (one call at a time per connection).
+enum Sender {
+    Http1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
+    Http2(hyper::client::conn::http2::SendRequest<Full<Bytes>>),
+}
+
+impl Sender {
+    fn is_closed(&self) -> bool {
+        match self {
+            Sender::Http1(sender) => sender.is_closed(),
+            Sender::Http2(sender) => sender.is_closed(),
+        }
+    }
+
+    async fn send(
+        &mut self,
+        request: http::Request<Full<Bytes>>,
+    ) -> hyper::Result<http::Response<hyper::body::Incoming>> {
+        match self {
+            Sender::Http1(sender) => sender.send_request(request).await,
+            Sender::Http2(sender) => sender.send_request(request).await,
+        }
+    }
+
+    /// Whether the connection can take another call once this one is
+    /// answered.
+    async fn ready(&mut self) -> bool {
+        match self {
+            Sender::Http1(sender) => sender.ready().await.is_ok(),
+            Sender::Http2(sender) => sender.ready().await.is_ok(),
+        }
+    }
+}
 
 /// Where a connection goes and what verified it: calls that agree on all
 /// of it may share the connection.
@@ -183,8 +218,8 @@ type ConnectionKey = (String, u16, String, Vec<u8>);
 
 /// Connections to webhooks, reused by later calls as Go's transport keeps
 /// them alive (a TLS handshake per call would cost more than most
-/// webhooks' own work): idle HTTP/1.1 connections, and one HTTP/2 channel
-/// per gRPC webhook target.
+/// webhooks' own work): idle HTTP/1.1 connections or the target's HTTP/2
+/// connection, and one HTTP/2 channel per gRPC webhook target.
 #[derive(Default)]
 pub(crate) struct Connections {
     idle: std::sync::Mutex<std::collections::HashMap<ConnectionKey, Vec<Sender>>>,
@@ -195,15 +230,16 @@ pub(crate) struct Connections {
 const IDLE_PER_TARGET: usize = 8;
 
 impl Connections {
+    /// An idle connection to the target; an HTTP/2 one stays shared.
     fn take(&self, key: &ConnectionKey) -> Option<Sender> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let senders = idle.get_mut(key)?;
-        while let Some(sender) = senders.pop() {
-            if !sender.is_closed() {
-                return Some(sender);
-            }
+        senders.retain(|sender| !sender.is_closed());
+        match senders.last() {
+            Some(Sender::Http2(shared)) => Some(Sender::Http2(shared.clone())),
+            Some(Sender::Http1(_)) => senders.pop(),
+            None => None,
         }
-        None
     }
 
     fn put(&self, key: ConnectionKey, sender: Sender) {
@@ -212,8 +248,15 @@ impl Connections {
         }
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let senders = idle.entry(key).or_default();
-        if senders.len() < IDLE_PER_TARGET {
-            senders.push(sender);
+        match sender {
+            // One HTTP/2 connection per target is kept and shared.
+            Sender::Http2(_) => {
+                if !senders.iter().any(|s| matches!(s, Sender::Http2(_))) {
+                    senders.push(sender);
+                }
+            }
+            Sender::Http1(_) if senders.len() < IDLE_PER_TARGET => senders.push(sender),
+            Sender::Http1(_) => {}
         }
     }
 }
@@ -228,26 +271,38 @@ async fn connect(target: &Target) -> Result<Sender, String> {
         let cert = cert.map_err(|e| failed(&format!("invalid caBundle: {e}")))?;
         roots.add(cert).map_err(|e| failed(&e))?;
     }
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
     .map_err(|e| failed(&e))?
     .with_root_certificates(roots)
     .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let name = ServerName::try_from(target.server_name.clone()).map_err(|e| failed(&e))?;
     let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
         .connect(name, tcp)
         .await
         .map_err(|e| failed(&format!("tls: failed to verify certificate: {e}")))?;
-    let (sender, connection) =
-        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
-            .await
-            .map_err(|e| failed(&e))?;
+    let http2 = tls.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+    let io = hyper_util::rt::TokioIo::new(tls);
+    if http2 {
+        let (sender, connection) =
+            hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io)
+                .await
+                .map_err(|e| failed(&e))?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        return Ok(Sender::Http2(sender));
+    }
+    let (sender, connection) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|e| failed(&e))?;
     tokio::spawn(async move {
         let _ = connection.await;
     });
-    Ok(sender)
+    Ok(Sender::Http1(sender))
 }
 
 async fn call(connections: &Connections, target: Target, body: &Value) -> Result<Value, String> {
@@ -255,12 +310,18 @@ async fn call(connections: &Connections, target: Target, body: &Value) -> Result
     let failed = |e: &dyn std::fmt::Display| format!("Post {url:?}: {e}");
     let key = target.key();
     let payload = Bytes::from(serde_json::to_vec(body).map_err(|e| failed(&e))?);
-    let request = || {
-        http::Request::post(target.path_and_query.as_str())
-            .header(
-                http::header::HOST,
-                format!("{}:{}", target.server_name, target.port),
-            )
+    let authority = format!("{}:{}", target.server_name, target.port);
+    let request = |sender: &Sender| {
+        // HTTP/2 carries the authority in the request's URI, HTTP/1.1 in
+        // its Host header.
+        let builder = match sender {
+            Sender::Http2(_) => {
+                http::Request::post(format!("https://{authority}{}", target.path_and_query))
+            }
+            Sender::Http1(_) => http::Request::post(target.path_and_query.as_str())
+                .header(http::header::HOST, authority.as_str()),
+        };
+        builder
             .header(http::header::CONTENT_TYPE, "application/json")
             .header(http::header::ACCEPT, "application/json, */*")
             .body(Full::new(payload.clone()))
@@ -269,17 +330,18 @@ async fn call(connections: &Connections, target: Target, body: &Value) -> Result
     // An idle connection the webhook closed in the meantime fails before
     // any answer; the call is then made once more on a new connection.
     let pooled = match connections.take(&key) {
-        Some(mut idle) => idle.send_request(request()?).await.ok().map(|r| (idle, r)),
+        Some(mut idle) => {
+            let sent = request(&idle)?;
+            idle.send(sent).await.ok().map(|r| (idle, r))
+        }
         None => None,
     };
     let (mut sender, response) = match pooled {
         Some(answered) => answered,
         None => {
             let mut fresh = connect(&target).await?;
-            let response = fresh
-                .send_request(request()?)
-                .await
-                .map_err(|e| failed(&e))?;
+            let sent = request(&fresh)?;
+            let response = fresh.send(sent).await.map_err(|e| failed(&e))?;
             (fresh, response)
         }
     };
@@ -290,7 +352,7 @@ async fn call(connections: &Connections, target: Target, body: &Value) -> Result
         .await
         .map_err(|e| failed(&e))?
         .to_bytes();
-    if sender.ready().await.is_ok() {
+    if sender.ready().await {
         connections.put(key, sender);
     }
     if !status.is_success() {
