@@ -304,6 +304,9 @@ pub async fn serve_with(
             pki.ca_cert_pem().to_string(),
         ));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "apiservice-registration") {
+        tokio::spawn(capstan_core::controllers::api_services::run(core.clone()));
+    }
     if capstan_core::controllers::enabled(&args.controllers, "pvc-protection") {
         tokio::spawn(capstan_core::controllers::storage_protection::run_claims(
             core.clone(),

@@ -20,6 +20,7 @@ use crate::registry::ResourceDef;
 
 pub mod admissionregistration;
 pub mod apiextensions;
+pub mod apiregistration;
 pub mod apps;
 pub mod authentication;
 pub mod authorization;
@@ -331,6 +332,8 @@ pub trait Kind: Send + Sync {
 pub fn builtin_resources() -> Vec<ResourceDef> {
     [
         self::core::resources(),
+        // kube-aggregator serves its own group first in /apis.
+        apiregistration::resources(),
         apps::resources(),
         events::resources(),
         authentication::resources(),

@@ -87,6 +87,7 @@ pub enum Printer {
     WebhookConfiguration,
     ValidatingAdmissionPolicy,
     ValidatingAdmissionPolicyBinding,
+    APIService,
     CertificateSigningRequest,
     Default,
 }
@@ -119,6 +120,8 @@ fn age_col() -> TableColumn {
     col("Age", "string", D_CREATED)
 }
 
+const D_APISERVICE_SERVICE: &str = "The reference to the service that hosts this API endpoint.";
+const D_APISERVICE_AVAILABLE: &str = "Whether this service is available.";
 const D_CONTAINERS: &str = "Names of each container in the template.";
 const D_IMAGES: &str = "Images referenced by each container in the template.";
 
@@ -540,6 +543,12 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             ),
             age_col(),
         ],
+        APIService => vec![
+            name_col(),
+            col("Service", "string", D_APISERVICE_SERVICE),
+            col("Available", "string", D_APISERVICE_AVAILABLE),
+            age_col(),
+        ],
         ValidatingAdmissionPolicyBinding => vec![
             name_col(),
             col(
@@ -653,6 +662,28 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
                 name(o).into(),
                 len_of(o, "/spec/validations").into(),
                 param_kind.into(),
+                age(o, now),
+            ]
+        }
+        APIService => {
+            let service = match get(o, "/spec/service") {
+                Some(service) if !service.is_null() => {
+                    format!("{}/{}", text(service, "/namespace"), text(service, "/name"))
+                }
+                _ => "Local".to_string(),
+            };
+            let available = match condition(items(o, "/status/conditions"), "Available") {
+                None => "Unknown".to_string(),
+                Some(c) => match (text(c, "/status"), text(c, "/reason")) {
+                    ("True", _) => "True".to_string(),
+                    (status, "") => status.to_string(),
+                    (status, reason) => format!("{status} ({reason})"),
+                },
+            };
+            vec![
+                name(o).into(),
+                service.into(),
+                available.into(),
                 age(o, now),
             ]
         }

@@ -3,6 +3,7 @@
 //! replicas can run them at once without contradicting each other.
 
 pub mod admission_policy_status;
+pub mod api_services;
 pub mod clusterrole_aggregation;
 pub mod custom_resource_definitions;
 pub mod garbage_collector;
@@ -15,6 +16,7 @@ pub mod storage_protection;
 
 /// Names accepted by `--controllers`.
 pub const ALL_CONTROLLERS: &[&str] = &[
+    "apiservice-registration",
     "clusterrole-aggregation",
     "customresourcedefinitions",
     "garbage-collector",
