@@ -7,7 +7,7 @@ mod common;
 use common::TestServer;
 
 /// `kubectl api-resources` against kube-apiserver 1.32, less what Capstan
-/// does not serve yet (apiregistration, flowcontrol) and the authentication and authorization
+/// does not serve yet (flowcontrol) and the authentication and authorization
 /// reviews other than the self-reviews.
 const UPSTREAM_ROWS: &[&str] = &[
     "bindings v1 true Binding",
@@ -32,6 +32,7 @@ const UPSTREAM_ROWS: &[&str] = &[
     "validatingadmissionpolicybindings admissionregistration.k8s.io/v1 false ValidatingAdmissionPolicyBinding",
     "validatingwebhookconfigurations admissionregistration.k8s.io/v1 false ValidatingWebhookConfiguration",
     "customresourcedefinitions crd,crds apiextensions.k8s.io/v1 false CustomResourceDefinition",
+    "apiservices apiregistration.k8s.io/v1 false APIService",
     "controllerrevisions apps/v1 true ControllerRevision",
     "daemonsets ds apps/v1 true DaemonSet",
     "deployments deploy apps/v1 true Deployment",

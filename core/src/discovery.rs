@@ -318,10 +318,13 @@ mod tests {
             d.group("apps").unwrap()["preferredVersion"]["groupVersion"],
             "apps/v1"
         );
-        assert_eq!(d.aggregated_groups["items"][0]["metadata"]["name"], "apps");
+        // The aggregator's own group first, as in /apis.
+        let items = &d.aggregated_groups["items"];
+        assert_eq!(items[0]["metadata"]["name"], "apiregistration.k8s.io");
+        assert_eq!(items[1]["metadata"]["name"], "apps");
         // Written as upstream's types order their fields.
         assert_eq!(
-            serde_json::to_string(&d.aggregated_groups["items"][0]["metadata"]).unwrap(),
+            serde_json::to_string(&items[1]["metadata"]).unwrap(),
             r#"{"name":"apps","creationTimestamp":null}"#
         );
         let scale = d.resource_list("apps", "v1").unwrap()["resources"]
