@@ -15,6 +15,9 @@
 //! Results are Markdown on stdout, progress on stderr.
 
 #[allow(dead_code)]
+#[path = "../creates.rs"]
+mod creates;
+#[allow(dead_code)]
 #[path = "../error.rs"]
 mod error;
 #[allow(dead_code)]
@@ -31,9 +34,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use clap::Parser;
+use creates::{micros, Bench, Measure};
 use error::BenchError;
 use http_body_util::{BodyExt, Full};
-use rest::{expect_status, RestConn, TlsFiles};
+use rest::{expect_status, TlsFiles};
 use serde_json::{json, Value};
 use server::ServerProc;
 
@@ -237,77 +241,6 @@ fn binding(i: usize) -> Value {
            "spec": {"policyName": format!("bench-{i}"), "validationActions": ["Deny"]}})
 }
 
-struct Bench {
-    server: ServerProc,
-    tls: Arc<rustls::ClientConfig>,
-}
-
-/// One measured phase: server CPU per create and the median latency.
-struct Measure {
-    cpu_per_create: Duration,
-    median: Duration,
-}
-
-impl Bench {
-    async fn conn(&self) -> Result<RestConn, BenchError> {
-        RestConn::connect(self.server.port, self.tls.clone()).await
-    }
-
-    /// `count` ConfigMap creates by `clients` connections.
-    async fn creates(
-        &self,
-        count: usize,
-        clients: usize,
-        prefix: &str,
-    ) -> Result<Measure, BenchError> {
-        let mut conns = Vec::new();
-        for _ in 0..clients {
-            conns.push(self.conn().await?);
-        }
-        let cpu = self.server.cpu_time()?;
-        let mut tasks = Vec::new();
-        for (client, mut conn) in conns.into_iter().enumerate() {
-            let prefix = prefix.to_string();
-            tasks.push(tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                for n in (client..count).step_by(clients) {
-                    let body = serde_json::to_vec(&config_map(&format!("{prefix}-{n}")))?;
-                    let started = Instant::now();
-                    expect_status(conn.post(CONFIG_MAPS, body).await?, 201)?;
-                    latencies.push(started.elapsed());
-                }
-                Ok::<_, BenchError>(latencies)
-            }));
-        }
-        let mut latencies = Vec::new();
-        for task in tasks {
-            latencies.extend(task.await.map_err(|e| BenchError::Http(e.to_string()))??);
-        }
-        let cpu_per_create = (self.server.cpu_time()? - cpu) / count as u32;
-        latencies.sort();
-        Ok(Measure {
-            cpu_per_create,
-            median: latencies[latencies.len() / 2],
-        })
-    }
-
-    async fn create(&self, path: &str, object: &Value) -> Result<(), BenchError> {
-        let mut conn = self.conn().await?;
-        expect_status(conn.post(path, serde_json::to_vec(object)?).await?, 201)?;
-        Ok(())
-    }
-
-    async fn delete(&self, path: &str) -> Result<(), BenchError> {
-        let mut conn = self.conn().await?;
-        expect_status(conn.delete(path).await?, 200)?;
-        Ok(())
-    }
-}
-
-fn micros(d: Duration) -> String {
-    format!("{:.0}", d.as_secs_f64() * 1e6)
-}
-
 async fn run(args: Args) -> Result<(), BenchError> {
     let dir = tempfile::Builder::new()
         .prefix("capstan-admission-bench-")
@@ -338,7 +271,9 @@ async fn run(args: Args) -> Result<(), BenchError> {
         },
     ];
     // Warm-up: caches loaded, connections made.
-    bench.creates(200, args.clients, "warm").await?;
+    bench
+        .creates(CONFIG_MAPS, 200, args.clients, config_map, "warm")
+        .await?;
 
     let mut rows: Vec<(&str, Measure)> = Vec::new();
     for round in 0..args.rounds {
@@ -346,7 +281,13 @@ async fn run(args: Args) -> Result<(), BenchError> {
         rows.push((
             "none",
             bench
-                .creates(args.creates, args.clients, &format!("base{round}"))
+                .creates(
+                    CONFIG_MAPS,
+                    args.creates,
+                    args.clients,
+                    config_map,
+                    &format!("base{round}"),
+                )
                 .await?,
         ));
 
@@ -394,7 +335,13 @@ async fn run(args: Args) -> Result<(), BenchError> {
         rows.push((
             "five policies",
             bench
-                .creates(args.creates, args.clients, &format!("vap{round}"))
+                .creates(
+                    CONFIG_MAPS,
+                    args.creates,
+                    args.clients,
+                    config_map,
+                    &format!("vap{round}"),
+                )
                 .await?,
         ));
         for i in 0..POLICY_COUNT {
@@ -463,7 +410,9 @@ impl WebhookPhase {
         }
         let calls = stats.calls.load(Ordering::Relaxed);
         let prefix = format!("{}{round}", self.label.to_lowercase());
-        let measured = bench.creates(args.creates, args.clients, &prefix).await?;
+        let measured = bench
+            .creates(CONFIG_MAPS, args.creates, args.clients, config_map, &prefix)
+            .await?;
         let answered = stats.calls.load(Ordering::Relaxed) - calls;
         if answered < args.creates as u64 {
             return Err(BenchError::Startup(format!(

@@ -13,6 +13,9 @@
 
 // The benchmark's shared parts; each binary uses some of them.
 #[allow(dead_code)]
+#[path = "../creates.rs"]
+mod creates;
+#[allow(dead_code)]
 #[path = "../error.rs"]
 mod error;
 #[allow(dead_code)]
@@ -23,10 +26,10 @@ mod rest;
 mod server;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use creates::{micros, Bench};
 use error::BenchError;
 use rest::{expect_status, RestConn, TlsFiles};
 use serde_json::{json, Value};
@@ -140,52 +143,7 @@ fn gadget_definition(i: usize) -> Value {
     })
 }
 
-struct Bench {
-    server: ServerProc,
-    tls: Arc<rustls::ClientConfig>,
-}
-
 impl Bench {
-    async fn conn(&self) -> Result<RestConn, BenchError> {
-        RestConn::connect(self.server.port, self.tls.clone()).await
-    }
-
-    /// `count` creates at `path` by `clients` connections; the server's CPU
-    /// per create and the wall time.
-    async fn creates(
-        &self,
-        path: &str,
-        count: usize,
-        clients: usize,
-        make: fn(&str) -> Value,
-        prefix: &str,
-    ) -> Result<(Duration, Duration), BenchError> {
-        let mut conns = Vec::new();
-        for _ in 0..clients {
-            conns.push(self.conn().await?);
-        }
-        let cpu = self.server.cpu_time()?;
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for (client, mut conn) in conns.into_iter().enumerate() {
-            let path = path.to_string();
-            let prefix = prefix.to_string();
-            tasks.push(tokio::spawn(async move {
-                for n in (client..count).step_by(clients) {
-                    let body = serde_json::to_vec(&make(&format!("{prefix}-{n}")))?;
-                    expect_status(conn.post(&path, body).await?, 201)?;
-                }
-                Ok::<(), BenchError>(())
-            }));
-        }
-        for task in tasks {
-            task.await.map_err(|e| BenchError::Http(e.to_string()))??;
-        }
-        let wall = started.elapsed();
-        let per_create = (self.server.cpu_time()? - cpu) / count as u32;
-        Ok((per_create, wall))
-    }
-
     /// Median latency and server CPU per request of `reads` GETs.
     async fn reads(
         &self,
@@ -229,10 +187,6 @@ impl Bench {
             })
             .unwrap_or(0))
     }
-}
-
-fn micros(d: Duration) -> String {
-    format!("{:.0}", d.as_secs_f64() * 1e6)
 }
 
 async fn run(args: Args) -> Result<(), BenchError> {
@@ -282,7 +236,11 @@ async fn run(args: Args) -> Result<(), BenchError> {
     let mut ratios = Vec::new();
     for round in 0..args.rounds {
         eprintln!("round {round}");
-        let (cm_cpu, cm_wall) = bench
+        let creates::Measure {
+            cpu_per_create: cm_cpu,
+            wall: cm_wall,
+            ..
+        } = bench
             .creates(
                 &config_maps,
                 args.creates,
@@ -291,7 +249,11 @@ async fn run(args: Args) -> Result<(), BenchError> {
                 &format!("cm{round}"),
             )
             .await?;
-        let (cr_cpu, cr_wall) = bench
+        let creates::Measure {
+            cpu_per_create: cr_cpu,
+            wall: cr_wall,
+            ..
+        } = bench
             .creates(
                 &things,
                 args.creates,
@@ -352,7 +314,7 @@ async fn run(args: Args) -> Result<(), BenchError> {
     println!("| --- | --- |");
     println!(
         "| server CPU per definition create (µs) | {} |",
-        micros(created.0)
+        micros(created.cpu_per_create)
     );
     println!("| all created (s) | {:.2} |", created_in.as_secs_f64());
     println!(

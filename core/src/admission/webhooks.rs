@@ -19,6 +19,7 @@ use super::matching::{Criteria, Invocation};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::WebhookOutcome;
 use crate::registry::ResourceDef;
+use crate::validate::meta::go_quote;
 use crate::verbs::ApiCore;
 use crate::watch::cache::WatchCache;
 
@@ -587,9 +588,4 @@ fn denial(name: &str, status: Option<&Value>) -> ApiError {
         (message, _) => format!("admission webhook {quoted} denied the request: {message}"),
     };
     ApiError::passed(code, reason, text).denied_by(&format!("admission webhook {quoted}"))
-}
-
-/// Go's %q of a webhook name.
-fn go_quote(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
 }

@@ -140,14 +140,14 @@ fn to_message(request: &Value, webhook: &str) -> pb::AdmissionRequest {
         })
     };
     let user = request.get("userInfo").unwrap_or(&Value::Null);
-    let extra = user
-        .get("extra")
-        .and_then(Value::as_object)
+    let extra_values = user.get("extra").unwrap_or(&Value::Null);
+    let extra = extra_values
+        .as_object()
         .map(|extra| {
             extra
-                .iter()
-                .map(|(key, values)| {
-                    let items = crate::object::strings_at(&json!({ "v": values }), "v");
+                .keys()
+                .map(|key| {
+                    let items = crate::object::strings_at(extra_values, key);
                     (key.clone(), pb::ExtraValue { items })
                 })
                 .collect()

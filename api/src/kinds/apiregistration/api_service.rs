@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
 use serde_json::{json, Map, Value};
 
 use crate::error::FieldError;
@@ -72,7 +71,7 @@ impl Kind for APIService {
 
     fn prepare_for_create(&self, object: &mut Value) {
         let status = if is_local(object) {
-            let now = Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
+            let now = crate::object::now_timestamp();
             json!({"conditions": [local_available_condition(&now)]})
         } else {
             json!({})
@@ -167,7 +166,10 @@ fn validate(object: &Value) -> Vec<FieldError> {
     let skips_verify = object.pointer("/spec/insecureSkipTLSVerify") == Some(&Value::Bool(true));
     if is_local(object) {
         if !ca_bundle.is_empty() {
-            let bytes = ca_bundle.len() / 4 * 3 - ca_bundle.matches('=').count();
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(ca_bundle)
+                .map_or(0, |decoded| decoded.len());
             errs.push(FieldError::invalid(
                 "spec.caBundle",
                 &format!("{bytes} bytes"),
@@ -209,6 +211,8 @@ fn validate(object: &Value) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
+    use chrono::Utc;
+
     use super::*;
 
     fn rendered(errs: Vec<FieldError>) -> Vec<String> {

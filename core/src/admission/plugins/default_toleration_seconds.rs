@@ -57,22 +57,9 @@ mod tests {
 
     fn added(tolerations: Value) -> Value {
         let mut pod = json!({"spec": {"tolerations": tolerations}});
-        let user = crate::auth::UserInfo::system();
-        let def = capstan_api::registry::Registry::builtin()
-            .lookup("", "v1", "pods")
-            .expect("pods");
-        let attributes = Attributes {
-            operation: Operation::Create,
-            user: &user,
-            def: &def,
-            namespace: Some("default"),
-            name: "p",
-            subresource: "",
-            old: None,
-            dry_run: false,
-            field_manager: "",
-        };
-        admit(&attributes, Some(&mut pod));
+        crate::testing::attributes_for("", "pods", Operation::Create, |attributes| {
+            admit(attributes, Some(&mut pod))
+        });
         pod["spec"]["tolerations"].clone()
     }
 

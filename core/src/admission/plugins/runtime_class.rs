@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::super::attributes::{Attributes, Operation};
 use crate::auth::UserInfo;
 use crate::error::{ApiError, ApiResult};
+use crate::validate::meta::go_quote;
 use crate::validate::quantity;
 use crate::verbs::ApiCore;
 
@@ -167,10 +168,6 @@ impl ApiCore {
             )),
         }
     }
-}
-
-fn go_quote(text: &str) -> String {
-    serde_json::to_string(text).unwrap_or_else(|_| format!("\"{text}\""))
 }
 
 fn field<'a>(toleration: &'a Value, key: &str) -> &'a str {
