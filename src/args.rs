@@ -90,6 +90,35 @@ pub struct ServeArgs {
     /// plugins' configurations (PodSecurity's defaults and exemptions).
     #[arg(long)]
     pub admission_control_config_file: Option<PathBuf>,
+    /// The client certificate Capstan presents to extension API servers it
+    /// proxies to; defaults to the generated `pki/front-proxy-client.crt`.
+    #[arg(long, requires = "proxy_client_key_file")]
+    pub proxy_client_cert_file: Option<PathBuf>,
+    /// Its key; defaults to the generated `pki/front-proxy-client.key`.
+    #[arg(long, requires = "proxy_client_cert_file")]
+    pub proxy_client_key_file: Option<PathBuf>,
+    /// CA bundle whose client certificates may name the user in request
+    /// headers (a front proxy's); defaults to the generated
+    /// `pki/front-proxy-ca.crt`.
+    #[arg(long)]
+    pub requestheader_client_ca_file: Option<PathBuf>,
+    /// Common names a front proxy's certificate may have; empty allows any
+    /// certificate of the request-header CA.
+    #[arg(long, value_delimiter = ',', default_value = crate::pki::FRONT_PROXY_CLIENT_COMMON_NAME)]
+    pub requestheader_allowed_names: Vec<String>,
+    /// Headers that carry the user name (the first one set wins).
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-User")]
+    pub requestheader_username_headers: Vec<String>,
+    /// Headers that carry the groups.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Group")]
+    pub requestheader_group_headers: Vec<String>,
+    /// Prefixes of the headers that carry extra attributes.
+    #[arg(long, value_delimiter = ',', default_value = "X-Remote-Extra-")]
+    pub requestheader_extra_headers_prefix: Vec<String>,
+    /// Proxy to an APIService's backend through its Service's endpoints
+    /// rather than its ClusterIP.
+    #[arg(long)]
+    pub enable_aggregator_routing: bool,
     /// Write the chosen port here once listening (for tests and scripts).
     #[arg(long)]
     pub port_file: Option<PathBuf>,

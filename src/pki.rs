@@ -10,6 +10,9 @@
 //! <data-dir>/pki/apiserver.crt, apiserver.key  serving certificate (1 year)
 //! <data-dir>/pki/admin.crt, admin.key          CN=admin, O=system:masters (1 year)
 //! <data-dir>/pki/sa.key                        signs service account tokens (ECDSA P-256)
+//! <data-dir>/pki/front-proxy-ca.crt, .key      front-proxy CA ("front-proxy-ca", 10 years)
+//! <data-dir>/pki/front-proxy-client.crt, .key  CN=front-proxy-client (1 year): what
+//!                                              Capstan proxies to extension API servers with
 //! <data-dir>/admin.kubeconfig                  embeds the three certificates above
 //! ```
 //!
@@ -49,6 +52,11 @@ pub const SERVING_COMMON_NAME: &str = "kube-apiserver";
 /// User and group of the generated admin client certificate.
 pub const ADMIN_USER: &str = "admin";
 pub const ADMIN_GROUP: &str = "system:masters";
+/// Common names of the front-proxy CA and of the client certificate
+/// Capstan proxies to extension API servers with (kubeadm's names); the
+/// latter is the one name request-header authentication allows by default.
+pub const FRONT_PROXY_CA_COMMON_NAME: &str = "front-proxy-ca";
+pub const FRONT_PROXY_CLIENT_COMMON_NAME: &str = "front-proxy-client";
 /// Name of the cluster, user and context in `admin.kubeconfig`.
 pub const KUBECONFIG_CLUSTER: &str = "capstan";
 
@@ -146,6 +154,10 @@ pub struct PkiPaths {
     pub admin_key: PathBuf,
     /// The service account token signing key (kubeadm's sa.key).
     pub service_account_key: PathBuf,
+    pub front_proxy_ca_cert: PathBuf,
+    pub front_proxy_ca_key: PathBuf,
+    pub front_proxy_client_cert: PathBuf,
+    pub front_proxy_client_key: PathBuf,
     pub kubeconfig: PathBuf,
 }
 
@@ -160,8 +172,40 @@ impl PkiPaths {
             admin_cert: dir.join("admin.crt"),
             admin_key: dir.join("admin.key"),
             service_account_key: dir.join("sa.key"),
+            front_proxy_ca_cert: dir.join("front-proxy-ca.crt"),
+            front_proxy_ca_key: dir.join("front-proxy-ca.key"),
+            front_proxy_client_cert: dir.join("front-proxy-client.crt"),
+            front_proxy_client_key: dir.join("front-proxy-client.key"),
             kubeconfig: data_dir.join("admin.kubeconfig"),
             dir,
+        }
+    }
+}
+
+/// One certificate authority's files, and what to call it when it is new.
+struct CaFiles<'a> {
+    what: &'static str,
+    common_name: &'static str,
+    cert: &'a Path,
+    key: &'a Path,
+}
+
+impl PkiPaths {
+    fn cluster_ca(&self) -> CaFiles<'_> {
+        CaFiles {
+            what: "cluster CA",
+            common_name: CA_COMMON_NAME,
+            cert: &self.ca_cert,
+            key: &self.ca_key,
+        }
+    }
+
+    fn front_proxy_ca(&self) -> CaFiles<'_> {
+        CaFiles {
+            what: "front-proxy CA",
+            common_name: FRONT_PROXY_CA_COMMON_NAME,
+            cert: &self.front_proxy_ca_cert,
+            key: &self.front_proxy_ca_key,
         }
     }
 }
@@ -176,6 +220,7 @@ pub struct Pki {
     serving_key_pem: String,
     admin_cert_pem: String,
     admin_key_pem: String,
+    front_proxy_ca_pem: String,
 }
 
 impl fmt::Debug for Pki {
@@ -203,8 +248,16 @@ impl Pki {
         &self.server_url
     }
 
-    /// Every certificate in `ca.crt` as a trust store, for the server's
-    /// client verifier and for in-process clients that talk to this server.
+    /// The generated front-proxy CA, PEM: what request-header
+    /// authentication trusts unless `--requestheader-client-ca-file` says
+    /// otherwise.
+    pub fn front_proxy_ca_pem(&self) -> &str {
+        &self.front_proxy_ca_pem
+    }
+
+    /// Every certificate in `ca.crt` as a trust store, for in-process
+    /// clients that talk to this server.
+    #[cfg(test)]
     pub fn ca_root_store(&self) -> Result<RootCertStore, PkiError> {
         let certs = parse_cert_chain(&self.paths.ca_cert, self.ca_cert_pem.as_bytes())?;
         let mut roots = RootCertStore::empty();
@@ -231,24 +284,50 @@ pub fn ensure_pki(data_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
     let sans = required_sans(opts, machine_hostname().as_deref())?;
     let now = ASN1Time::now();
 
-    let (ca, fresh_ca) = load_or_create_ca(&paths, now)?;
+    let cluster_ca = paths.cluster_ca();
+    let (ca, fresh_ca) = load_or_create_ca(&cluster_ca, now)?;
     let mut issuer: Option<LoadedIssuer> = None;
 
     let serving = LeafSpec {
         what: "serving certificate",
         cert: &paths.serving_cert,
         key: &paths.serving_key,
+        common_name: SERVING_COMMON_NAME,
+        organization: None,
         sans: &sans,
     };
-    ensure_leaf(&serving, &paths, &ca, fresh_ca, &mut issuer, now)?;
+    ensure_leaf(&serving, &cluster_ca, &ca, fresh_ca, &mut issuer, now)?;
 
     let admin = LeafSpec {
         what: "admin client certificate",
         cert: &paths.admin_cert,
         key: &paths.admin_key,
+        common_name: ADMIN_USER,
+        organization: Some(ADMIN_GROUP),
         sans: &[],
     };
-    ensure_leaf(&admin, &paths, &ca, fresh_ca, &mut issuer, now)?;
+    ensure_leaf(&admin, &cluster_ca, &ca, fresh_ca, &mut issuer, now)?;
+
+    // A CA of its own, as kubeadm's: a certificate that may assert any
+    // user in headers must not be one the cluster CA hands out.
+    let front_proxy_files = paths.front_proxy_ca();
+    let (front_proxy_ca, fresh_front_proxy_ca) = load_or_create_ca(&front_proxy_files, now)?;
+    let front_proxy_client = LeafSpec {
+        what: "front-proxy client certificate",
+        cert: &paths.front_proxy_client_cert,
+        key: &paths.front_proxy_client_key,
+        common_name: FRONT_PROXY_CLIENT_COMMON_NAME,
+        organization: None,
+        sans: &[],
+    };
+    ensure_leaf(
+        &front_proxy_client,
+        &front_proxy_files,
+        &front_proxy_ca,
+        fresh_front_proxy_ca,
+        &mut None,
+        now,
+    )?;
 
     if !exists(&paths.service_account_key)? {
         let key = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).map_err(|source| {
@@ -271,6 +350,7 @@ pub fn ensure_pki(data_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
         serving_key_pem: read_string(&paths.serving_key)?,
         admin_cert_pem: read_string(&paths.admin_cert)?,
         admin_key_pem: read_string(&paths.admin_key)?,
+        front_proxy_ca_pem: front_proxy_ca.pem,
         paths,
     };
     for key in [
@@ -278,6 +358,8 @@ pub fn ensure_pki(data_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
         &pki.paths.serving_key,
         &pki.paths.admin_key,
         &pki.paths.service_account_key,
+        &pki.paths.front_proxy_ca_key,
+        &pki.paths.front_proxy_client_key,
     ] {
         warn_if_readable_by_others(key);
     }
@@ -315,11 +397,113 @@ pub fn service_account_public_key(path: &Path) -> Result<String, PkiError> {
     read_string(path)
 }
 
-/// The rustls configuration for the secure port: our serving certificate,
-/// ALPN `h2` then `http/1.1`, and client certificates that are optional but,
-/// when presented, must chain to the cluster CA (kube-apiserver's
-/// `--client-ca-file` behaviour; bearer-token clients send none).
-pub fn server_tls_config(pki: &Pki) -> Result<rustls::ServerConfig, PkiError> {
+/// How client certificates are trusted: the cluster CA's (kube-apiserver's
+/// `--client-ca-file`) authenticate their own subject; the request-header
+/// CA's, with an allowed common name, are front proxies that name the user
+/// in headers (`--requestheader-client-ca-file`, `--requestheader-allowed-names`).
+pub struct ClientTrust {
+    cluster: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+    cluster_roots: Vec<CertificateDer<'static>>,
+    request_header: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+    request_header_roots: Vec<CertificateDer<'static>>,
+    request_header_ca_pem: String,
+    allowed_names: Vec<String>,
+}
+
+/// What a verified client certificate makes of its connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerIdentity {
+    /// The certificate's user, when the cluster CA issued it.
+    pub user: Option<ClientIdentity>,
+    /// Whether it is an allowed front proxy's.
+    pub front_proxy: bool,
+}
+
+impl ClientTrust {
+    /// Trust from the PKI's cluster CA and `request_header_ca` (the
+    /// generated front-proxy CA when None).
+    pub fn new(
+        pki: &Pki,
+        request_header_ca: Option<&Path>,
+        allowed_names: &[String],
+    ) -> Result<Self, PkiError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let cluster_roots = parse_cert_chain(&pki.paths.ca_cert, pki.ca_cert_pem.as_bytes())?;
+        let (request_header_path, request_header_ca_pem) = match request_header_ca {
+            Some(path) => (path.to_path_buf(), read_string(path)?),
+            None => (
+                pki.paths.front_proxy_ca_cert.clone(),
+                pki.front_proxy_ca_pem().to_string(),
+            ),
+        };
+        let request_header_roots =
+            parse_cert_chain(&request_header_path, request_header_ca_pem.as_bytes())?;
+        let verifier = |roots: &[CertificateDer<'static>]| -> Result<_, PkiError> {
+            let mut store = RootCertStore::empty();
+            for root in roots {
+                store.add(root.clone())?;
+            }
+            Ok(
+                WebPkiClientVerifier::builder_with_provider(Arc::new(store), provider.clone())
+                    .build()?,
+            )
+        };
+        Ok(Self {
+            cluster: verifier(&cluster_roots)?,
+            request_header: verifier(&request_header_roots)?,
+            cluster_roots,
+            request_header_roots,
+            request_header_ca_pem,
+            allowed_names: allowed_names
+                .iter()
+                .filter(|name| !name.is_empty())
+                .cloned()
+                .collect(),
+        })
+    }
+
+    /// The request-header CA bundle, PEM, as the
+    /// extension-apiserver-authentication ConfigMap publishes it.
+    pub fn request_header_ca_pem(&self) -> &str {
+        &self.request_header_ca_pem
+    }
+
+    /// The allowed front-proxy names (empty: any).
+    pub fn allowed_names(&self) -> &[String] {
+        &self.allowed_names
+    }
+
+    /// Sorts a chain the TLS handshake accepted (against either CA) into
+    /// the identity it carries, as upstream's x509 and request-header
+    /// authenticators would each verify it on their own.
+    pub fn classify(&self, chain: &[CertificateDer<'_>]) -> PeerIdentity {
+        let Some((leaf, intermediates)) = chain.split_first() else {
+            return PeerIdentity {
+                user: None,
+                front_proxy: false,
+            };
+        };
+        let now = UnixTime::now();
+        let user = self
+            .cluster
+            .verify_client_cert(leaf, intermediates, now)
+            .ok()
+            .and_then(|_| identity_from_peer_certificates(chain));
+        let front_proxy = self
+            .request_header
+            .verify_client_cert(leaf, intermediates, now)
+            .is_ok()
+            && (self.allowed_names.is_empty()
+                || common_name_of(leaf).is_some_and(|cn| self.allowed_names.contains(&cn)));
+        PeerIdentity { user, front_proxy }
+    }
+}
+
+/// The rustls server configuration: the serving certificate, HTTP/2 and
+/// HTTP/1.1 by ALPN, and client certificates that are optional but, when
+/// presented, must chain to the cluster CA or the request-header CA
+/// (`ClientTrust::classify` then tells which).
+pub fn server_tls_config(pki: &Pki, trust: &ClientTrust) -> Result<rustls::ServerConfig, PkiError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let chain = parse_cert_chain(&pki.paths.serving_cert, pki.serving_cert_pem.as_bytes())?;
     let key = PrivateKeyDer::from_pem_slice(pki.serving_key_pem.as_bytes()).map_err(|e| {
@@ -328,12 +512,17 @@ pub fn server_tls_config(pki: &Pki) -> Result<rustls::ServerConfig, PkiError> {
             reason: e.to_string(),
         }
     })?;
-    let verifier = WebPkiClientVerifier::builder_with_provider(
-        Arc::new(pki.ca_root_store()?),
-        provider.clone(),
-    )
-    .allow_unauthenticated()
-    .build()?;
+    let mut roots = RootCertStore::empty();
+    for root in trust
+        .cluster_roots
+        .iter()
+        .chain(&trust.request_header_roots)
+    {
+        roots.add(root.clone())?;
+    }
+    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+        .allow_unauthenticated()
+        .build()?;
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .with_client_cert_verifier(verifier)
@@ -342,24 +531,27 @@ pub fn server_tls_config(pki: &Pki) -> Result<rustls::ServerConfig, PkiError> {
     Ok(config)
 }
 
-/// Maps the peer's certificate chain, as rustls reports it after a
-/// successful handshake (so already verified against the CA), to a user the
-/// way kube-apiserver's x509 authenticator does: the leaf's subject CN is the
-/// user name, its O values are the groups. No CN means no identity.
-pub fn identity_from_peer_certificates(certs: &[CertificateDer<'_>]) -> Option<ClientIdentity> {
-    let leaf = certs.first()?;
+/// A leaf's subject common name (the last, as Go's pkix.Name keeps).
+fn common_name_of(leaf: &CertificateDer<'_>) -> Option<String> {
     let (_, cert) = x509_parser::parse_x509_certificate(leaf.as_ref()).ok()?;
-    let subject = cert.subject();
-    // Go's pkix.Name keeps the last CN when there are several.
-    let user = subject
+    let name = cert
+        .subject()
         .iter_common_name()
         .filter_map(|attr| attr.as_str().ok())
         .last()?
         .to_owned();
-    if user.is_empty() {
-        return None;
-    }
-    let groups = subject
+    Some(name)
+}
+
+/// Maps a verified certificate chain to a user the way kube-apiserver's
+/// x509 authenticator does: the leaf's subject CN is the user name, its O
+/// values are the groups. No CN means no identity.
+pub fn identity_from_peer_certificates(certs: &[CertificateDer<'_>]) -> Option<ClientIdentity> {
+    let leaf = certs.first()?;
+    let user = common_name_of(leaf).filter(|name| !name.is_empty())?;
+    let (_, cert) = x509_parser::parse_x509_certificate(leaf.as_ref()).ok()?;
+    let groups = cert
+        .subject()
         .iter_organization()
         .filter_map(|attr| attr.as_str().ok())
         .map(str::to_owned)
@@ -484,26 +676,26 @@ struct LoadedIssuer {
     has_ski: bool,
 }
 
-fn load_or_create_ca(paths: &PkiPaths, now: ASN1Time) -> Result<(LoadedCa, bool), PkiError> {
-    let cert_exists = exists(&paths.ca_cert)?;
-    let key_exists = exists(&paths.ca_key)?;
+fn load_or_create_ca(files: &CaFiles<'_>, now: ASN1Time) -> Result<(LoadedCa, bool), PkiError> {
+    let cert_exists = exists(files.cert)?;
+    let key_exists = exists(files.key)?;
     if !cert_exists && key_exists {
         return Err(PkiError::OrphanCaKey {
-            key: paths.ca_key.clone(),
-            cert: paths.ca_cert.clone(),
+            key: files.key.to_path_buf(),
+            cert: files.cert.to_path_buf(),
         });
     }
     let fresh = !cert_exists;
     if fresh {
         let key = KeyPair::generate().map_err(|source| PkiError::Generate {
-            what: "CA key",
+            what: files.what,
             source,
         })?;
         let mut params = CertificateParams::default();
         params.distinguished_name = DistinguishedName::new();
         params
             .distinguished_name
-            .push(DnType::CommonName, CA_COMMON_NAME);
+            .push(DnType::CommonName, files.common_name);
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.key_usages = vec![
             KeyUsagePurpose::KeyCertSign,
@@ -515,38 +707,38 @@ fn load_or_create_ca(paths: &PkiPaths, now: ASN1Time) -> Result<(LoadedCa, bool)
         let cert = params
             .self_signed(&key)
             .map_err(|source| PkiError::Generate {
-                what: "CA certificate",
+                what: files.what,
                 source,
             })?;
         // Key first: a crash in between leaves an orphan key, which the next
         // start reports instead of silently minting a second CA.
-        write_file_atomic(&paths.ca_key, key.serialize_pem().as_bytes(), 0o600)?;
-        write_file_atomic(&paths.ca_cert, cert.pem().as_bytes(), 0o644)?;
-        tracing::info!(path = %paths.ca_cert.display(), "generated cluster CA");
+        write_file_atomic(files.key, key.serialize_pem().as_bytes(), 0o600)?;
+        write_file_atomic(files.cert, cert.pem().as_bytes(), 0o644)?;
+        tracing::info!(path = %files.cert.display(), "generated the {}", files.what);
     }
 
-    let pem = read_string(&paths.ca_cert)?;
-    let certs = parse_cert_chain(&paths.ca_cert, pem.as_bytes())?;
+    let pem = read_string(files.cert)?;
+    let certs = parse_cert_chain(files.cert, pem.as_bytes())?;
     let mut roots = RootCertStore::empty();
     for cert in &certs {
         roots
             .add(cert.clone())
-            .map_err(|e| parse_error(&paths.ca_cert, e))?;
+            .map_err(|e| parse_error(files.cert, e))?;
     }
     // With a bundle, the first certificate is taken as the one ca.key signs
     // for.
     let der = certs[0].clone();
     let (_, parsed) = x509_parser::parse_x509_certificate(der.as_ref())
-        .map_err(|e| parse_error(&paths.ca_cert, e))?;
+        .map_err(|e| parse_error(files.cert, e))?;
     let not_after = parsed.validity().not_after;
     let renew_after = now
         .timestamp()
         .saturating_add_unsigned(RENEW_BEFORE.as_secs());
     if not_after.timestamp() <= renew_after {
         tracing::warn!(
-            path = %paths.ca_cert.display(),
+            path = %files.cert.display(),
             not_after = %not_after,
-            "the cluster CA expires soon; leaves cannot be renewed past it"
+            "a CA expires soon; leaves cannot be renewed past it"
         );
     }
     Ok((
@@ -560,17 +752,17 @@ fn load_or_create_ca(paths: &PkiPaths, now: ASN1Time) -> Result<(LoadedCa, bool)
     ))
 }
 
-fn load_issuer(paths: &PkiPaths, ca: &LoadedCa, leaf: &Path) -> Result<LoadedIssuer, PkiError> {
-    if !exists(&paths.ca_key)? {
+fn load_issuer(files: &CaFiles<'_>, ca: &LoadedCa, leaf: &Path) -> Result<LoadedIssuer, PkiError> {
+    if !exists(files.key)? {
         return Err(PkiError::MissingCaKey {
             leaf: leaf.to_path_buf(),
-            ca_key: paths.ca_key.clone(),
+            ca_key: files.key.to_path_buf(),
         });
     }
-    let key_pem = read_string(&paths.ca_key)?;
-    let key = KeyPair::from_pem(&key_pem).map_err(|e| parse_error(&paths.ca_key, e))?;
+    let key_pem = read_string(files.key)?;
+    let key = KeyPair::from_pem(&key_pem).map_err(|e| parse_error(files.key, e))?;
     let (_, cert) = x509_parser::parse_x509_certificate(ca.der.as_ref())
-        .map_err(|e| parse_error(&paths.ca_cert, e))?;
+        .map_err(|e| parse_error(files.cert, e))?;
 
     // The issuer name written into a leaf must be byte-identical to the CA's
     // subject (path building compares encoded names), so the CA's subject is
@@ -578,7 +770,7 @@ fn load_issuer(paths: &PkiPaths, ca: &LoadedCa, leaf: &Path) -> Result<LoadedIss
     let mut params = CertificateParams::default();
     params.distinguished_name =
         distinguished_name_from(cert.subject()).map_err(|reason| PkiError::Parse {
-            path: paths.ca_cert.clone(),
+            path: files.cert.to_path_buf(),
             reason,
         })?;
     let ski = subject_key_identifier(&cert);
@@ -648,6 +840,8 @@ struct LeafSpec<'a> {
     what: &'static str,
     cert: &'a Path,
     key: &'a Path,
+    common_name: &'static str,
+    organization: Option<&'static str>,
     /// Empty for client certificates.
     sans: &'a [San],
 }
@@ -660,7 +854,7 @@ impl LeafSpec<'_> {
 
 fn ensure_leaf(
     spec: &LeafSpec<'_>,
-    paths: &PkiPaths,
+    ca_files: &CaFiles<'_>,
     ca: &LoadedCa,
     fresh_ca: bool,
     issuer: &mut Option<LoadedIssuer>,
@@ -684,7 +878,7 @@ fn ensure_leaf(
 
     let issuer = match issuer {
         Some(loaded) => loaded,
-        None => issuer.insert(load_issuer(paths, ca, spec.cert)?),
+        None => issuer.insert(load_issuer(ca_files, ca, spec.cert)?),
     };
     let key = KeyPair::generate().map_err(|source| PkiError::Generate {
         what: spec.what,
@@ -698,10 +892,15 @@ fn ensure_leaf(
     params.not_after = (now.to_datetime() + LEAF_VALIDITY).min(ca.not_after.to_datetime());
     // Keys are ECDSA, which only signs; KeyEncipherment is an RSA notion.
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-    if spec.is_serving() {
+    if let Some(organization) = spec.organization {
         params
             .distinguished_name
-            .push(DnType::CommonName, SERVING_COMMON_NAME);
+            .push(DnType::OrganizationName, organization);
+    }
+    params
+        .distinguished_name
+        .push(DnType::CommonName, spec.common_name);
+    if spec.is_serving() {
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         params.subject_alt_names = spec
             .sans
@@ -709,12 +908,6 @@ fn ensure_leaf(
             .map(San::to_rcgen)
             .collect::<Result<_, _>>()?;
     } else {
-        params
-            .distinguished_name
-            .push(DnType::OrganizationName, ADMIN_GROUP);
-        params
-            .distinguished_name
-            .push(DnType::CommonName, ADMIN_USER);
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     }
     let cert = params
@@ -726,7 +919,7 @@ fn ensure_leaf(
     // Catches a CA subject that rcgen re-encodes differently, or an expired
     // CA: such a leaf would look fine on disk and fail every handshake.
     verify_leaf(spec, std::slice::from_ref(cert.der()), ca).map_err(|e| PkiError::Parse {
-        path: paths.ca_cert.clone(),
+        path: ca_files.cert.to_path_buf(),
         reason: format!("a freshly issued {} does not verify: {e}", spec.what),
     })?;
     write_file_atomic(spec.key, key.serialize_pem().as_bytes(), 0o600)?;

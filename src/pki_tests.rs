@@ -250,8 +250,8 @@ fn leaf_near_expiry_is_renewed() {
     let dir = tempfile::tempdir().unwrap();
     let first = ensure_pki(dir.path(), &opts(6443)).unwrap();
     let paths = first.paths().clone();
-    let (ca, _) = load_or_create_ca(&paths, ASN1Time::now()).unwrap();
-    let issuer = load_issuer(&paths, &ca, &paths.admin_cert).unwrap();
+    let (ca, _) = load_or_create_ca(&paths.cluster_ca(), ASN1Time::now()).unwrap();
+    let issuer = load_issuer(&paths.cluster_ca(), &ca, &paths.admin_cert).unwrap();
     let key = KeyPair::generate().unwrap();
     let mut params = CertificateParams::default();
     params.distinguished_name = DistinguishedName::new();
@@ -266,6 +266,8 @@ fn leaf_near_expiry_is_renewed() {
         what: "admin",
         cert: &paths.admin_cert,
         key: &paths.admin_key,
+        common_name: ADMIN_USER,
+        organization: Some(ADMIN_GROUP),
         sans: &[],
     };
     let reason = reissue_reason(&spec, &ca, ASN1Time::now()).unwrap();
@@ -483,7 +485,9 @@ async fn handshake(
     client: rustls::ClientConfig,
     server_name: &str,
 ) -> Result<Outcome, String> {
-    let acceptor = TlsAcceptor::from(Arc::new(server_tls_config(pki).unwrap()));
+    let acceptor = TlsAcceptor::from(Arc::new(
+        server_tls_config(pki, &ClientTrust::new(pki, None, &[]).unwrap()).unwrap(),
+    ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
@@ -598,4 +602,37 @@ async fn server_name_outside_the_sans_is_rejected_by_clients() {
         .err()
         .expect("hostname verification must fail");
     assert!(!err.is_empty());
+}
+
+#[test]
+fn front_proxy_certificate_is_its_own_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = ensure_pki(dir.path(), &opts(6443)).unwrap();
+    let chain = |path: &Path| parse_cert_chain(path, &fs::read(path).unwrap()).unwrap();
+    let front_proxy = chain(&pki.paths().front_proxy_client_cert);
+    let admin = chain(&pki.paths().admin_cert);
+
+    let trust =
+        ClientTrust::new(&pki, None, &[FRONT_PROXY_CLIENT_COMMON_NAME.to_string()]).unwrap();
+    assert_eq!(
+        trust.classify(&front_proxy),
+        PeerIdentity {
+            user: None,
+            front_proxy: true
+        },
+        "the cluster CA does not vouch for the front proxy's certificate"
+    );
+    let admin_peer = trust.classify(&admin);
+    assert!(!admin_peer.front_proxy);
+    assert_eq!(admin_peer.user.unwrap().user, ADMIN_USER);
+
+    let others_only = ClientTrust::new(&pki, None, &["someone-else".to_string()]).unwrap();
+    assert!(!others_only.classify(&front_proxy).front_proxy);
+    let any_name = ClientTrust::new(&pki, None, &[String::new()]).unwrap();
+    assert!(any_name.classify(&front_proxy).front_proxy);
+
+    // Kept across starts, like the rest of the PKI.
+    let again = ensure_pki(dir.path(), &opts(6443)).unwrap();
+    assert_eq!(again.front_proxy_ca_pem(), pki.front_proxy_ca_pem());
+    assert_ne!(pki.front_proxy_ca_pem(), pki.ca_cert_pem());
 }

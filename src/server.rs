@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use axum::body::Body;
 use capstan_core::auth::UserInfo;
+use capstan_core::authentication::request_header::{FrontProxy, RequestHeaderNames};
+use capstan_core::controllers::authentication_trust::AuthenticationTrust;
 use capstan_core::discovery::Discovery;
 use capstan_core::grpc::admission::AdmissionService;
 use capstan_core::grpc::served::ResourcesGrpc;
@@ -150,7 +152,12 @@ pub async fn serve_with(
             extra_sans: args.cert_extra_sans.clone(),
         },
     )?;
-    let tls = Arc::new(pki::server_tls_config(&pki)?);
+    let trust = Arc::new(pki::ClientTrust::new(
+        &pki,
+        args.requestheader_client_ca_file.as_deref(),
+        &args.requestheader_allowed_names,
+    )?);
+    let tls = Arc::new(pki::server_tls_config(&pki, &trust)?);
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
 
     let storage: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
@@ -175,11 +182,21 @@ pub async fn serve_with(
         None => Ok(plugins),
     })
     .map_err(|errors| ServeError::Other(format!("[{}]", errors.join(", "))))?;
+    let request_header_names = RequestHeaderNames {
+        username_headers: args.requestheader_username_headers.clone(),
+        group_headers: args.requestheader_group_headers.clone(),
+        extra_headers_prefixes: args.requestheader_extra_headers_prefix.clone(),
+    };
     let core = Arc::new(
         ApiCore::new(registry.clone(), storage.clone(), args.etcd_prefix.clone())
             .with_service_ranges(args.service_cluster_ip_range, args.service_node_port_range)
             .with_token_authority(tokens)
             .with_admission_plugins(admission_plugins)
+            .with_request_header_names(request_header_names.clone())
+            .with_aggregator(
+                Some(proxy_identity(&args, &pki)?),
+                args.enable_aggregator_routing,
+            )
             .with_inflight_limits(capstan_core::inflight::InflightLimits::new(
                 args.max_requests_inflight,
                 args.max_mutating_requests_inflight,
@@ -307,6 +324,22 @@ pub async fn serve_with(
     if capstan_core::controllers::enabled(&args.controllers, "apiservice-registration") {
         tokio::spawn(capstan_core::controllers::api_services::run(core.clone()));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "apiservice-availability") {
+        tokio::spawn(capstan_core::controllers::api_service_availability::run(
+            core.clone(),
+        ));
+    }
+    if capstan_core::controllers::enabled(&args.controllers, "cluster-authentication-trust") {
+        tokio::spawn(capstan_core::controllers::authentication_trust::run(
+            core.clone(),
+            AuthenticationTrust {
+                client_ca: pki.ca_cert_pem().to_string(),
+                request_header_ca: trust.request_header_ca_pem().to_string(),
+                allowed_names: trust.allowed_names().to_vec(),
+                names: request_header_names.clone(),
+            },
+        ));
+    }
     if capstan_core::controllers::enabled(&args.controllers, "pvc-protection") {
         tokio::spawn(capstan_core::controllers::storage_protection::run_claims(
             core.clone(),
@@ -354,6 +387,7 @@ pub async fn serve_with(
         };
         let _ = tcp.set_nodelay(true);
         let acceptor = acceptor.clone();
+        let trust = trust.clone();
         let dispatch = dispatch.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
@@ -369,15 +403,22 @@ pub async fn serve_with(
                     return;
                 }
             };
-            let user = tls
+            let peer_identity = tls
                 .get_ref()
                 .1
                 .peer_certificates()
-                .and_then(pki::identity_from_peer_certificates)
+                .map(|chain| trust.classify(chain));
+            let user = peer_identity
+                .as_ref()
+                .and_then(|peer| peer.user.clone())
                 .map(|id| UserInfo::authenticated(id.user, id.groups))
                 .unwrap_or_else(UserInfo::anonymous);
+            let front_proxy = peer_identity.is_some_and(|peer| peer.front_proxy);
             let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
                 req.extensions_mut().insert(user.clone());
+                if front_proxy {
+                    req.extensions_mut().insert(FrontProxy);
+                }
                 dispatch.call(req.map(Body::new))
             });
             let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -401,6 +442,31 @@ pub async fn serve_with(
         tracing::info!("closing connections still open after the grace period");
     }
     Ok(())
+}
+
+/// The client certificate Capstan proxies to extension API servers with:
+/// the flags' files, or the PKI's front-proxy-client.
+fn proxy_identity(
+    args: &ServeArgs,
+    pki: &pki::Pki,
+) -> Result<capstan_core::aggregator::ProxyIdentity, ServeError> {
+    let paths = pki.paths();
+    let cert = args
+        .proxy_client_cert_file
+        .as_ref()
+        .unwrap_or(&paths.front_proxy_client_cert);
+    let key = args
+        .proxy_client_key_file
+        .as_ref()
+        .unwrap_or(&paths.front_proxy_client_key);
+    let read = |path: &std::path::PathBuf| {
+        std::fs::read_to_string(path)
+            .map_err(|e| ServeError::Other(format!("{}: {e}", path.display())))
+    };
+    Ok(capstan_core::aggregator::ProxyIdentity {
+        cert_pem: read(cert)?,
+        key_pem: read(key)?,
+    })
 }
 
 /// The service account token keys: the flags' files, or the PKI's sa.key.

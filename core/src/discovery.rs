@@ -133,7 +133,8 @@ pub struct DiscoveryDocuments {
     pub aggregated_groups_etag: String,
 }
 
-fn etag(document: &Value) -> String {
+/// Upstream's ETag of an aggregated discovery document.
+pub fn etag(document: &Value) -> String {
     let digest = Sha512::digest(document.to_string().as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02X}")).collect();
     format!("\"{hex}\"")

@@ -7,6 +7,7 @@
 
 pub mod addresses;
 pub mod admission;
+pub mod aggregator;
 pub mod authentication;
 pub mod authorization;
 pub mod controllers;

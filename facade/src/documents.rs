@@ -76,6 +76,7 @@ pub(super) fn discovery(
     path: &str,
     headers: &HeaderMap,
     api_path: &ApiPath,
+    mut remote: Vec<capstan_core::aggregator::RemoteApiService>,
 ) -> Result<Response, ApiError> {
     if *method != Method::GET {
         return Err(ApiError::new(
@@ -112,11 +113,40 @@ pub(super) fn discovery(
             return Ok(aggregated(&d.aggregated_core, &d.aggregated_core_etag))
         }
         (ApiPath::Groups, Output::AggregatedDiscovery) => {
-            return Ok(aggregated(&d.aggregated_groups, &d.aggregated_groups_etag))
+            let remote = state.core.remote_discovery();
+            if remote.is_empty() {
+                return Ok(aggregated(&d.aggregated_groups, &d.aggregated_groups_etag));
+            }
+            let merged = super::aggregation::merged_aggregated(&d, remote);
+            let etag = capstan_core::discovery::etag(&merged);
+            return Ok(aggregated(&merged, &etag));
         }
         (ApiPath::CoreVersions, _) => d.api_versions.clone(),
-        (ApiPath::Groups, _) => d.api_group_list.clone(),
-        (ApiPath::Group(g), _) => d.group(g).cloned().ok_or_else(not_found)?,
+        (ApiPath::Groups, _) if remote.is_empty() => d.api_group_list.clone(),
+        (ApiPath::Groups, _) => {
+            let mut list = d.api_group_list.clone();
+            if let Some(groups) = list.get_mut("groups").and_then(Value::as_array_mut) {
+                groups.extend(super::aggregation::remote_groups(remote, &d));
+            }
+            list
+        }
+        (ApiPath::Group(g), _) => match d.group(g) {
+            Some(local) => local.clone(),
+            None => {
+                remote.retain(|service| service.group == *g);
+                let mut group = super::aggregation::remote_groups(remote, &d)
+                    .pop()
+                    .ok_or_else(not_found)?;
+                if let Some(fields) = group.as_object_mut() {
+                    let mut document = serde_json::Map::new();
+                    document.insert("kind".into(), json!("APIGroup"));
+                    document.insert("apiVersion".into(), json!("v1"));
+                    document.append(fields);
+                    group = Value::Object(document);
+                }
+                group
+            }
+        },
         (ApiPath::ResourceList { group, version }, _) => d
             .resource_list(group, version)
             .cloned()

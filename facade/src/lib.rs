@@ -2,6 +2,7 @@
 //! negotiation translated into calls on the core's [`ApiCore`] — the same
 //! methods the gRPC services call — and errors rendered as `metav1.Status`.
 
+mod aggregation;
 mod documents;
 pub mod negotiation;
 pub mod request_info;
@@ -22,6 +23,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use capstan_core::auth::UserInfo;
+use capstan_core::authentication::request_header::FrontProxy;
 use capstan_core::authentication::{Admission, IMPERSONATION_PREFIX};
 use capstan_core::discovery::{Discovery, AGGREGATED_CONTENT_TYPE};
 use capstan_core::error::{ApiError, StatusReason};
@@ -30,8 +32,6 @@ use capstan_core::registry::{Registry, RegistryHandle};
 use capstan_core::verbs::{
     self, ApiCore, FieldValidation, ListOptions, ObjectList, View, WriteOptions, WriteResult,
 };
-use capstan_core::watch::{EventType, WatchOptions};
-use futures::StreamExt;
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -508,13 +508,6 @@ impl MeasuredRequest {
     }
 }
 
-fn user_of(req: &Request) -> UserInfo {
-    req.extensions()
-        .get::<UserInfo>()
-        .cloned()
-        .unwrap_or_else(UserInfo::anonymous)
-}
-
 fn accept(headers: &HeaderMap) -> Option<String> {
     headers
         .get(header::ACCEPT)
@@ -537,10 +530,17 @@ async fn handle(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
+    let certificate = state.core.connection_user(
+        req.extensions().get::<UserInfo>(),
+        req.extensions().get::<FrontProxy>(),
+        req.headers()
+            .iter()
+            .filter_map(|(name, value)| Some((name.as_str(), value.to_str().ok()?))),
+    );
     let caller = state
         .core
         .caller(
-            user_of(&req),
+            certificate,
             authorization,
             impersonation,
             measured.admission(),
@@ -559,11 +559,18 @@ async fn handle(
             .await?;
         return Err(not_found());
     };
+    if let Some(remote) = aggregation::remote_for(state, api_path).await? {
+        return aggregation::proxy(state, user, &remote, api_path, req).await;
+    }
     let resource = match api_path {
         ApiPath::Resource(r) => r,
         discovery_path => {
             state.core.authorize_path(user, "get", &path).await?;
-            return discovery(state, &method, &path, req.headers(), discovery_path);
+            let remote = match discovery_path {
+                ApiPath::Groups | ApiPath::Group(_) => state.core.remote_api_services().await?,
+                _ => Vec::new(),
+            };
+            return discovery(state, &method, &path, req.headers(), discovery_path, remote);
         }
     };
     let query = Query::parse(req.uri().query())?;

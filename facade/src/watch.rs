@@ -1,6 +1,20 @@
 //! Watch responses: JSON lines, Tables, or length-prefixed protobuf frames.
 
-use super::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderValue};
+use axum::response::Response;
+use capstan_core::auth::UserInfo;
+use capstan_core::error::{ApiError, StatusReason};
+use capstan_core::registry::ResourceDef;
+use capstan_core::watch::{EventType, WatchOptions};
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::negotiation::Output;
+use crate::{include_object, send_initial_events, table, FacadeState, Query};
 
 pub(super) async fn watch(
     state: &FacadeState,

@@ -1011,6 +1011,12 @@ pub async fn two_replicas_on_etcd() -> (
 /// A CA and a serving certificate for 127.0.0.1 signed by it, as PEM (CA,
 /// certificate, key): what a webhook server in a test presents.
 pub fn loopback_certificates() -> (String, String, String) {
+    certificates_for(&[])
+}
+
+/// [`loopback_certificates`] whose serving certificate also carries the
+/// DNS names `names` (an extension API server's `<service>.<namespace>.svc`).
+pub fn certificates_for(names: &[&str]) -> (String, String, String) {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, SanType};
     let ca_key = KeyPair::generate().expect("a CA key");
     let mut ca = CertificateParams::new(Vec::<String>::new()).expect("CA params");
@@ -1020,6 +1026,10 @@ pub fn loopback_certificates() -> (String, String, String) {
     let key = KeyPair::generate().expect("a key");
     let mut leaf = CertificateParams::new(Vec::<String>::new()).expect("params");
     leaf.subject_alt_names = vec![SanType::IpAddress("127.0.0.1".parse().expect("an IP"))];
+    for name in names {
+        leaf.subject_alt_names
+            .push(SanType::DnsName((*name).try_into().expect("a DNS name")));
+    }
     let cert = leaf
         .signed_by(&key, &issuer)
         .expect("the serving certificate");

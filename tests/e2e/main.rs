@@ -6,6 +6,7 @@ mod admission_plugins;
 mod admission_policies;
 mod admission_review;
 mod admission_webhooks;
+mod aggregation;
 mod api_groups;
 mod api_services;
 mod bad_input;

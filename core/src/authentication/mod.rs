@@ -1,9 +1,11 @@
-//! Who a request acts as, for both front ends: the user of its client
+//! Who a request acts as, for both front ends: the user a front proxy
+//! names in headers (request_header.rs), the user of its client
 //! certificate, or else its bearer token's service account (tokens.rs);
 //! then the user its `Impersonate-*` headers (gRPC: metadata) name, when
 //! allowed (impersonation.rs); then its place among the requests in flight
 //! (inflight.rs). REST and gRPC differ only in where they read these from.
 
+pub mod request_header;
 pub mod tokens;
 
 use tokio::sync::OwnedSemaphorePermit;

@@ -790,7 +790,9 @@ impl ApiCore {
     /// after these writes.
     async fn ensure_bootstrap_object(&self, def: &ResourceDef, object: Value) -> ApiResult<()> {
         let name = object::name(&object).to_string();
-        let stored = match self.get_stored(def, None, &name).await {
+        let namespace = object::namespace(&object).to_string();
+        let namespace = (!namespace.is_empty()).then_some(namespace.as_str());
+        let stored = match self.get_stored(def, namespace, &name).await {
             Ok((_, stored)) => stored,
             Err(e) if e.reason == StatusReason::NotFound => {
                 return self.create_if_missing(def, object).await;
@@ -807,7 +809,7 @@ impl ApiCore {
         self.update_internal(
             &UserInfo::system(),
             def,
-            None,
+            namespace,
             &name,
             &opts,
             crate::verbs::View::Main,
@@ -827,10 +829,11 @@ impl ApiCore {
         // Concurrently: on a fresh store the creates share fsyncs (the
         // embedded store's group commit; etcd's batching).
         let ensured = bootstrap_policy().into_iter().map(|(resource, object)| {
-            let def = if resource == "clusterroles" {
-                &defs.cluster_roles
-            } else {
-                &defs.cluster_role_bindings
+            let def = match resource {
+                "clusterroles" => &defs.cluster_roles,
+                "roles" => &defs.roles,
+                "rolebindings" => &defs.role_bindings,
+                _ => &defs.cluster_role_bindings,
             };
             self.ensure_bootstrap_object(def, object)
         });
@@ -1061,7 +1064,53 @@ fn bootstrap_policy() -> Vec<(&'static str, Value)> {
         "system:service-account-issuer-discovery",
         &["system:serviceaccounts"],
     ));
+    policy.extend(kube_system_policy());
     policy
+}
+
+/// Upstream's namespaced bootstrap policy in kube-system that Capstan's
+/// features rest on: who may read the extension-apiserver-authentication
+/// ConfigMap (extension API servers are bound to the Role by their
+/// installers; the scheduler and controller manager by default).
+fn kube_system_policy() -> Vec<(&'static str, Value)> {
+    let metadata = |name: &str| {
+        json!({
+            "name": name,
+            "namespace": "kube-system",
+            "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+        })
+    };
+    let reader = "extension-apiserver-authentication-reader";
+    vec![
+        (
+            "roles",
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": metadata(reader),
+                "rules": [{
+                    "verbs": ["get", "list", "watch"],
+                    "apiGroups": [""],
+                    "resources": ["configmaps"],
+                    "resourceNames": [crate::controllers::authentication_trust::CONFIG_MAP],
+                }],
+            }),
+        ),
+        (
+            "rolebindings",
+            json!({
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": metadata(&format!("system::{reader}")),
+                "roleRef": {"apiGroup": RBAC_GROUP, "kind": "Role", "name": reader},
+                "subjects": [
+                    {"kind": "User", "apiGroup": RBAC_GROUP, "name": "system:kube-controller-manager"},
+                    {"kind": "User", "apiGroup": RBAC_GROUP, "name": "system:kube-scheduler"},
+                ],
+            }),
+        ),
+    ]
 }
 
 #[cfg(test)]

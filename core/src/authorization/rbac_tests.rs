@@ -291,7 +291,7 @@ fn the_default_roles_parse() {
     );
     assert_eq!(
         bootstrap_policy().len(),
-        4 + 4 + roles.len() + 1 + 19 + 6 + 2
+        4 + 4 + roles.len() + 1 + 19 + 6 + 2 + 2
     );
     // Every binding names a role the policy creates.
     let policy = bootstrap_policy();
@@ -303,6 +303,17 @@ fn the_default_roles_parse() {
     for (_, binding) in policy.iter().filter(|(r, _)| *r == "clusterrolebindings") {
         let wanted = binding["roleRef"]["name"].as_str().unwrap_or("");
         assert!(roles.contains(&wanted), "{wanted}");
+    }
+    // And every namespaced binding a Role of its namespace.
+    for (_, binding) in policy.iter().filter(|(r, _)| *r == "rolebindings") {
+        let namespace = object::namespace(binding);
+        let wanted = binding["roleRef"]["name"].as_str().unwrap_or("");
+        assert!(
+            policy.iter().any(|(r, role)| *r == "roles"
+                && object::name(role) == wanted
+                && object::namespace(role) == namespace),
+            "{namespace}/{wanted}"
+        );
     }
 }
 

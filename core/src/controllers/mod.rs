@@ -3,7 +3,9 @@
 //! replicas can run them at once without contradicting each other.
 
 pub mod admission_policy_status;
+pub mod api_service_availability;
 pub mod api_services;
+pub mod authentication_trust;
 pub mod clusterrole_aggregation;
 pub mod custom_resource_definitions;
 pub mod garbage_collector;
@@ -16,7 +18,9 @@ pub mod storage_protection;
 
 /// Names accepted by `--controllers`.
 pub const ALL_CONTROLLERS: &[&str] = &[
+    "apiservice-availability",
     "apiservice-registration",
+    "cluster-authentication-trust",
     "clusterrole-aggregation",
     "customresourcedefinitions",
     "garbage-collector",

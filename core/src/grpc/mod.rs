@@ -100,11 +100,17 @@ async fn acting_as<'h, T>(
     impersonation: impl IntoIterator<Item = (&'h str, &'h str)>,
     admission: Admission,
 ) -> Result<Caller, Status> {
-    let certificate = req
-        .extensions()
-        .get::<UserInfo>()
-        .cloned()
-        .unwrap_or_else(UserInfo::anonymous);
+    let certificate = core.connection_user(
+        req.extensions().get::<UserInfo>(),
+        req.extensions()
+            .get::<crate::authentication::request_header::FrontProxy>(),
+        req.metadata().iter().filter_map(|entry| match entry {
+            tonic::metadata::KeyAndValueRef::Ascii(key, value) => {
+                Some((key.as_str(), value.to_str().ok()?))
+            }
+            _ => None,
+        }),
+    );
     let authorization = req
         .metadata()
         .get("authorization")

@@ -382,6 +382,16 @@ pub struct ApiCore {
     pub(crate) admission_plugins: crate::admission::plugins::Plugins,
     /// Idle connections to webhooks, reused across calls.
     pub(crate) webhook_connections: crate::webhooks::Connections,
+    /// The headers a front proxy names its caller in.
+    pub(crate) request_header_names: crate::authentication::request_header::RequestHeaderNames,
+    /// Pooled clients to extension API servers (aggregator/).
+    pub(crate) proxy_clients: crate::aggregator::ProxyClients,
+    /// The client certificate Capstan proxies with.
+    pub(crate) proxy_identity: Option<crate::aggregator::ProxyIdentity>,
+    /// Whether backends are reached at their endpoints, not their ClusterIP.
+    pub(crate) aggregator_routing: bool,
+    /// What the remote APIServices' backends serve, for discovery.
+    pub(crate) remote_discovery: crate::aggregator::RemoteDiscovery,
 }
 
 /// How long a request waits for a watch cache's first list.
@@ -516,10 +526,36 @@ impl ApiCore {
             admission_policies: std::sync::OnceLock::new(),
             admission_plugins: Default::default(),
             webhook_connections: Default::default(),
+            request_header_names:
+                crate::authentication::request_header::RequestHeaderNames::kubeadm(),
+            proxy_clients: Default::default(),
+            proxy_identity: None,
+            aggregator_routing: false,
+            remote_discovery: Default::default(),
         }
     }
 
     /// Uses these in-flight limits (the --max-*-inflight flags).
+    pub fn with_request_header_names(
+        mut self,
+        names: crate::authentication::request_header::RequestHeaderNames,
+    ) -> Self {
+        self.request_header_names = names;
+        self
+    }
+
+    /// Proxies to extension API servers with this client certificate,
+    /// reaching them at their endpoints when `routing`.
+    pub fn with_aggregator(
+        mut self,
+        identity: Option<crate::aggregator::ProxyIdentity>,
+        routing: bool,
+    ) -> Self {
+        self.proxy_identity = identity;
+        self.aggregator_routing = routing;
+        self
+    }
+
     pub fn with_inflight_limits(mut self, limits: crate::inflight::InflightLimits) -> Self {
         self.inflight = limits;
         self

@@ -205,7 +205,9 @@ impl ApiCore {
         def: &ResourceDef,
         mut object: Value,
     ) -> ApiResult<()> {
-        let key = def.key(&self.prefix, None, object::name(&object));
+        let namespace = object::namespace(&object);
+        let namespace = (!namespace.is_empty()).then_some(namespace);
+        let key = def.key(&self.prefix, namespace, object::name(&object));
         if self
             .storage
             .get(&key)

@@ -1,0 +1,455 @@
+//! The connections to extension API servers: TLS verified with the
+//! APIService's caBundle for the name `<service>.<namespace>.svc` (or not
+//! at all with insecureSkipTLSVerify), Capstan's front-proxy client
+//! certificate, HTTP/2 when the backend offers it, pooled per backend as
+//! Go's transport pools them. Each forwarded request carries its caller
+//! in `X-Remote-*` headers, and none of the credentials it came with.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue};
+use http_body_util::combinators::UnsyncBoxBody;
+use hyper_util::client::legacy::connect::HttpConnector;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+use super::api_service::RemoteApiService;
+use super::backend::Location;
+use crate::auth::UserInfo;
+use crate::verbs::ApiCore;
+
+/// A forwarded request's or response's body, streamed.
+pub type ProxyBody = UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+
+type Client =
+    hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<HttpConnector>, ProxyBody>;
+
+/// Capstan's front-proxy client certificate chain and key, PEM
+/// (`--proxy-client-cert-file`, `--proxy-client-key-file`).
+#[derive(Clone)]
+pub struct ProxyIdentity {
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+impl std::fmt::Debug for ProxyIdentity {
+    // The key stays out of logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyIdentity").finish_non_exhaustive()
+    }
+}
+
+/// Why a request could not be forwarded.
+#[derive(Debug, thiserror::Error)]
+pub enum ForwardError {
+    /// The backend could not be located or no client built for it.
+    #[error("{0}")]
+    Unroutable(String),
+    /// The backend did not answer.
+    #[error("{0}")]
+    Backend(String),
+}
+
+/// Backends share a client when they agree on what verifies them.
+type ClientKey = (String, Vec<u8>, bool);
+
+/// Pooled clients, one per backend identity.
+#[derive(Default)]
+pub(crate) struct ProxyClients {
+    clients: Mutex<HashMap<ClientKey, Client>>,
+}
+
+/// How long an idle connection to a backend is kept.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Request headers a proxy never passes on as they came: hop-by-hop ones
+/// (RFC 9110 §7.6.1) and the caller's own credentials, which Capstan has
+/// already turned into the `X-Remote-*` headers it adds.
+const DROPPED: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "authorization",
+];
+
+/// What verifies a backend that asked not to be verified: any certificate,
+/// but still a correct handshake signature.
+#[derive(Debug)]
+struct AnyCertificate(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+fn new_client(
+    service: &RemoteApiService,
+    identity: Option<&ProxyIdentity>,
+) -> Result<Client, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?;
+    let builder = if service.insecure_skip_tls_verify {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(&service.ca_bundle) {
+            let cert = cert.map_err(|e| format!("invalid caBundle: {e}"))?;
+            roots
+                .add(cert)
+                .map_err(|e| format!("invalid caBundle: {e}"))?;
+        }
+        builder.with_root_certificates(roots)
+    };
+    let config = match identity {
+        Some(identity) => {
+            let chain = CertificateDer::pem_slice_iter(identity.cert_pem.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("the proxy client certificate: {e}"))?;
+            let key = PrivateKeyDer::from_pem_slice(identity.key_pem.as_bytes())
+                .map_err(|e| format!("the proxy client key: {e}"))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| format!("the proxy client certificate: {e}"))?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let server_name = ServerName::try_from(service.server_name()).map_err(|e| format!("{e}"))?;
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(config)
+        .https_only()
+        .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(server_name))
+        .enable_http1()
+        .enable_http2()
+        .build();
+    Ok(
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .pool_idle_timeout(IDLE_TIMEOUT)
+            .build(connector),
+    )
+}
+
+/// `X-Remote-Extra-` keys are header names: what a header name cannot
+/// carry (and `%` itself) is percent-encoded, as upstream's
+/// headerKeyEscape does.
+fn escaped_extra_key(key: &str) -> String {
+    let mut escaped = String::with_capacity(key.len());
+    for byte in key.bytes() {
+        let token = byte.is_ascii_alphanumeric() || b"!#$&'*+-.^_`|~".contains(&byte);
+        if token {
+            escaped.push(byte as char);
+        } else {
+            escaped.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    escaped
+}
+
+impl ApiCore {
+    fn proxy_client(&self, service: &RemoteApiService) -> Result<Client, String> {
+        let key = (
+            service.server_name(),
+            service.ca_bundle.clone(),
+            service.insecure_skip_tls_verify,
+        );
+        let mut clients = self
+            .proxy_clients
+            .clients
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(client) = clients.get(&key) {
+            return Ok(client.clone());
+        }
+        let client = new_client(service, self.proxy_identity.as_ref())?;
+        clients.insert(key, client.clone());
+        Ok(client)
+    }
+
+    /// Sends `request` to `service`'s backend as `user`: the same method,
+    /// path, query, headers (less hop-by-hop ones and the caller's
+    /// credentials) and body, with the caller named in `X-Remote-*`.
+    pub async fn forward(
+        &self,
+        service: &RemoteApiService,
+        user: &UserInfo,
+        request: http::Request<ProxyBody>,
+    ) -> Result<http::Response<hyper::body::Incoming>, ForwardError> {
+        let location = self
+            .locate(service)
+            .await
+            .map_err(|e| ForwardError::Unroutable(e.message))?;
+        let client = self
+            .proxy_client(service)
+            .map_err(ForwardError::Unroutable)?;
+        let (mut parts, body) = request.into_parts();
+        parts.uri =
+            backend_uri(&location, parts.uri.path_and_query()).map_err(ForwardError::Unroutable)?;
+        parts.version = http::Version::HTTP_11;
+        let names = &self.request_header_names;
+        let dropped: Vec<HeaderName> = parts
+            .headers
+            .keys()
+            .filter(|name| {
+                let name = name.as_str();
+                DROPPED.contains(&name)
+                    || name.starts_with(crate::authentication::IMPERSONATION_PREFIX)
+                    || name.starts_with("x-remote-")
+                    || names.is_identity_header(name)
+            })
+            .cloned()
+            .collect();
+        for name in dropped {
+            parts.headers.remove(name);
+        }
+        let header = |value: &str| {
+            HeaderValue::from_str(value).map_err(|e| ForwardError::Unroutable(e.to_string()))
+        };
+        parts.headers.insert("x-remote-user", header(&user.name)?);
+        if !user.uid.is_empty() {
+            parts.headers.insert("x-remote-uid", header(&user.uid)?);
+        }
+        for group in &user.groups {
+            parts.headers.append("x-remote-group", header(group)?);
+        }
+        for (key, values) in &user.extra {
+            let name = HeaderName::from_bytes(
+                format!("x-remote-extra-{}", escaped_extra_key(key)).as_bytes(),
+            )
+            .map_err(|e| ForwardError::Unroutable(e.to_string()))?;
+            for value in values {
+                parts.headers.append(name.clone(), header(value)?);
+            }
+        }
+        client
+            .request(http::Request::from_parts(parts, body))
+            .await
+            .map_err(|e| ForwardError::Backend(error_chain(&e)))
+    }
+
+    /// A GET of `path` on `service`'s backend as Capstan makes it for
+    /// its own checks (as system:kube-aggregator in system:masters, with
+    /// the front-proxy certificate), its body read whole.
+    pub(crate) async fn backend_get(
+        &self,
+        service: &RemoteApiService,
+        path: &str,
+        accept: &str,
+        if_none_match: Option<&str>,
+        timeout: Duration,
+    ) -> Result<BackendAnswer, ProbeError> {
+        use http_body_util::BodyExt;
+        let location = self
+            .locate(service)
+            .await
+            .map_err(|e| ProbeError::Unroutable(e.message))?;
+        let client = self.proxy_client(service).map_err(ProbeError::Unroutable)?;
+        let uri =
+            backend_uri(&location, path.parse().ok().as_ref()).map_err(ProbeError::Unroutable)?;
+        let url = uri.to_string();
+        let mut request = http::Request::get(uri)
+            .header("accept", accept)
+            .header("x-remote-user", "system:kube-aggregator")
+            .header("x-remote-group", "system:masters");
+        if let Some(etag) = if_none_match {
+            request = request.header("if-none-match", etag);
+        }
+        let request = request
+            .body(empty_body())
+            .map_err(|e| ProbeError::Unroutable(e.to_string()))?;
+        let unreachable = |error: String| ProbeError::Unreachable {
+            url: url.clone(),
+            error: format!("Get {url:?}: {error}"),
+        };
+        let deadline_exceeded = || {
+            unreachable(
+                "context deadline exceeded (Client.Timeout exceeded while awaiting headers)".into(),
+            )
+        };
+        let exchange = async {
+            let response = client
+                .request(request)
+                .await
+                .map_err(|e| unreachable(go_dial_error(&e, &location)))?;
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+            };
+            let (status, content_type, etag) =
+                (response.status(), header("content-type"), header("etag"));
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| unreachable(error_chain(&e)))?
+                .to_bytes();
+            Ok(BackendAnswer {
+                url: url.clone(),
+                status,
+                content_type: content_type.unwrap_or_default(),
+                etag,
+                body,
+            })
+        };
+        tokio::time::timeout(timeout, exchange)
+            .await
+            .unwrap_or_else(|_| Err(deadline_exceeded()))
+    }
+}
+
+/// A backend's answer to one of Capstan's own GETs.
+pub(crate) struct BackendAnswer {
+    pub url: String,
+    pub status: http::StatusCode,
+    pub content_type: String,
+    pub etag: Option<String>,
+    pub body: Bytes,
+}
+
+/// Why a GET of Capstan's own got no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// No address or client for the backend.
+    #[error("{0}")]
+    Unroutable(String),
+    /// The backend at `url` did not answer: `error` says why, as Go's client.
+    #[error("{error}")]
+    Unreachable { url: String, error: String },
+}
+
+/// A client error as Go's net/http words the common ones.
+fn go_dial_error(error: &hyper_util::client::legacy::Error, location: &Location) -> String {
+    let chain = error_chain(error);
+    if error.is_connect() && chain.contains("Connection refused") {
+        return format!(
+            "dial tcp {}:{}: connect: connection refused",
+            location.host, location.port
+        );
+    }
+    chain
+}
+
+/// An empty request body.
+pub(crate) fn empty_body() -> ProxyBody {
+    use http_body_util::BodyExt;
+    http_body_util::Empty::<Bytes>::new()
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+fn backend_uri(
+    location: &Location,
+    path_and_query: Option<&http::uri::PathAndQuery>,
+) -> Result<http::Uri, String> {
+    let host = if location.host.contains(':') {
+        format!("[{}]", location.host)
+    } else {
+        location.host.clone()
+    };
+    let path = path_and_query.map_or("/", |p| p.as_str());
+    format!("https://{host}:{}{path}", location.port)
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| e.to_string())
+}
+
+/// An error with its causes, as Go's wrapped errors print.
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extra_keys_are_escaped_as_header_names() {
+        assert_eq!(escaped_extra_key("scopes"), "scopes");
+        assert_eq!(escaped_extra_key("example.org/team"), "example.org%2Fteam");
+        assert_eq!(escaped_extra_key("100%"), "100%25");
+    }
+
+    #[test]
+    fn backend_uris() {
+        let v4 = Location {
+            host: "10.0.0.1".into(),
+            port: 443,
+        };
+        let path: http::uri::PathAndQuery = "/apis/x/v1?watch=1".parse().unwrap();
+        assert_eq!(
+            backend_uri(&v4, Some(&path)).unwrap().to_string(),
+            "https://10.0.0.1:443/apis/x/v1?watch=1"
+        );
+        let v6 = Location {
+            host: "::1".into(),
+            port: 8443,
+        };
+        assert_eq!(
+            backend_uri(&v6, None).unwrap().to_string(),
+            "https://[::1]:8443/"
+        );
+    }
+}

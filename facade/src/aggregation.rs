@@ -1,0 +1,231 @@
+//! Requests for a group/version an APIService hands to an extension API
+//! server, as kube-aggregator's proxy handler answers them: authorized
+//! here as the request they are, then forwarded (the core's
+//! `ApiCore::forward`) and streamed back; plain-text errors, as upstream
+//! writes them, when the backend is not available or cannot be reached.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use capstan_core::aggregator::{ProxyBody, RemoteApiService};
+use capstan_core::auth::UserInfo;
+use capstan_core::error::ApiError;
+use serde_json::{json, Value};
+
+use crate::request_info::{ApiPath, ResourcePath};
+use crate::{query_flag, verb_of_method, FacadeState};
+use capstan_core::auth::{AccessRequest, ResourceAttributes};
+
+/// Response headers that describe the hop to the backend, not the answer.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// An error as Go's http.Error writes it.
+fn plain_error(status: StatusCode, text: &str) -> Response {
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        format!("{text}\n"),
+    )
+        .into_response()
+}
+
+/// The group/version a path addresses, when an API group's (not /api).
+fn group_version(api_path: &ApiPath) -> Option<(&str, &str)> {
+    let (group, version) = match api_path {
+        ApiPath::ResourceList { group, version } => (group, version),
+        ApiPath::Resource(r) => (&r.group, &r.version),
+        _ => return None,
+    };
+    (!group.is_empty()).then_some((group.as_str(), version.as_str()))
+}
+
+/// The verb upstream's RequestInfo gives a resource request.
+fn resource_verb(method: &Method, target: &ResourcePath, query: &str) -> &'static str {
+    let watch = query_flag(query, "watch");
+    match *method {
+        Method::GET | Method::HEAD if watch => "watch",
+        Method::GET | Method::HEAD if target.name.is_none() => "list",
+        Method::GET | Method::HEAD => "get",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE if target.name.is_none() => "deletecollection",
+        Method::DELETE => "delete",
+        _ => "",
+    }
+}
+
+/// The remote APIService that serves the path, if one does.
+pub(super) async fn remote_for(
+    state: &FacadeState,
+    api_path: &ApiPath,
+) -> Result<Option<RemoteApiService>, ApiError> {
+    let Some((group, version)) = group_version(api_path) else {
+        return Ok(None);
+    };
+    state.core.remote_api_service(group, version).await
+}
+
+/// Authorizes `req` as the request it is and forwards it to `remote`.
+pub(super) async fn proxy(
+    state: &FacadeState,
+    user: &UserInfo,
+    remote: &RemoteApiService,
+    api_path: &ApiPath,
+    req: Request,
+) -> Result<Response, ApiError> {
+    let path = req.uri().path().to_string();
+    match api_path {
+        ApiPath::Resource(target) => {
+            let query = req.uri().query().unwrap_or("");
+            let attributes = ResourceAttributes {
+                verb: resource_verb(req.method(), target, query),
+                group: &target.group,
+                resource: &target.resource,
+                subresource: target.subresource.as_deref(),
+                namespace: target.namespace.as_deref(),
+                name: target.name.as_deref(),
+            };
+            state
+                .core
+                .authorize_request(user, &AccessRequest::Resource(&attributes))
+                .await?;
+        }
+        _ => {
+            state
+                .core
+                .authorize_path(user, &verb_of_method(req.method()), &path)
+                .await?
+        }
+    }
+    if !remote.available {
+        return Ok(plain_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "service unavailable",
+        ));
+    }
+    let (parts, body) = req.into_parts();
+    use http_body_util::BodyExt;
+    let body: ProxyBody = body
+        .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+        .boxed_unsync();
+    let answer = state
+        .core
+        .forward(remote, user, http::Request::from_parts(parts, body))
+        .await;
+    let response = match answer {
+        Ok(response) => response,
+        Err(e) => {
+            tracing::debug!(api_service = %remote.name, error = %e, "proxying failed");
+            return Ok(plain_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()));
+        }
+    };
+    if response.status().is_redirection() && response.headers().contains_key(header::LOCATION) {
+        return Ok(plain_error(
+            StatusCode::BAD_GATEWAY,
+            "the backend attempted to redirect this request, which is not permitted",
+        ));
+    }
+    let (mut parts, body) = response.into_parts();
+    for name in HOP_BY_HOP {
+        parts.headers.remove(*name);
+    }
+    Ok(Response::from_parts(parts, Body::new(body)))
+}
+
+/// Upstream's ordering of APIServices in discovery: by group priority
+/// (highest first), then name; a group's versions by version priority.
+fn by_priority(remote: &mut [RemoteApiService]) {
+    remote.sort_by(|a, b| {
+        b.group_priority_minimum
+            .cmp(&a.group_priority_minimum)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+}
+
+/// The remote groups as `APIGroup`s, in upstream's order, each with its
+/// versions by priority and the first of them preferred.
+pub(super) fn remote_groups(
+    mut remote: Vec<RemoteApiService>,
+    local: &capstan_core::discovery::DiscoveryDocuments,
+) -> Vec<Value> {
+    by_priority(&mut remote);
+    let mut groups: Vec<(String, Vec<&RemoteApiService>)> = Vec::new();
+    for service in &remote {
+        if local.group(&service.group).is_some() {
+            continue;
+        }
+        match groups.iter_mut().find(|(name, _)| *name == service.group) {
+            Some((_, versions)) => versions.push(service),
+            None => groups.push((service.group.clone(), vec![service])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(name, mut versions)| {
+            versions.sort_by_key(|s| std::cmp::Reverse(s.version_priority));
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|s| json!({"groupVersion": format!("{}/{}", s.group, s.version), "version": s.version}))
+                .collect();
+            json!({"name": name, "versions": versions, "preferredVersion": versions[0]})
+        })
+        .collect()
+}
+
+/// The aggregated `/apis` document with the remote group/versions added:
+/// each backend's resources, or none and Stale when it failed; groups in
+/// upstream's priority order after the local ones.
+pub(super) fn merged_aggregated(
+    local: &capstan_core::discovery::DiscoveryDocuments,
+    mut remote: Vec<capstan_core::aggregator::RemoteVersion>,
+) -> Value {
+    remote.sort_by(|a, b| {
+        b.group_priority_minimum
+            .cmp(&a.group_priority_minimum)
+            .then_with(|| a.group.cmp(&b.group))
+            .then_with(|| b.version_priority.cmp(&a.version_priority))
+    });
+    let mut merged = local.aggregated_groups.clone();
+    let Some(items) = merged.get_mut("items").and_then(Value::as_array_mut) else {
+        return merged;
+    };
+    for version in remote {
+        if local.group(&version.group).is_some() {
+            continue;
+        }
+        let entry = match &version.resources {
+            Some(resources) => {
+                json!({"version": version.version, "resources": resources, "freshness": "Current"})
+            }
+            None => json!({"version": version.version, "freshness": "Stale"}),
+        };
+        let existing = items.iter_mut().find(|item| {
+            item.pointer("/metadata/name").and_then(Value::as_str) == Some(version.group.as_str())
+        });
+        match existing {
+            Some(item) => {
+                if let Some(versions) = item.get_mut("versions").and_then(Value::as_array_mut) {
+                    versions.push(entry);
+                }
+            }
+            None => items.push(json!({
+                "metadata": {"name": version.group, "creationTimestamp": null},
+                "versions": [entry],
+            })),
+        }
+    }
+    merged
+}

@@ -1,0 +1,411 @@
+//! The aggregation layer against a real extension API server: a Python
+//! standard-library HTTPS server that trusts only the front-proxy CA
+//! Capstan publishes in `kube-system/extension-apiserver-authentication`,
+//! reads the caller from the `X-Remote-*` headers, and serves
+//! `metrics.k8s.io/v1beta1` (for `kubectl top`) and a `wardle.example.com`
+//! group. Capstan checks its availability, merges its discovery, forwards
+//! requests it has authorized, and answers 503 while it is down without
+//! breaking discovery of everything else.
+
+use std::process::Command;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::common::{self, Streaming, TestServer};
+
+/// The extension API server: its handler, then the HTTPS server that
+/// requires a client certificate from the CA file it is given, on the
+/// port it is given (0 for any), printing the port it got.
+const EXTENSION_SERVER: &str = r#"
+import json, ssl, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+RESOURCES = {
+    "metrics.k8s.io/v1beta1": [
+        {"name": "nodes", "singularName": "", "namespaced": False, "kind": "NodeMetrics", "verbs": ["get", "list"]},
+        {"name": "pods", "singularName": "", "namespaced": True, "kind": "PodMetrics", "verbs": ["get", "list"]},
+    ],
+    "wardle.example.com/v1alpha1": [
+        {"name": "flunders", "singularName": "flunder", "namespaced": True, "kind": "Flunder", "verbs": ["get", "list"]},
+    ],
+}
+USAGE = {"cpu": "250m", "memory": "256Mi"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send_json(self, code, document):
+        body = json.dumps(document).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        subject = dict(pair[0] for pair in self.connection.getpeercert()["subject"])
+        if subject.get("commonName") != "front-proxy-client":
+            return self.send_json(401, {"kind": "Status", "code": 401})
+        user = self.headers.get("X-Remote-User")
+        groups = self.headers.get_all("X-Remote-Group") or []
+        extra = {k[len("X-Remote-Extra-"):].lower(): v for k, v in self.headers.items()
+                 if k.lower().startswith("x-remote-extra-")}
+        path = self.path.split("?")[0].rstrip("/")
+        parts = path.split("/")
+        if path == "/apis":
+            return self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": gv.split("/")[0], "versions": [{"groupVersion": gv, "version": gv.split("/")[1]}],
+                 "preferredVersion": {"groupVersion": gv, "version": gv.split("/")[1]}} for gv in RESOURCES]})
+        group_version = "/".join(parts[2:4])
+        if len(parts) == 4 and group_version in RESOURCES:
+            return self.send_json(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                        "groupVersion": group_version, "resources": RESOURCES[group_version]})
+        node = {"metadata": {"name": "worker-1"}, "timestamp": "2026-01-01T00:00:00Z", "window": "10s", "usage": USAGE}
+        if path == "/apis/metrics.k8s.io/v1beta1/nodes":
+            return self.send_json(200, {"kind": "NodeMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
+                                        "metadata": {}, "items": [node]})
+        if path == "/apis/metrics.k8s.io/v1beta1/nodes/worker-1":
+            return self.send_json(200, dict(node, kind="NodeMetrics", apiVersion="metrics.k8s.io/v1beta1"))
+        if len(parts) == 7 and parts[2] == "metrics.k8s.io" and parts[6] == "pods":
+            return self.send_json(200, {"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1",
+                "metadata": {}, "items": [{"metadata": {"name": "web", "namespace": parts[5]},
+                    "timestamp": "2026-01-01T00:00:00Z", "window": "10s",
+                    "containers": [{"name": "web", "usage": USAGE}]}]})
+        if len(parts) == 7 and parts[2] == "wardle.example.com" and parts[6] == "flunders":
+            seen = {"user": user, "groups": groups, "extra": extra}
+            return self.send_json(200, {"kind": "FlunderList", "apiVersion": "wardle.example.com/v1alpha1",
+                "metadata": {}, "items": [{"apiVersion": "wardle.example.com/v1alpha1", "kind": "Flunder",
+                    "metadata": {"name": "first", "namespace": parts[5],
+                                 "annotations": {"seen": json.dumps(seen)}}}]})
+        self.send_json(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404,
+                             "reason": "NotFound", "message": "not found"})
+
+
+server = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[4])), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+context.verify_mode = ssl.CERT_REQUIRED
+context.load_verify_locations(sys.argv[3])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print("port", server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+/// The extension server's script, certificate, key and the client CA it
+/// trusts, as files.
+struct ExtensionFiles {
+    script: std::path::PathBuf,
+    cert: std::path::PathBuf,
+    key: std::path::PathBuf,
+    client_ca: std::path::PathBuf,
+}
+
+/// Starts the extension server on `port` (0: any); the process and its port.
+fn start_extension_server(files: &ExtensionFiles, port: u16) -> (Streaming, u16) {
+    let mut python = Command::new("python3");
+    python
+        .arg(&files.script)
+        .arg(&files.cert)
+        .arg(&files.key)
+        .arg(&files.client_ca)
+        .arg(port.to_string());
+    let mut process = Streaming::spawn(python);
+    let port = process.wait_for("the extension server's port", |out| {
+        out.lines()
+            .find_map(|l| l.strip_prefix("port "))
+            .and_then(|p| p.trim().parse().ok())
+    });
+    (process, port)
+}
+
+fn availability(server: &TestServer, name: &str) -> Option<(String, String, String)> {
+    let api_service = server.kubectl_json(&["get", "apiservice", name, "-o", "json"]);
+    let conditions = api_service.pointer("/status/conditions")?.as_array()?;
+    let available = conditions
+        .iter()
+        .find(|c| c["type"] == "Available")?
+        .clone();
+    let text = |key: &str| available[key].as_str().unwrap_or("").to_string();
+    Some((text("status"), text("reason"), text("message")))
+}
+
+fn wait_for_reason(server: &TestServer, name: &str, reason: &str) -> (String, String, String) {
+    common::wait_until(
+        Duration::from_secs(30),
+        &format!("{name} to be {reason}"),
+        || availability(server, name).filter(|(_, r, _)| r == reason),
+    )
+}
+
+#[test]
+fn extension_api_server_behind_capstan() {
+    let server = TestServer::start();
+
+    // The extension server trusts what Capstan publishes for it.
+    let trust = server.kubectl_json(&[
+        "get",
+        "configmap",
+        "-n",
+        "kube-system",
+        "extension-apiserver-authentication",
+        "-o",
+        "json",
+    ]);
+    let front_proxy_ca = trust["data"]["requestheader-client-ca-file"]
+        .as_str()
+        .expect("the request-header CA");
+    assert_eq!(
+        trust["data"]["requestheader-allowed-names"],
+        r#"["front-proxy-client"]"#
+    );
+    assert_eq!(
+        trust["data"]["requestheader-username-headers"],
+        r#"["X-Remote-User"]"#
+    );
+    assert!(trust["data"]["client-ca-file"]
+        .as_str()
+        .is_some_and(|ca| ca.contains("BEGIN CERTIFICATE")));
+    let (ca, cert, key) = common::certificates_for(&["api.ext.svc"]);
+    let files = ExtensionFiles {
+        script: server.scratch("extension.py"),
+        cert: server.scratch("extension.crt"),
+        key: server.scratch("extension.key"),
+        client_ca: server.scratch("front-proxy-ca.crt"),
+    };
+    common::write_file(&files.client_ca, front_proxy_ca);
+    common::write_file(&files.cert, &cert);
+    common::write_file(&files.key, &key);
+    common::write_file(&files.script, EXTENSION_SERVER);
+    let (backend, port) = start_extension_server(&files, 0);
+
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca);
+    server.apply(&format!(
+        r#"
+apiVersion: v1
+kind: Namespace
+metadata: {{name: ext}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: api, namespace: ext}}
+spec: {{type: ExternalName, externalName: 127.0.0.1}}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {{name: v1beta1.metrics.k8s.io}}
+spec:
+  group: metrics.k8s.io
+  version: v1beta1
+  service: {{namespace: ext, name: api, port: {port}}}
+  caBundle: {ca_bundle}
+  groupPriorityMinimum: 100
+  versionPriority: 100
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {{name: v1alpha1.wardle.example.com}}
+spec:
+  group: wardle.example.com
+  version: v1alpha1
+  service: {{namespace: ext, name: api, port: {port}}}
+  caBundle: {ca_bundle}
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+"#
+    ));
+    let (status, _, message) = wait_for_reason(&server, "v1beta1.metrics.k8s.io", "Passed");
+    assert_eq!(
+        (status.as_str(), message.as_str()),
+        ("True", "all checks passed")
+    );
+    wait_for_reason(&server, "v1alpha1.wardle.example.com", "Passed");
+    let listed = server.kubectl_ok(&["get", "apiservices", "v1beta1.metrics.k8s.io"]);
+    assert!(
+        common::table_rows(&listed)[1][..3] == ["v1beta1.metrics.k8s.io", "ext/api", "True"],
+        "{listed}"
+    );
+
+    // Legacy discovery lists the remote groups from the APIServices.
+    let groups = server.get_json("/apis");
+    let names: Vec<&str> = groups["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter_map(|g| g["name"].as_str())
+        .collect();
+    assert!(names.contains(&"metrics.k8s.io"), "{names:?}");
+    let group = server.get_json("/apis/wardle.example.com");
+    assert_eq!(group["kind"], "APIGroup");
+    assert_eq!(
+        group["preferredVersion"]["groupVersion"],
+        "wardle.example.com/v1alpha1"
+    );
+
+    // kubectl finds the resources through aggregated discovery (the
+    // backend has none of its own: its legacy lists are converted).
+    let node = server.apply("apiVersion: v1\nkind: Node\nmetadata: {name: worker-1}\n");
+    assert!(node.contains("worker-1"), "{node}");
+    server.kubectl_ok(&[
+        "patch",
+        "node",
+        "worker-1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"capacity":{"cpu":"2","memory":"4Gi"},"allocatable":{"cpu":"2","memory":"4Gi"}}}"#,
+    ]);
+    let top = common::wait_until(Duration::from_secs(40), "kubectl top node", || {
+        let out = server.kubectl(&["top", "node", "worker-1"]);
+        out.status.success().then(|| common::text(&out.stdout))
+    });
+    let rows = common::table_rows(&top);
+    assert_eq!(rows[1][..3], ["worker-1", "250m", "12%"], "{top}");
+    let pods = server.kubectl_ok(&["top", "pod", "-n", "default"]);
+    assert_eq!(
+        common::table_rows(&pods)[1][..3],
+        ["web", "250m", "256Mi"],
+        "{pods}"
+    );
+
+    // The backend sees the caller Capstan authenticated, through the
+    // front-proxy certificate; not the caller's own credentials.
+    let flunders = server.kubectl_json(&["get", "flunders", "-n", "default", "-o", "json"]);
+    let seen: Value = serde_json::from_str(
+        flunders["items"][0]["metadata"]["annotations"]["seen"]
+            .as_str()
+            .expect("what the backend saw"),
+    )
+    .expect("JSON");
+    assert_eq!(seen["user"], "admin");
+    assert_eq!(
+        seen["groups"],
+        serde_json::json!(["system:masters", "system:authenticated"])
+    );
+
+    // Capstan authorizes before it forwards.
+    let denied = server.kubectl_err(&["get", "flunders", "-n", "default", "--as", "bob"]);
+    assert!(
+        denied.contains(r#"flunders.wardle.example.com is forbidden: User "bob" cannot list resource "flunders" in API group "wardle.example.com" in the namespace "default""#),
+        "{denied}"
+    );
+
+    // The backend goes down: its APIServices become unavailable, requests
+    // for them get upstream's 503, and the rest of discovery still works.
+    backend.stop();
+    server.kubectl_ok(&[
+        "annotate",
+        "apiservice",
+        "v1alpha1.wardle.example.com",
+        "poke=1",
+    ]);
+    let (status, _, message) = wait_for_reason(
+        &server,
+        "v1alpha1.wardle.example.com",
+        "FailedDiscoveryCheck",
+    );
+    assert_eq!(status, "False");
+    assert!(
+        message.starts_with(&format!(
+            "failing or missing response from https://127.0.0.1:{port}/apis/wardle.example.com/v1alpha1: "
+        )) && message.contains("connection refused"),
+        "{message}"
+    );
+    let unavailable = server.get("/apis/wardle.example.com/v1alpha1/namespaces/default/flunders");
+    assert_eq!(unavailable.status, 503);
+    assert_eq!(unavailable.body, "service unavailable\n");
+    let aggregated = server
+        .curl(
+            "GET",
+            "/apis",
+            &[(
+                "Accept",
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+            )],
+            None,
+        )
+        .json();
+    let wardle = aggregated["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|item| item["metadata"]["name"] == "wardle.example.com")
+        .expect("the unavailable group is still listed");
+    assert_eq!(
+        wardle["versions"],
+        serde_json::json!([{"version": "v1alpha1", "freshness": "Stale"}])
+    );
+    let resources = server.kubectl_ok(&["api-resources"]);
+    assert!(resources.contains("deployments"), "{resources}");
+    assert!(!resources.contains("flunders"), "{resources}");
+
+    // And comes back on the same port.
+    let (_backend, _) = start_extension_server(&files, port);
+    server.kubectl_ok(&[
+        "annotate",
+        "apiservice",
+        "v1alpha1.wardle.example.com",
+        "poke=2",
+        "--overwrite",
+    ]);
+    wait_for_reason(&server, "v1alpha1.wardle.example.com", "Passed");
+    let again = server.kubectl_json(&["get", "flunders", "-n", "default", "-o", "json"]);
+    assert_eq!(again["items"][0]["metadata"]["name"], "first");
+}
+
+#[test]
+fn front_proxy_names_the_user_in_headers() {
+    let server = TestServer::start();
+    let pki = server.dir().join("pki");
+    let review = |cert: &str, key: &str| {
+        let out = common::run_command(
+            Command::new(common::curl_bin())
+                .args(["-sS", "--cacert"])
+                .arg(server.ca_cert())
+                .arg("--cert")
+                .arg(pki.join(cert))
+                .arg("--key")
+                .arg(pki.join(key))
+                .args([
+                    "-H",
+                    "X-Remote-User: alice",
+                    "-H",
+                    "X-Remote-Group: devs",
+                    "-H",
+                    "X-Remote-Extra-Example.org%2fteam: blue",
+                    "-H",
+                    "Content-Type: application/json",
+                    "-X",
+                    "POST",
+                    "-d",
+                    r#"{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}"#,
+                ])
+                .arg(format!(
+                    "{}/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                    server.base_url()
+                )),
+            None,
+            Duration::from_secs(20),
+        );
+        let body: Value = serde_json::from_slice(&out.stdout).expect("a JSON answer");
+        body["status"]["userInfo"].clone()
+    };
+    let alice = review("front-proxy-client.crt", "front-proxy-client.key");
+    assert_eq!(alice["username"], "alice");
+    assert_eq!(
+        alice["groups"],
+        serde_json::json!(["devs", "system:authenticated"])
+    );
+    assert_eq!(
+        alice["extra"]["example.org/team"],
+        serde_json::json!(["blue"])
+    );
+    // Only a front proxy's certificate may name a user; the admin's is its own.
+    let admin = review("admin.crt", "admin.key");
+    assert_eq!(admin["username"], "admin");
+}
