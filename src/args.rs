@@ -119,6 +119,25 @@ pub struct ServeArgs {
     /// rather than its ClusterIP.
     #[arg(long)]
     pub enable_aggregator_routing: bool,
+    /// The client certificate Capstan presents to kubelets (logs, exec,
+    /// attach, port-forward, nodes/proxy); defaults to the generated
+    /// `pki/apiserver-kubelet-client.crt`.
+    #[arg(long, requires = "kubelet_client_key")]
+    pub kubelet_client_certificate: Option<PathBuf>,
+    /// Its key; defaults to the generated `pki/apiserver-kubelet-client.key`.
+    #[arg(long, requires = "kubelet_client_certificate")]
+    pub kubelet_client_key: Option<PathBuf>,
+    /// CA bundle that verifies kubelets' serving certificates; without
+    /// it they are not verified, as upstream.
+    #[arg(long)]
+    pub kubelet_certificate_authority: Option<PathBuf>,
+    /// The order in which a node's addresses are tried for its kubelet.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "Hostname,InternalDNS,InternalIP,ExternalDNS,ExternalIP"
+    )]
+    pub kubelet_preferred_address_types: Vec<String>,
     /// Write the chosen port here once listening (for tests and scripts).
     #[arg(long)]
     pub port_file: Option<PathBuf>,

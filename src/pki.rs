@@ -10,6 +10,9 @@
 //! <data-dir>/pki/apiserver.crt, apiserver.key  serving certificate (1 year)
 //! <data-dir>/pki/admin.crt, admin.key          CN=admin, O=system:masters (1 year)
 //! <data-dir>/pki/sa.key                        signs service account tokens (ECDSA P-256)
+//! <data-dir>/pki/apiserver-kubelet-client.crt, .key  CN=kube-apiserver-kubelet-client,
+//!                                              O=kubeadm:cluster-admins (1 year): what
+//!                                              Capstan presents to kubelets
 //! <data-dir>/pki/front-proxy-ca.crt, .key      front-proxy CA ("front-proxy-ca", 10 years)
 //! <data-dir>/pki/front-proxy-client.crt, .key  CN=front-proxy-client (1 year): what
 //!                                              Capstan proxies to extension API servers with
@@ -52,6 +55,10 @@ pub const SERVING_COMMON_NAME: &str = "kube-apiserver";
 /// User and group of the generated admin client certificate.
 pub const ADMIN_USER: &str = "admin";
 pub const ADMIN_GROUP: &str = "system:masters";
+/// The subject of the client certificate Capstan presents to kubelets
+/// (kubeadm's).
+pub const KUBELET_CLIENT_COMMON_NAME: &str = "kube-apiserver-kubelet-client";
+pub const KUBELET_CLIENT_GROUP: &str = "kubeadm:cluster-admins";
 /// Common names of the front-proxy CA and of the client certificate
 /// Capstan proxies to extension API servers with (kubeadm's names); the
 /// latter is the one name request-header authentication allows by default.
@@ -154,6 +161,8 @@ pub struct PkiPaths {
     pub admin_key: PathBuf,
     /// The service account token signing key (kubeadm's sa.key).
     pub service_account_key: PathBuf,
+    pub kubelet_client_cert: PathBuf,
+    pub kubelet_client_key: PathBuf,
     pub front_proxy_ca_cert: PathBuf,
     pub front_proxy_ca_key: PathBuf,
     pub front_proxy_client_cert: PathBuf,
@@ -172,6 +181,8 @@ impl PkiPaths {
             admin_cert: dir.join("admin.crt"),
             admin_key: dir.join("admin.key"),
             service_account_key: dir.join("sa.key"),
+            kubelet_client_cert: dir.join("apiserver-kubelet-client.crt"),
+            kubelet_client_key: dir.join("apiserver-kubelet-client.key"),
             front_proxy_ca_cert: dir.join("front-proxy-ca.crt"),
             front_proxy_ca_key: dir.join("front-proxy-ca.key"),
             front_proxy_client_cert: dir.join("front-proxy-client.crt"),
@@ -308,6 +319,23 @@ pub fn ensure_pki(data_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
     };
     ensure_leaf(&admin, &cluster_ca, &ca, fresh_ca, &mut issuer, now)?;
 
+    let kubelet_client = LeafSpec {
+        what: "kubelet client certificate",
+        cert: &paths.kubelet_client_cert,
+        key: &paths.kubelet_client_key,
+        common_name: KUBELET_CLIENT_COMMON_NAME,
+        organization: Some(KUBELET_CLIENT_GROUP),
+        sans: &[],
+    };
+    ensure_leaf(
+        &kubelet_client,
+        &cluster_ca,
+        &ca,
+        fresh_ca,
+        &mut issuer,
+        now,
+    )?;
+
     // A CA of its own, as kubeadm's: a certificate that may assert any
     // user in headers must not be one the cluster CA hands out.
     let front_proxy_files = paths.front_proxy_ca();
@@ -358,6 +386,7 @@ pub fn ensure_pki(data_dir: &Path, opts: &PkiOptions) -> Result<Pki, PkiError> {
         &pki.paths.serving_key,
         &pki.paths.admin_key,
         &pki.paths.service_account_key,
+        &pki.paths.kubelet_client_key,
         &pki.paths.front_proxy_ca_key,
         &pki.paths.front_proxy_client_key,
     ] {

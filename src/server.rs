@@ -197,6 +197,7 @@ pub async fn serve_with(
                 Some(proxy_identity(&args, &pki)?),
                 args.enable_aggregator_routing,
             )
+            .with_kubelet(kubelet_config(&args, &pki)?)
             .with_inflight_limits(capstan_core::inflight::InflightLimits::new(
                 args.max_requests_inflight,
                 args.max_mutating_requests_inflight,
@@ -466,6 +467,37 @@ fn proxy_identity(
     Ok(capstan_core::aggregator::ProxyIdentity {
         cert_pem: read(cert)?,
         key_pem: read(key)?,
+    })
+}
+
+/// How Capstan reaches kubelets: the flags' client certificate, or the
+/// PKI's apiserver-kubelet-client; the flags' CA, or none (kubelets'
+/// certificates are then not verified, as upstream).
+fn kubelet_config(
+    args: &ServeArgs,
+    pki: &pki::Pki,
+) -> Result<capstan_core::connect::KubeletConfig, ServeError> {
+    let paths = pki.paths();
+    let read = |path: &std::path::PathBuf| {
+        std::fs::read_to_string(path)
+            .map_err(|e| ServeError::Other(format!("{}: {e}", path.display())))
+    };
+    let cert = args
+        .kubelet_client_certificate
+        .as_ref()
+        .unwrap_or(&paths.kubelet_client_cert);
+    let key = args
+        .kubelet_client_key
+        .as_ref()
+        .unwrap_or(&paths.kubelet_client_key);
+    Ok(capstan_core::connect::KubeletConfig {
+        client_identity: Some((read(cert)?, read(key)?)),
+        certificate_authority: args
+            .kubelet_certificate_authority
+            .as_ref()
+            .map(read)
+            .transpose()?,
+        preferred_address_types: args.kubelet_preferred_address_types.clone(),
     })
 }
 

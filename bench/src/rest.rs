@@ -22,6 +22,13 @@ pub struct TlsFiles {
 }
 
 impl TlsFiles {
+    /// A CA to verify the server with, and a client certificate and key
+    /// (capstan-aggregator-bench's; capstan-bench has no use for it).
+    #[allow(dead_code)]
+    pub fn new(ca: PathBuf, cert: PathBuf, key: PathBuf) -> Self {
+        Self { ca, cert, key }
+    }
+
     /// The PKI capstan writes under `<data-dir>/pki`.
     pub fn from_data_dir(dir: &Path) -> Self {
         let pki = dir.join("pki");

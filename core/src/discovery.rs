@@ -46,6 +46,9 @@ fn subresource_verbs(sub: &str) -> &'static [&'static str] {
     match sub {
         "binding" | "token" | "eviction" => &["create"],
         "finalize" => &["update"],
+        "attach" | "exec" | "portforward" => &["create", "get"],
+        "log" => &["get"],
+        "proxy" => &["create", "delete", "get", "patch", "update"],
         _ => &["get", "patch", "update"],
     }
 }
@@ -57,6 +60,14 @@ fn subresource_kind<'a>(r: &'a ResourceDef, sub: &str) -> (&'a str, &'a str, &'a
         "binding" => ("Binding", "", "v1"),
         "eviction" => ("Eviction", "policy", "v1"),
         "token" => ("TokenRequest", "authentication.k8s.io", "v1"),
+        "attach" => ("PodAttachOptions", "", "v1"),
+        "exec" => ("PodExecOptions", "", "v1"),
+        "portforward" => ("PodPortForwardOptions", "", "v1"),
+        "proxy" => match r.resource.as_str() {
+            "services" => ("ServiceProxyOptions", "", "v1"),
+            "nodes" => ("NodeProxyOptions", "", "v1"),
+            _ => ("PodProxyOptions", "", "v1"),
+        },
         _ => (&r.kind, &r.group, &r.version),
     }
 }

@@ -3,6 +3,7 @@
 //! methods the gRPC services call — and errors rendered as `metav1.Status`.
 
 mod aggregation;
+mod connect;
 mod documents;
 pub mod negotiation;
 pub mod request_info;
@@ -466,8 +467,14 @@ impl MeasuredRequest {
         }
     }
 
+    /// Watches and the connect subresources (proxies, logs, exec,
+    /// attach, port-forward) have no deadline and do not count against
+    /// the in-flight limits, as upstream's long-running check says.
     fn long_running(&self) -> bool {
         self.watch
+            || self
+                .target()
+                .is_some_and(|t| connect_subresource(t).is_some())
     }
 
     fn mutating(&self) -> bool {
@@ -506,6 +513,14 @@ impl MeasuredRequest {
         };
         capstan_core::metrics::observe_request(&labels, code, elapsed);
     }
+}
+
+/// The connect subresource a request names, if any.
+fn connect_subresource(target: &ResourcePath) -> Option<&str> {
+    target
+        .subresource
+        .as_deref()
+        .filter(|s| capstan_core::connect::CONNECT_SUBRESOURCES.contains(s))
 }
 
 fn accept(headers: &HeaderMap) -> Option<String> {
@@ -561,6 +576,11 @@ async fn handle(
     };
     if let Some(remote) = aggregation::remote_for(state, api_path).await? {
         return aggregation::proxy(state, user, &remote, api_path, req).await;
+    }
+    if let ApiPath::Resource(target) = api_path {
+        if let Some(subresource) = connect_subresource(target) {
+            return connect::serve(state, user, target, subresource, req).await;
+        }
     }
     let resource = match api_path {
         ApiPath::Resource(r) => r,

@@ -124,6 +124,73 @@ fn start_extension_server(files: &ExtensionFiles, port: u16) -> (Streaming, u16)
     (process, port)
 }
 
+/// The extension server's files in `server`'s scratch directory, trusting
+/// `client_ca` (PEM); and the caBundle that verifies it, base64.
+fn extension_files(server: &TestServer, client_ca: &str) -> (ExtensionFiles, String) {
+    let (ca, cert, key) = common::certificates_for(&["api.ext.svc"]);
+    let files = ExtensionFiles {
+        script: server.scratch("extension.py"),
+        cert: server.scratch("extension.crt"),
+        key: server.scratch("extension.key"),
+        client_ca: server.scratch("front-proxy-ca.crt"),
+    };
+    common::write_file(&files.client_ca, client_ca);
+    common::write_file(&files.cert, &cert);
+    common::write_file(&files.key, &key);
+    common::write_file(&files.script, EXTENSION_SERVER);
+    (files, base64::engine::general_purpose::STANDARD.encode(ca))
+}
+
+/// The Service and the two APIServices of the extension server on `port`.
+fn registration(port: u16, ca_bundle: &str) -> String {
+    format!(
+        r#"
+apiVersion: v1
+kind: Namespace
+metadata: {{name: ext}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: api, namespace: ext}}
+spec: {{type: ExternalName, externalName: 127.0.0.1}}
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {{name: v1beta1.metrics.k8s.io}}
+spec:
+  group: metrics.k8s.io
+  version: v1beta1
+  service: {{namespace: ext, name: api, port: {port}}}
+  caBundle: {ca_bundle}
+  groupPriorityMinimum: 100
+  versionPriority: 100
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {{name: v1alpha1.wardle.example.com}}
+spec:
+  group: wardle.example.com
+  version: v1alpha1
+  service: {{namespace: ext, name: api, port: {port}}}
+  caBundle: {ca_bundle}
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+"#
+    )
+}
+
+/// The `seen` annotation of the flunder the backend lists: the caller
+/// it was told about.
+fn seen_by_backend(server: &TestServer) -> Value {
+    let flunders = server.kubectl_json(&["get", "flunders", "-n", "default", "-o", "json"]);
+    serde_json::from_str(
+        flunders["items"][0]["metadata"]["annotations"]["seen"]
+            .as_str()
+            .expect("what the backend saw"),
+    )
+    .expect("JSON")
+}
+
 fn availability(server: &TestServer, name: &str) -> Option<(String, String, String)> {
     let api_service = server.kubectl_json(&["get", "apiservice", name, "-o", "json"]);
     let conditions = api_service.pointer("/status/conditions")?.as_array()?;
@@ -171,54 +238,9 @@ fn extension_api_server_behind_capstan() {
     assert!(trust["data"]["client-ca-file"]
         .as_str()
         .is_some_and(|ca| ca.contains("BEGIN CERTIFICATE")));
-    let (ca, cert, key) = common::certificates_for(&["api.ext.svc"]);
-    let files = ExtensionFiles {
-        script: server.scratch("extension.py"),
-        cert: server.scratch("extension.crt"),
-        key: server.scratch("extension.key"),
-        client_ca: server.scratch("front-proxy-ca.crt"),
-    };
-    common::write_file(&files.client_ca, front_proxy_ca);
-    common::write_file(&files.cert, &cert);
-    common::write_file(&files.key, &key);
-    common::write_file(&files.script, EXTENSION_SERVER);
+    let (files, ca_bundle) = extension_files(&server, front_proxy_ca);
     let (backend, port) = start_extension_server(&files, 0);
-
-    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca);
-    server.apply(&format!(
-        r#"
-apiVersion: v1
-kind: Namespace
-metadata: {{name: ext}}
----
-apiVersion: v1
-kind: Service
-metadata: {{name: api, namespace: ext}}
-spec: {{type: ExternalName, externalName: 127.0.0.1}}
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {{name: v1beta1.metrics.k8s.io}}
-spec:
-  group: metrics.k8s.io
-  version: v1beta1
-  service: {{namespace: ext, name: api, port: {port}}}
-  caBundle: {ca_bundle}
-  groupPriorityMinimum: 100
-  versionPriority: 100
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {{name: v1alpha1.wardle.example.com}}
-spec:
-  group: wardle.example.com
-  version: v1alpha1
-  service: {{namespace: ext, name: api, port: {port}}}
-  caBundle: {ca_bundle}
-  groupPriorityMinimum: 1000
-  versionPriority: 15
-"#
-    ));
+    server.apply(&registration(port, &ca_bundle));
     let (status, _, message) = wait_for_reason(&server, "v1beta1.metrics.k8s.io", "Passed");
     assert_eq!(
         (status.as_str(), message.as_str()),
@@ -275,13 +297,7 @@ spec:
 
     // The backend sees the caller Capstan authenticated, through the
     // front-proxy certificate; not the caller's own credentials.
-    let flunders = server.kubectl_json(&["get", "flunders", "-n", "default", "-o", "json"]);
-    let seen: Value = serde_json::from_str(
-        flunders["items"][0]["metadata"]["annotations"]["seen"]
-            .as_str()
-            .expect("what the backend saw"),
-    )
-    .expect("JSON");
+    let seen = seen_by_backend(&server);
     assert_eq!(seen["user"], "admin");
     assert_eq!(
         seen["groups"],
@@ -408,4 +424,63 @@ fn front_proxy_names_the_user_in_headers() {
     // Only a front proxy's certificate may name a user; the admin's is its own.
     let admin = review("admin.crt", "admin.key");
     assert_eq!(admin["username"], "admin");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_apiservice_registered_through_one_replica_is_served_by_both() {
+    let (_etcd, a, b) = common::two_replicas_on_etcd().await;
+    // Each replica generated its own PKI; the published trust is the union.
+    let bundle = common::wait_until(
+        Duration::from_secs(20),
+        "both replicas' front-proxy CAs published",
+        || {
+            let trust = a.kubectl_json(&[
+                "get",
+                "configmap",
+                "-n",
+                "kube-system",
+                "extension-apiserver-authentication",
+                "-o",
+                "json",
+            ]);
+            let ca = trust["data"]["requestheader-client-ca-file"]
+                .as_str()?
+                .to_string();
+            let clients = trust["data"]["client-ca-file"].as_str()?;
+            (ca.matches("BEGIN CERTIFICATE").count() == 2
+                && clients.matches("BEGIN CERTIFICATE").count() == 2)
+                .then_some(ca)
+        },
+    );
+    let (files, ca_bundle) = extension_files(&a, &bundle);
+    let (_backend, port) = start_extension_server(&files, 0);
+    a.apply(&registration(port, &ca_bundle));
+    for replica in [&a, &b] {
+        wait_for_reason(replica, "v1alpha1.wardle.example.com", "Passed");
+        let seen = common::wait_until(
+            Duration::from_secs(20),
+            "flunders through a replica",
+            || {
+                let out = replica.kubectl(&["get", "flunders", "-n", "default", "-o", "json"]);
+                out.status.success().then(|| seen_by_backend(replica))
+            },
+        );
+        assert_eq!(seen["user"], "admin");
+    }
+
+    // kube-rs's aggregated discovery sees the extension server's resources.
+    let client = crate::kube_rs::client(&b).await;
+    let discovery = kube::Discovery::new(client)
+        .run_aggregated()
+        .await
+        .expect("aggregated discovery");
+    let wardle = discovery
+        .get("wardle.example.com")
+        .expect("the extension group");
+    let (flunders, _) = wardle
+        .recommended_resources()
+        .into_iter()
+        .find(|(resource, _)| resource.plural == "flunders")
+        .expect("flunders");
+    assert_eq!(flunders.kind, "Flunder");
 }

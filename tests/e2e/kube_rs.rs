@@ -38,7 +38,7 @@ struct GadgetStatus {
     phase: String,
 }
 
-async fn client(server: &TestServer) -> Client {
+pub(crate) async fn client(server: &TestServer) -> Client {
     let kubeconfig = Kubeconfig::read_from(server.kubeconfig()).expect("the kubeconfig");
     let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
         .await

@@ -12,6 +12,7 @@ mod api_services;
 mod bad_input;
 mod client_informer;
 mod common;
+mod connect;
 mod conversion_webhook;
 mod corpus;
 mod custom_resources;

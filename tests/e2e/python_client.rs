@@ -1,7 +1,7 @@
 //! The Python `kubernetes` client's typed API against the real binary: the
 //! answers its models decode (a deleted Service, not a Status), field
-//! selectors on absent fields, and upstream's decode errors for a mistyped
-//! body.
+//! selectors on absent fields, upstream's decode errors for a mistyped
+//! body, and an APIService installed with `create_from_yaml`.
 
 use crate::common;
 use crate::common::TestServer;
@@ -50,6 +50,37 @@ except ApiException as e:
     assert status["message"] == ('Deployment in version "v1" cannot be handled as a Deployment: '
         'json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32'), status["message"]
 assert apps.list_namespaced_deployment(ns).items == []
+
+# An APIService from YAML, as `create_from_yaml` installs an extension
+# API server's registration: stored, defaulted and checked as upstream.
+import os, tempfile
+from kubernetes import utils
+manifest = os.path.join(tempfile.mkdtemp(), "apiservice.yaml")
+with open(manifest, "w") as f:
+    f.write("""apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1beta1.metrics.k8s.io}
+spec:
+  group: metrics.k8s.io
+  version: v1beta1
+  service: {namespace: kube-system, name: metrics-server}
+  insecureSkipTLSVerify: true
+  groupPriorityMinimum: 100
+  versionPriority: 100
+""")
+utils.create_from_yaml(client.ApiClient(), manifest)
+registration = client.ApiregistrationV1Api()
+import time
+for _ in range(100):
+    created = registration.read_api_service("v1beta1.metrics.k8s.io")
+    conditions = created.status.conditions or []
+    if conditions:
+        break
+    time.sleep(0.1)
+assert created.spec.service.port == 443, created.spec.service
+available = conditions[0]
+assert (available.type, available.status, available.reason) == ("Available", "False", "ServiceNotFound"), available
+assert available.message == 'service/metrics-server in "kube-system" is not present', available.message
 print("ok")
 "#;
 

@@ -12,6 +12,7 @@ mod discovery;
 mod registry;
 mod transport;
 
+pub use crate::http_client::ProxyBody;
 pub use api_service::RemoteApiService;
 pub use backend::Location;
 pub(crate) use backend::{endpoint_addresses, service_port};
@@ -19,4 +20,4 @@ pub(crate) use discovery::RemoteDiscovery;
 pub use discovery::RemoteVersion;
 pub(crate) use transport::BackendAnswer;
 pub(crate) use transport::ProxyClients;
-pub use transport::{ForwardError, ProbeError, ProxyBody, ProxyIdentity};
+pub use transport::{ForwardError, ProbeError, ProxyIdentity};

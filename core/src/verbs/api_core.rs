@@ -392,6 +392,9 @@ pub struct ApiCore {
     pub(crate) aggregator_routing: bool,
     /// What the remote APIServices' backends serve, for discovery.
     pub(crate) remote_discovery: crate::aggregator::RemoteDiscovery,
+    /// How kubelets are reached, and the clients connect subresources use.
+    pub(crate) kubelet: crate::connect::KubeletConfig,
+    pub(crate) connect_clients: crate::connect::ConnectClients,
 }
 
 /// How long a request waits for a watch cache's first list.
@@ -532,6 +535,19 @@ impl ApiCore {
             proxy_identity: None,
             aggregator_routing: false,
             remote_discovery: Default::default(),
+            kubelet: crate::connect::KubeletConfig {
+                preferred_address_types: [
+                    "Hostname",
+                    "InternalDNS",
+                    "InternalIP",
+                    "ExternalDNS",
+                    "ExternalIP",
+                ]
+                .map(String::from)
+                .to_vec(),
+                ..Default::default()
+            },
+            connect_clients: Default::default(),
         }
     }
 
@@ -553,6 +569,12 @@ impl ApiCore {
     ) -> Self {
         self.proxy_identity = identity;
         self.aggregator_routing = routing;
+        self
+    }
+
+    /// Reaches kubelets as `config` says.
+    pub fn with_kubelet(mut self, config: crate::connect::KubeletConfig) -> Self {
+        self.kubelet = config;
         self
     }
 

@@ -17,7 +17,7 @@ pub fn resources() -> Vec<ResourceDef> {
     vec![
         ResourceDef::new("", "v1", "nodes", "Node", false, Arc::new(Node))
             .short_names(&["no"])
-            .subresources(&["status"])
+            .subresources(&["proxy", "status"])
             .selectable_fields(&["spec.unschedulable"])
             .storage_segment("minions"),
     ]

@@ -23,9 +23,14 @@ pub fn resources() -> Vec<ResourceDef> {
             .short_names(&["po"])
             .categories(&["all"])
             .subresources(&[
+                "attach",
                 "binding",
                 "ephemeralcontainers",
                 "eviction",
+                "exec",
+                "log",
+                "portforward",
+                "proxy",
                 "resize",
                 "status",
             ])

@@ -18,7 +18,7 @@ pub fn resources() -> Vec<ResourceDef> {
         ResourceDef::new("", "v1", "services", "Service", true, Arc::new(Service))
             .short_names(&["svc"])
             .categories(&["all"])
-            .subresources(&["status"])
+            .subresources(&["proxy", "status"])
             .returns_deleted_object()
             .storage_segment("services/specs"),
     ]

@@ -1,0 +1,18 @@
+//! The connect subresources, as kube-apiserver's Connecters serve them:
+//! `services/proxy`, `pods/proxy` and `nodes/proxy` forward any request
+//! to a Service's endpoint, a pod's IP or a node's kubelet; `pods/log`,
+//! `pods/exec`, `pods/attach` and `pods/portforward` go to the kubelet of
+//! the pod's node. locations.rs finds where (upstream's ResourceLocation,
+//! LogLocation and streamLocation, with their errors); transport.rs
+//! forwards, splicing the two connections of an upgrade (WebSocket, SPDY)
+//! once the backend switches protocols.
+
+mod locations;
+mod transport;
+
+pub use locations::{Connection, PodLogOptions};
+pub(crate) use transport::ConnectClients;
+pub use transport::{ConnectBody, KubeletConfig};
+
+/// The subresources served by connecting somewhere else.
+pub const CONNECT_SUBRESOURCES: &[&str] = &["proxy", "log", "exec", "attach", "portforward"];

@@ -1,0 +1,196 @@
+//! The connect subresources over REST (`services/proxy`, `pods/proxy`,
+//! `nodes/proxy`, `pods/log`, `pods/exec`, `pods/attach`,
+//! `pods/portforward`): authorized with the verb the method gives, located
+//! and forwarded by the core (`capstan_core::connect`), the answer
+//! streamed back; a backend that switches protocols is spliced to the
+//! client byte for byte, as upstream's UpgradeAwareHandler does.
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use capstan_core::auth::{AccessRequest, ResourceAttributes, UserInfo};
+use capstan_core::connect::{Connection, PodLogOptions};
+use capstan_core::error::{ApiError, StatusReason};
+use http_body_util::BodyExt;
+
+use crate::request_info::ResourcePath;
+use crate::{not_found, FacadeState};
+
+/// Response headers of a proxied answer that describe the hop, or open
+/// it to other origins (upstream's corsRemovingTransport drops those).
+const DROPPED_RESPONSE_HEADERS: &[&str] = &[
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "access-control-allow-credentials",
+    "access-control-allow-headers",
+    "access-control-allow-methods",
+    "access-control-allow-origin",
+];
+
+/// How much of a kubelet's error body becomes the Status message.
+const MAX_ERROR_BODY: usize = 50_000;
+
+/// The methods each connect subresource takes.
+fn allowed(subresource: &str, method: &Method) -> bool {
+    match subresource {
+        "proxy" => matches!(
+            *method,
+            Method::GET
+                | Method::POST
+                | Method::PUT
+                | Method::PATCH
+                | Method::DELETE
+                | Method::HEAD
+                | Method::OPTIONS
+        ),
+        "log" => *method == Method::GET,
+        _ => matches!(*method, Method::GET | Method::POST),
+    }
+}
+
+/// RequestInfo's verb for a method.
+fn verb(method: &Method) -> &'static str {
+    match *method {
+        Method::GET | Method::HEAD => "get",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE => "delete",
+        _ => "",
+    }
+}
+
+/// What follows `/<subresource>` in the path (a proxy's sub-path).
+fn subpath(path: &str, target: &ResourcePath, subresource: &str) -> String {
+    let marker = format!(
+        "/{}/{subresource}",
+        target.name.as_deref().unwrap_or_default()
+    );
+    path.find(&marker)
+        .map(|at| path[at + marker.len()..].to_string())
+        .unwrap_or_default()
+}
+
+pub(super) async fn serve(
+    state: &FacadeState,
+    user: &UserInfo,
+    target: &ResourcePath,
+    subresource: &str,
+    mut req: Request,
+) -> Result<Response, ApiError> {
+    let core = &state.core;
+    let def = core.resolve(&target.group, &target.version, &target.resource)?;
+    if !def.has_subresource(subresource) {
+        return Err(not_found());
+    }
+    let name = target.name.as_deref().ok_or_else(not_found)?;
+    let namespace = target.namespace.as_deref().unwrap_or("");
+    let method = req.method().clone();
+    let qualified = format!("{}/{subresource}", def.resource);
+    if !allowed(subresource, &method) {
+        return Err(ApiError::method_not_supported(
+            &def.group,
+            &qualified,
+            &method.as_str().to_ascii_lowercase(),
+        ));
+    }
+    let attributes = ResourceAttributes {
+        verb: verb(&method),
+        group: &def.group,
+        resource: &def.resource,
+        subresource: Some(subresource),
+        namespace: target.namespace.as_deref(),
+        name: Some(name),
+    };
+    core.authorize_request(user, &AccessRequest::Resource(&attributes))
+        .await?;
+    let query: Vec<(String, String)> =
+        serde_urlencoded::from_str(req.uri().query().unwrap_or("")).unwrap_or_default();
+    let subpath = subpath(req.uri().path(), target, subresource);
+    let connection = match (def.resource.as_str(), subresource) {
+        ("services", "proxy") => {
+            core.service_proxy_location(namespace, name, &subpath)
+                .await?
+        }
+        ("pods", "proxy") => core.pod_proxy_location(namespace, name, &subpath).await?,
+        ("nodes", "proxy") => core.node_proxy_location(name, &subpath).await?,
+        ("pods", "log") => {
+            let options = PodLogOptions::from_query(&query)?;
+            core.pod_log_location(namespace, name, &options).await?
+        }
+        ("pods", _) => {
+            core.pod_stream_location(subresource, namespace, name, &query)
+                .await?
+        }
+        _ => return Err(not_found()),
+    };
+    if matches!(connection, Connection::NoContent) {
+        return Ok(StatusCode::NO_CONTENT.into_response());
+    }
+    let client_upgrade = hyper::upgrade::on(&mut req);
+    let (parts, body) = req.into_parts();
+    let body = body
+        .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+        .boxed_unsync();
+    let mut response = core
+        .connect(&connection, http::Request::from_parts(parts, body))
+        .await?;
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        let backend_upgrade = hyper::upgrade::on(&mut response);
+        tokio::spawn(async move {
+            let (Ok(client), Ok(backend)) = (client_upgrade.await, backend_upgrade.await) else {
+                return;
+            };
+            let mut client = hyper_util::rt::TokioIo::new(client);
+            let mut backend = hyper_util::rt::TokioIo::new(backend);
+            let _ = tokio::io::copy_bidirectional(&mut client, &mut backend).await;
+        });
+        let (parts, _) = response.into_parts();
+        return Ok(Response::from_parts(parts, Body::empty()));
+    }
+    if subresource == "log" {
+        return log_response(response, name).await;
+    }
+    let (mut parts, body) = response.into_parts();
+    for header in DROPPED_RESPONSE_HEADERS {
+        parts.headers.remove(*header);
+    }
+    Ok(Response::from_parts(parts, Body::new(body)))
+}
+
+/// A kubelet's log answer: streamed as text/plain, or its error body as
+/// the Status message, as upstream's GenericHttpResponseChecker words it.
+async fn log_response(
+    response: http::Response<hyper::body::Incoming>,
+    pod: &str,
+) -> Result<Response, ApiError> {
+    let status = response.status();
+    if status.is_success() {
+        let (_, body) = response.into_parts();
+        let mut answer = Response::new(Body::new(body));
+        answer
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        return Ok(answer);
+    }
+    let mut text = response
+        .into_body()
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes().to_vec())
+        .unwrap_or_default();
+    text.truncate(MAX_ERROR_BODY);
+    let text = String::from_utf8_lossy(&text).into_owned();
+    Err(match status.as_u16() {
+        500 => ApiError::internal(text),
+        400 => ApiError::bad_request(text),
+        code => {
+            tracing::debug!(pod, code, "the kubelet refused a log request");
+            ApiError::new(StatusReason::for_code(code), text)
+        }
+    })
+}

@@ -1,0 +1,348 @@
+//! The connect subresources against real servers: `pods/log` through a
+//! stand-in kubelet (a Python HTTPS server that serves the kubelet's
+//! `/containerLogs` endpoint and, like a kubelet, trusts only client
+//! certificates of the cluster CA), `services/proxy` to a pod's HTTP
+//! server through its Endpoints (also through `kubectl proxy`), and
+//! upstream's refusals for exec, attach and pods/proxy.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::common::{self, Streaming, TestServer};
+
+/// The stand-in kubelet: `/containerLogs/<ns>/<pod>/<container>` with
+/// tailLines, timestamps, limitBytes, previous and follow, for the client
+/// certificate CN the API server uses.
+const KUBELET: &str = r#"
+import ssl, sys, time
+from urllib.parse import urlparse, parse_qs
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LINES = ["starting", "listening on :8080", "ready"]
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def reply(self, code, text):
+        body = text.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        subject = dict(pair[0] for pair in self.connection.getpeercert()["subject"])
+        if subject.get("commonName") != "kube-apiserver-kubelet-client":
+            return self.reply(401, "Unauthorized")
+        url = urlparse(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        parts = url.path.split("/")
+        if len(parts) != 5 or parts[1] != "containerLogs":
+            return self.reply(404, "404 page not found")
+        _, _, namespace, pod, container = parts
+        if container != "main":
+            return self.reply(400, 'container "%s" in pod "%s" is waiting to start: ContainerCreating' % (container, pod))
+        lines = ["previous run"] if query.get("previous") == "true" else list(LINES)
+        if "tailLines" in query:
+            lines = lines[len(lines) - int(query["tailLines"]):]
+        if query.get("timestamps") == "true":
+            lines = ["2026-01-01T00:00:00.000000000Z " + line for line in lines]
+        text = "".join(line + "\n" for line in lines)
+        if "limitBytes" in query:
+            text = text[:int(query["limitBytes"])]
+        if query.get("follow") != "true":
+            return self.reply(200, text)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for chunk in [text] + ["tick %d\n" % n for n in range(3)]:
+            data = chunk.encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+            time.sleep(0.2)
+        self.wfile.write(b"0\r\n\r\n")
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[1], sys.argv[2])
+context.verify_mode = ssl.CERT_REQUIRED
+context.load_verify_locations(sys.argv[3])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print("port", server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+/// A pod's web server: plain HTTP, echoing what it was asked.
+const WEB: &str = r#"
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        body = ("hello from %s; authorization=%s" % (self.path, self.headers.get("Authorization"))).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print("port", server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+fn start_python(script: &std::path::Path, args: &[&std::path::Path]) -> (Streaming, u16) {
+    let mut python = Command::new("python3");
+    python.arg(script).args(args);
+    let mut process = Streaming::spawn(python);
+    let port = process.wait_for("the server's port", |out| {
+        out.lines()
+            .find_map(|l| l.strip_prefix("port "))
+            .and_then(|p| p.trim().parse().ok())
+    });
+    (process, port)
+}
+
+#[test]
+fn pod_logs_come_from_the_pods_kubelet() {
+    let server = TestServer::start();
+    let (_, cert, key) = common::certificates_for(&["kubelet-1"]);
+    let (script, cert_path, key_path) = (
+        server.scratch("kubelet.py"),
+        server.scratch("kubelet.crt"),
+        server.scratch("kubelet.key"),
+    );
+    common::write_file(&script, KUBELET);
+    common::write_file(&cert_path, &cert);
+    common::write_file(&key_path, &key);
+    let (_kubelet, port) = start_python(&script, &[&cert_path, &key_path, &server.ca_cert()]);
+
+    server.apply("apiVersion: v1\nkind: Node\nmetadata: {name: kubelet-1}\n");
+    server.kubectl_ok(&[
+        "patch",
+        "node",
+        "kubelet-1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &format!(
+            r#"{{"status":{{"addresses":[{{"type":"InternalIP","address":"127.0.0.1"}}],"daemonEndpoints":{{"kubeletEndpoint":{{"Port":{port}}}}}}}}}"#
+        ),
+    ]);
+    server.apply(
+        r#"
+apiVersion: v1
+kind: Pod
+metadata: {name: app, namespace: default}
+spec:
+  nodeName: kubelet-1
+  containers: [{name: main, image: app}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pair, namespace: default}
+spec:
+  nodeName: kubelet-1
+  containers: [{name: main, image: app}, {name: sidecar, image: proxy}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: waiting, namespace: default}
+spec:
+  containers: [{name: main, image: app}]
+"#,
+    );
+
+    assert_eq!(
+        server.kubectl_ok(&["logs", "app"]),
+        "starting\nlistening on :8080\nready\n"
+    );
+    assert_eq!(server.kubectl_ok(&["logs", "app", "--tail=1"]), "ready\n");
+    assert_eq!(
+        server.kubectl_ok(&["logs", "app", "--tail=1", "--timestamps"]),
+        "2026-01-01T00:00:00.000000000Z ready\n"
+    );
+    assert_eq!(
+        server.kubectl_ok(&["logs", "app", "--limit-bytes=5"]),
+        "start"
+    );
+    assert_eq!(server.kubectl_ok(&["logs", "app", "-p"]), "previous run\n");
+    // Followed, the lines arrive as the kubelet writes them.
+    let followed = server.kubectl_ok(&["logs", "-f", "app"]);
+    assert!(
+        followed.ends_with("ready\ntick 0\ntick 1\ntick 2\n"),
+        "{followed}"
+    );
+    // A pod no node runs yet has no logs (204).
+    assert_eq!(server.kubectl_ok(&["logs", "waiting"]), "");
+
+    // Upstream's refusals, before the kubelet is asked.
+    let path = "/api/v1/namespaces/default/pods/pair/log";
+    let answer = server.get(path).assert_status(400, "BadRequest");
+    assert_eq!(
+        answer["message"],
+        "a container name must be specified for pod pair, choose one of: [main sidecar]"
+    );
+    let answer = server
+        .get(&format!("{path}?container=nope"))
+        .assert_status(400, "BadRequest");
+    assert_eq!(
+        answer["message"],
+        "container nope is not valid for pod pair"
+    );
+    let answer = server
+        .get("/api/v1/namespaces/default/pods/app/log?tailLines=-1")
+        .assert_status(422, "Invalid");
+    assert_eq!(
+        answer["message"],
+        "PodLogOptions \"app\" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0"
+    );
+    // The kubelet's own refusal becomes the message.
+    let answer = server
+        .get(&format!("{path}?container=sidecar"))
+        .assert_status(400, "BadRequest");
+    assert_eq!(
+        answer["message"],
+        "container \"sidecar\" in pod \"pair\" is waiting to start: ContainerCreating"
+    );
+
+    // exec and attach stream only; without a node there is nowhere to go.
+    let answer = server
+        .send(
+            "POST",
+            "/api/v1/namespaces/default/pods/app/exec?command=ls&stdout=true",
+            "application/json",
+            "",
+        )
+        .assert_status(400, "BadRequest");
+    assert_eq!(answer["message"], "Upgrade request required");
+    let answer = server
+        .send(
+            "POST",
+            "/api/v1/namespaces/default/pods/waiting/attach?stdout=true",
+            "application/json",
+            "",
+        )
+        .assert_status(400, "BadRequest");
+    assert_eq!(
+        answer["message"],
+        "pod waiting does not have a host assigned"
+    );
+    // Logs are read with get on pods/log: a user without it is refused.
+    let denied = server.kubectl_err(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/pods/app/log",
+        "--as",
+        "bob",
+    ]);
+    assert!(
+        denied.contains(r#"pods "app" is forbidden: User "bob" cannot get resource "pods/log" in API group "" in the namespace "default""#),
+        "{denied}"
+    );
+}
+
+#[test]
+fn services_proxy_reaches_a_pod_behind_the_service() {
+    let server = TestServer::start();
+    let script = server.scratch("web.py");
+    common::write_file(&script, WEB);
+    let (_web, port) = start_python(&script, &[]);
+    server.apply(&format!(
+        r#"
+apiVersion: v1
+kind: Pod
+metadata: {{name: web, namespace: default}}
+spec:
+  containers: [{{name: web, image: web, ports: [{{containerPort: {port}}}]}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: web, namespace: default}}
+spec:
+  ports: [{{name: http, port: 80, targetPort: {port}}}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {{name: web, namespace: default}}
+subsets:
+- addresses: [{{ip: 127.0.0.1, targetRef: {{kind: Pod, name: web, namespace: default}}}}]
+  ports: [{{name: http, port: {port}}}]
+"#
+    ));
+    server.kubectl_ok(&[
+        "patch",
+        "pod",
+        "web",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"podIP":"127.0.0.1","podIPs":[{"ip":"127.0.0.1"}]}}"#,
+    ]);
+
+    let answer = server.kubectl_ok(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/services/web:80/proxy/hello?x=1",
+    ]);
+    // The caller's credentials stay with Capstan.
+    assert_eq!(answer, "hello from /hello?x=1; authorization=None");
+    let named = server.kubectl_ok(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/services/web:http/proxy/",
+    ]);
+    assert_eq!(named, "hello from /; authorization=None");
+
+    // kubectl proxy, then a plain HTTP client through it.
+    let mut proxy = server.kubectl_spawn(&["proxy", "--port=0"]);
+    let proxy_port: u16 = proxy.wait_for("kubectl proxy's port", |out| {
+        out.split("127.0.0.1:")
+            .nth(1)
+            .and_then(|rest| rest.trim().parse().ok())
+    });
+    let through = common::run_command(
+        Command::new(common::curl_bin()).args([
+            "-sS",
+            &format!(
+                "http://127.0.0.1:{proxy_port}/api/v1/namespaces/default/services/web:80/proxy/via-kubectl"
+            ),
+        ]),
+        None,
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        common::text(&through.stdout),
+        "hello from /via-kubectl; authorization=None"
+    );
+
+    // Upstream's refusals.
+    let answer = server
+        .get("/api/v1/namespaces/default/services/web:81/proxy/")
+        .assert_status(503, "ServiceUnavailable");
+    assert_eq!(
+        answer["message"],
+        r#"no service port 81 found for service "web""#
+    );
+    let answer = server
+        .get("/api/v1/namespaces/default/services/ftp:web:80/proxy/")
+        .assert_status(400, "BadRequest");
+    assert_eq!(answer["message"], r#"invalid service request "ftp:web:80""#);
+    // A loopback pod IP is not one the API server proxies to.
+    let answer = server
+        .get("/api/v1/namespaces/default/pods/web/proxy/")
+        .assert_status(400, "BadRequest");
+    assert_eq!(answer["message"], "address not allowed");
+}
