@@ -229,3 +229,47 @@ pub(super) fn merged_aggregated(
     }
     merged
 }
+
+/// The OpenAPI v3 index with each remote group/version the backend
+/// serves a document for, at the path Capstan answers it on.
+pub(super) fn v3_index_with(local: &[u8], remote: &[RemoteApiService]) -> Vec<u8> {
+    let mut index: Value = serde_json::from_slice(local).unwrap_or_else(|_| json!({"paths": {}}));
+    if let Some(paths) = index.get_mut("paths").and_then(Value::as_object_mut) {
+        for service in remote.iter().filter(|s| s.available && !s.group.is_empty()) {
+            let key = format!("apis/{}/{}", service.group, service.version);
+            if !paths.contains_key(&key) {
+                let url = json!({"serverRelativeURL": format!("/openapi/v3/{key}")});
+                paths.insert(key, url);
+            }
+        }
+    }
+    serde_json::to_vec(&index).unwrap_or_default()
+}
+
+/// `/openapi/v3/<gv>` of a remote group/version: the backend's own
+/// document, fetched as Capstan fetches its discovery.
+pub(super) async fn remote_openapi(state: &FacadeState, gv: &str) -> Result<Response, ApiError> {
+    let remote = match gv.strip_prefix("apis/").and_then(|gv| gv.split_once('/')) {
+        Some((group, version)) => state.core.remote_api_service(group, version).await?,
+        None => None,
+    };
+    let Some(remote) = remote else {
+        return Err(crate::not_found());
+    };
+    if !remote.available {
+        return Ok(plain_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "service unavailable",
+        ));
+    }
+    let document = state
+        .core
+        .backend_document(&remote, &format!("/openapi/v3/{gv}"))
+        .await?;
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        document,
+    )
+        .into_response())
+}

@@ -750,13 +750,23 @@ async fn non_resource(
                 "only the following media types are accepted: application/json",
             ));
         }
+        let merged_index;
         let bytes: &[u8] = if path == "/openapi/v2" {
             docs.v2()
         } else if path == "/openapi/v3" || path == "/openapi/v3/" {
-            docs.v3_index()
+            let remote = state.core.remote_api_services().await?;
+            if remote.is_empty() {
+                docs.v3_index()
+            } else {
+                merged_index = aggregation::v3_index_with(docs.v3_index(), &remote);
+                &merged_index
+            }
         } else {
             let gv = path.trim_start_matches("/openapi/v3/");
-            docs.v3_group_version(gv).ok_or_else(not_found)?
+            match docs.v3_group_version(gv) {
+                Some(local) => local,
+                None => return aggregation::remote_openapi(state, gv).await.map(Some),
+            }
         };
         let mut resp = (StatusCode::OK, Bytes::copy_from_slice(bytes)).into_response();
         resp.headers_mut().insert(

@@ -18,7 +18,7 @@ use crate::common::{self, Streaming, TestServer};
 /// The extension API server: its handler, then the HTTPS server that
 /// requires a client certificate from the CA file it is given, on the
 /// port it is given (0 for any), printing the port it got.
-const EXTENSION_SERVER: &str = r#"
+const EXTENSION_SERVER: &str = r##"
 import json, ssl, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -32,6 +32,21 @@ RESOURCES = {
     ],
 }
 USAGE = {"cpu": "250m", "memory": "256Mi"}
+GVK = {"group": "wardle.example.com", "kind": "Flunder", "version": "v1alpha1"}
+FLUNDER_REF = {"$ref": "#/components/schemas/com.example.wardle.v1alpha1.Flunder"}
+OPENAPI = {"openapi": "3.0.0", "info": {"title": "wardle", "version": "v1alpha1"},
+           "paths": {"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders/{name}": {"get": {
+               "x-kubernetes-action": "get", "x-kubernetes-group-version-kind": GVK,
+               "responses": {"200": {"description": "OK",
+                                     "content": {"application/json": {"schema": FLUNDER_REF}}}}}}},
+           "components": {"schemas": {"com.example.wardle.v1alpha1.Flunder": {
+               "type": "object", "description": "A Flunder is a test object of the wardle server.",
+               "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                              "metadata": {"type": "object"},
+                              "spec": {"type": "object", "description": "What the flunder should be.",
+                                       "properties": {"reference": {"type": "string",
+                                                                    "description": "Another flunder."}}}},
+               "x-kubernetes-group-version-kind": [GVK]}}}}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -62,6 +77,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
                 {"name": gv.split("/")[0], "versions": [{"groupVersion": gv, "version": gv.split("/")[1]}],
                  "preferredVersion": {"groupVersion": gv, "version": gv.split("/")[1]}} for gv in RESOURCES]})
+        if path == "/openapi/v3/apis/wardle.example.com/v1alpha1":
+            return self.send_json(200, OPENAPI)
         group_version = "/".join(parts[2:4])
         if len(parts) == 4 and group_version in RESOURCES:
             return self.send_json(200, {"kind": "APIResourceList", "apiVersion": "v1",
@@ -95,7 +112,7 @@ context.load_verify_locations(sys.argv[3])
 server.socket = context.wrap_socket(server.socket, server_side=True)
 print("port", server.server_address[1], flush=True)
 server.serve_forever()
-"#;
+"##;
 
 /// The extension server's script, certificate, key and the client CA it
 /// trusts, as files.
@@ -302,6 +319,13 @@ fn extension_api_server_behind_capstan() {
     assert_eq!(
         seen["groups"],
         serde_json::json!(["system:masters", "system:authenticated"])
+    );
+
+    // The backend's OpenAPI is Capstan's for its group/version.
+    let explained = server.kubectl_ok(&["explain", "flunders"]);
+    assert!(
+        explained.contains("A Flunder is a test object of the wardle server."),
+        "{explained}"
     );
 
     // Capstan authorizes before it forwards.

@@ -298,6 +298,36 @@ impl ApiCore {
     }
 }
 
+impl ApiCore {
+    /// A document the backend serves at `path` (its OpenAPI), read whole;
+    /// its failure as the Status a client of Capstan gets.
+    pub async fn backend_document(
+        &self,
+        service: &RemoteApiService,
+        path: &str,
+    ) -> Result<Bytes, crate::error::ApiError> {
+        use crate::error::{ApiError, StatusReason};
+        let answer = self
+            .backend_get(service, path, "application/json", None, DOCUMENT_TIMEOUT)
+            .await
+            .map_err(|e| ApiError::new(StatusReason::ServiceUnavailable, e.to_string()))?;
+        if !answer.status.is_success() {
+            return Err(ApiError::new(
+                StatusReason::for_code(answer.status.as_u16()),
+                format!(
+                    "the backend answered {} for {}",
+                    answer.status.as_u16(),
+                    answer.url
+                ),
+            ));
+        }
+        Ok(answer.body)
+    }
+}
+
+/// How long a backend's document may take.
+const DOCUMENT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A backend's answer to one of Capstan's own GETs.
 pub(crate) struct BackendAnswer {
     pub url: String,
