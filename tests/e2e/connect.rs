@@ -10,74 +10,9 @@ use std::time::Duration;
 
 use crate::common::{self, Streaming, TestServer};
 
-/// The stand-in kubelet: `/containerLogs/<ns>/<pod>/<container>` with
-/// tailLines, timestamps, limitBytes, previous and follow, for the client
-/// certificate CN the API server uses.
-const KUBELET: &str = r#"
-import ssl, sys, time
-from urllib.parse import urlparse, parse_qs
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-LINES = ["starting", "listening on :8080", "ready"]
-
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, code, text):
-        body = text.encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        subject = dict(pair[0] for pair in self.connection.getpeercert()["subject"])
-        if subject.get("commonName") != "kube-apiserver-kubelet-client":
-            return self.reply(401, "Unauthorized")
-        url = urlparse(self.path)
-        query = {k: v[0] for k, v in parse_qs(url.query).items()}
-        parts = url.path.split("/")
-        if len(parts) != 5 or parts[1] != "containerLogs":
-            return self.reply(404, "404 page not found")
-        _, _, namespace, pod, container = parts
-        if container != "main":
-            return self.reply(400, 'container "%s" in pod "%s" is waiting to start: ContainerCreating' % (container, pod))
-        lines = ["previous run"] if query.get("previous") == "true" else list(LINES)
-        if "tailLines" in query:
-            lines = lines[len(lines) - int(query["tailLines"]):]
-        if query.get("timestamps") == "true":
-            lines = ["2026-01-01T00:00:00.000000000Z " + line for line in lines]
-        text = "".join(line + "\n" for line in lines)
-        if "limitBytes" in query:
-            text = text[:int(query["limitBytes"])]
-        if query.get("follow") != "true":
-            return self.reply(200, text)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        for chunk in [text] + ["tick %d\n" % n for n in range(3)]:
-            data = chunk.encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-            time.sleep(0.2)
-        self.wfile.write(b"0\r\n\r\n")
-
-
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-context.load_cert_chain(sys.argv[1], sys.argv[2])
-context.verify_mode = ssl.CERT_REQUIRED
-context.load_verify_locations(sys.argv[3])
-server.socket = context.wrap_socket(server.socket, server_side=True)
-print("port", server.server_address[1], flush=True)
-server.serve_forever()
-"#;
+/// The stand-in kubelet (see its docstring): logs, exec and port-forward
+/// over SPDY, for the kubelet client certificate only.
+const KUBELET: &str = include_str!("kubelet_stand_in.py");
 
 /// A pod's web server: plain HTTP, echoing what it was asked.
 const WEB: &str = r#"
@@ -115,20 +50,22 @@ fn start_python(script: &std::path::Path, args: &[&std::path::Path]) -> (Streami
     (process, port)
 }
 
-#[test]
-fn pod_logs_come_from_the_pods_kubelet() {
-    let server = TestServer::start();
+/// A stand-in kubelet for `kubelet-1` and the pods it runs: `app` (one
+/// container, Running), `pair` (two), `waiting` (no node yet). Returns
+/// the kubelet and the directory that stands for `app`'s filesystem.
+fn kubelet_with_pods(server: &TestServer) -> (Streaming, std::path::PathBuf) {
     let (_, cert, key) = common::certificates_for(&["kubelet-1"]);
-    let (script, cert_path, key_path) = (
+    let (script, cert_path, key_path, root) = (
         server.scratch("kubelet.py"),
         server.scratch("kubelet.crt"),
         server.scratch("kubelet.key"),
+        server.scratch("container-root"),
     );
     common::write_file(&script, KUBELET);
     common::write_file(&cert_path, &cert);
     common::write_file(&key_path, &key);
-    let (_kubelet, port) = start_python(&script, &[&cert_path, &key_path, &server.ca_cert()]);
-
+    std::fs::create_dir_all(root.join("data")).expect("the container's filesystem");
+    let (kubelet, port) = start_python(&script, &[&cert_path, &key_path, &server.ca_cert(), &root]);
     server.apply("apiVersion: v1\nkind: Node\nmetadata: {name: kubelet-1}\n");
     server.kubectl_ok(&[
         "patch",
@@ -164,6 +101,22 @@ spec:
   containers: [{name: main, image: app}]
 "#,
     );
+    server.kubectl_ok(&[
+        "patch",
+        "pod",
+        "app",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Running"}}"#,
+    ]);
+    (kubelet, root)
+}
+
+#[test]
+fn pod_logs_come_from_the_pods_kubelet() {
+    let server = TestServer::start();
+    let (_kubelet, _) = kubelet_with_pods(&server);
 
     assert_eq!(
         server.kubectl_ok(&["logs", "app"]),
@@ -345,4 +298,76 @@ subsets:
         .get("/api/v1/namespaces/default/pods/web/proxy/")
         .assert_status(400, "BadRequest");
     assert_eq!(answer["message"], "address not allowed");
+}
+
+#[test]
+fn exec_cp_and_port_forward_stream_through_to_the_kubelet() {
+    let server = TestServer::start();
+    let (_kubelet, root) = kubelet_with_pods(&server);
+
+    // kubectl asks for WebSocket v5 first; the kubelet refuses it, and
+    // kubectl falls back to SPDY, which Capstan splices through.
+    assert_eq!(
+        server.kubectl_ok(&["exec", "app", "--", "echo", "hello", "there"]),
+        "hello there\n"
+    );
+    let piped = server.kubectl_stdin(&["exec", "-i", "app", "--", "cat"], "piped in\n");
+    assert_eq!(common::text(&piped.stdout), "piped in\n");
+    let failed = server.kubectl(&["exec", "app", "--", "sh", "-c", "exit 3"]);
+    assert_eq!(
+        failed.status.code(),
+        Some(3),
+        "{}",
+        common::text(&failed.stderr)
+    );
+    assert!(
+        common::text(&failed.stderr).contains("command terminated with exit code 3"),
+        "{}",
+        common::text(&failed.stderr)
+    );
+
+    // kubectl cp runs tar through exec, both ways.
+    let local = server.scratch("notes.txt");
+    common::write_file(&local, "copied in\n");
+    server.kubectl_ok(&[
+        "cp",
+        local.to_str().expect("a path"),
+        "default/app:/data/notes.txt",
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(root.join("data/notes.txt")).expect("the copy"),
+        "copied in\n"
+    );
+    let back = server.scratch("back.txt");
+    server.kubectl_ok(&[
+        "cp",
+        "default/app:/data/notes.txt",
+        back.to_str().expect("a path"),
+    ]);
+    assert_eq!(
+        std::fs::read_to_string(&back).expect("the copy back"),
+        "copied in\n"
+    );
+
+    // port-forward: each connection spliced to the pod's port.
+    let web = server.scratch("web.py");
+    common::write_file(&web, WEB);
+    let (_web, web_port) = start_python(&web, &[]);
+    let mut forward = server.kubectl_spawn(&["port-forward", "pod/app", &format!(":{web_port}")]);
+    let local_port: u16 = forward.wait_for("the forwarded port", |out| {
+        out.split("Forwarding from 127.0.0.1:")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|port| port.parse().ok())
+    });
+    let through = common::run_command(
+        Command::new(common::curl_bin())
+            .args(["-sS", &format!("http://127.0.0.1:{local_port}/forwarded")]),
+        None,
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        common::text(&through.stdout),
+        "hello from /forwarded; authorization=None"
+    );
 }
