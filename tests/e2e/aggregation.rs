@@ -508,3 +508,100 @@ async fn an_apiservice_registered_through_one_replica_is_served_by_both() {
         .expect("flunders");
     assert_eq!(flunders.kind, "Flunder");
 }
+
+#[test]
+fn availability_reasons_follow_the_service_and_its_endpoints() {
+    let server = TestServer::start();
+    let api_service = |service: &str, port: u16| {
+        format!(
+            r#"
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {{name: v1.{service}.example.com}}
+spec:
+  group: {service}.example.com
+  version: v1
+  service: {{namespace: ext, name: {service}, port: {port}}}
+  insecureSkipTLSVerify: true
+  groupPriorityMinimum: 100
+  versionPriority: 10
+"#
+        )
+    };
+    server.apply(&format!(
+        r#"
+apiVersion: v1
+kind: Namespace
+metadata: {{name: ext}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: ported, namespace: ext}}
+spec: {{ports: [{{name: https, port: 443}}]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: empty, namespace: ext}}
+spec: {{ports: [{{name: https, port: 443}}]}}
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {{name: empty, namespace: ext}}
+subsets:
+- addresses: [{{ip: 10.0.0.9}}]
+  ports: [{{name: metrics, port: 9090}}]
+---
+{}
+---
+{}
+---
+{}
+---
+{}
+"#,
+        api_service("missing", 443),
+        api_service("ported", 8443),
+        api_service("empty", 443),
+        api_service("unendpointed", 443),
+    ));
+    server.apply(
+        "apiVersion: v1\nkind: Service\nmetadata: {name: unendpointed, namespace: ext}\nspec: {ports: [{name: https, port: 443}]}\n",
+    );
+    let expectations = [
+        (
+            "v1.missing.example.com",
+            "ServiceNotFound",
+            r#"service/missing in "ext" is not present"#,
+        ),
+        (
+            "v1.ported.example.com",
+            "ServicePortError",
+            r#"service/ported in "ext" is not listening on port 8443"#,
+        ),
+        (
+            "v1.empty.example.com",
+            "MissingEndpoints",
+            r#"endpoints for service/empty in "ext" have no addresses with port name "https""#,
+        ),
+        (
+            "v1.unendpointed.example.com",
+            "EndpointsNotFound",
+            r#"cannot find endpoints for service/unendpointed in "ext""#,
+        ),
+    ];
+    for (name, reason, message) in expectations {
+        let (status, _, got) = wait_for_reason(&server, name, reason);
+        assert_eq!((status.as_str(), got.as_str()), ("False", message));
+    }
+    let listed = server.kubectl_ok(&["get", "apiservices", "v1.missing.example.com"]);
+    assert!(
+        common::table_rows(&listed)[1][..4]
+            == [
+                "v1.missing.example.com",
+                "ext/missing",
+                "False",
+                "(ServiceNotFound)"
+            ],
+        "{listed}"
+    );
+}

@@ -458,6 +458,31 @@ impl ApiCore {
         Ok((host, port))
     }
 
+    /// `path?query` on the node's kubelet.
+    async fn kubelet_connection(
+        &self,
+        node: &str,
+        path: &str,
+        query: &str,
+        upgrade_required: bool,
+    ) -> ApiResult<Connection> {
+        let (host, port) = self.kubelet_of(node).await?;
+        let path_and_query = if query.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}?{query}")
+        };
+        Ok(Connection::Forward {
+            uri: uri(
+                "https",
+                &host_port(&host, &port.to_string()),
+                &path_and_query,
+            )?,
+            kubelet: true,
+            upgrade_required,
+        })
+    }
+
     /// pods/log: the kubelet's containerLogs of the pod's container; no
     /// content while the pod has no node.
     pub async fn pod_log_location(
@@ -476,23 +501,9 @@ impl ApiCore {
         if node.is_empty() {
             return Ok(Connection::NoContent);
         }
-        let (host, port) = self.kubelet_of(node).await?;
-        let query = options.kubelet_query();
         let path = format!("/containerLogs/{namespace}/{name}/{container}");
-        let path_and_query = if query.is_empty() {
-            path
-        } else {
-            format!("{path}?{query}")
-        };
-        Ok(Connection::Forward {
-            uri: uri(
-                "https",
-                &host_port(&host, &port.to_string()),
-                &path_and_query,
-            )?,
-            kubelet: true,
-            upgrade_required: false,
-        })
+        self.kubelet_connection(node, &path, &options.kubelet_query(), false)
+            .await
     }
 
     /// pods/exec, pods/attach and pods/portforward: the kubelet's
@@ -557,22 +568,8 @@ impl ApiCore {
                 }
             }
         }
-        let (host, port) = self.kubelet_of(node).await?;
-        let query = encode(&pairs);
-        let path_and_query = if query.is_empty() {
-            path
-        } else {
-            format!("{path}?{query}")
-        };
-        Ok(Connection::Forward {
-            uri: uri(
-                "https",
-                &host_port(&host, &port.to_string()),
-                &path_and_query,
-            )?,
-            kubelet: true,
-            upgrade_required: true,
-        })
+        self.kubelet_connection(node, &path, &encode(&pairs), true)
+            .await
     }
 }
 
