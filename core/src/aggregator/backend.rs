@@ -4,6 +4,8 @@
 //! port, or (with `--enable-aggregator-routing`) at one of its endpoints'
 //! addresses and the port the service port names.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::api_service::RemoteApiService;
@@ -53,16 +55,32 @@ pub(crate) fn endpoint_addresses(endpoints: &Value, port_name: &str) -> Vec<(Str
     found
 }
 
+/// A core/v1 object from its watch cache, which every request can read
+/// without a storage round trip; read from storage when the cache does
+/// not hold it (yet).
+async fn cached(
+    core: &ApiCore,
+    resource: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<Arc<Value>, ApiError> {
+    let def = core.resolve("", "v1", resource)?;
+    let cache = core.watch_cache(&def).await?;
+    if let Some(object) = cache.get(&def.key(&core.prefix, Some(namespace), name)) {
+        return Ok(object);
+    }
+    core.get(&UserInfo::system(), &def, Some(namespace), name, "")
+        .await
+        .map(Arc::new)
+}
+
 pub(super) async fn locate(
     core: &ApiCore,
     api_service: &RemoteApiService,
     routing: bool,
 ) -> Result<Location, ApiError> {
-    let system = UserInfo::system();
     let (namespace, name) = (&api_service.service_namespace, &api_service.service_name);
-    let services = core.resolve("", "v1", "services")?;
-    let service = core
-        .get(&system, &services, Some(namespace), name, "")
+    let service = cached(core, "services", namespace, name)
         .await
         .map_err(|_| unavailable(format!("service \"{name}\" not found")))?;
     if is_external_name(&service) {
@@ -83,9 +101,7 @@ pub(super) async fn locate(
     })?;
     if routing {
         let port_name = port.get("name").and_then(Value::as_str).unwrap_or("");
-        let endpoints_def = core.resolve("", "v1", "endpoints")?;
-        let endpoints = core
-            .get(&system, &endpoints_def, Some(namespace), name, "")
+        let endpoints = cached(core, "endpoints", namespace, name)
             .await
             .map_err(|_| unavailable(format!("service \"{name}\" not found")))?;
         let addresses = endpoint_addresses(&endpoints, port_name);
