@@ -116,6 +116,8 @@ pub(super) async fn proxy(
             "service unavailable",
         ));
     }
+    let mut req = req;
+    let client_upgrade = hyper::upgrade::on(&mut req);
     let (parts, body) = req.into_parts();
     use http_body_util::BodyExt;
     let body: ProxyBody = body
@@ -125,13 +127,16 @@ pub(super) async fn proxy(
         .core
         .forward(remote, user, http::Request::from_parts(parts, body))
         .await;
-    let response = match answer {
+    let mut response = match answer {
         Ok(response) => response,
         Err(e) => {
             tracing::debug!(api_service = %remote.name, error = %e, "proxying failed");
             return Ok(plain_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()));
         }
     };
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        return Ok(crate::connect::spliced(client_upgrade, &mut response));
+    }
     if response.status().is_redirection() && response.headers().contains_key(header::LOCATION) {
         return Ok(plain_error(
             StatusCode::BAD_GATEWAY,

@@ -140,17 +140,7 @@ pub(super) async fn serve(
         .connect(&connection, http::Request::from_parts(parts, body))
         .await?;
     if response.status() == StatusCode::SWITCHING_PROTOCOLS {
-        let backend_upgrade = hyper::upgrade::on(&mut response);
-        tokio::spawn(async move {
-            let (Ok(client), Ok(backend)) = (client_upgrade.await, backend_upgrade.await) else {
-                return;
-            };
-            let mut client = hyper_util::rt::TokioIo::new(client);
-            let mut backend = hyper_util::rt::TokioIo::new(backend);
-            let _ = tokio::io::copy_bidirectional(&mut client, &mut backend).await;
-        });
-        let (parts, _) = response.into_parts();
-        return Ok(Response::from_parts(parts, Body::empty()));
+        return Ok(spliced(client_upgrade, &mut response));
     }
     if subresource == "log" {
         return log_response(response, name).await;
@@ -160,6 +150,28 @@ pub(super) async fn serve(
         parts.headers.remove(*header);
     }
     Ok(Response::from_parts(parts, Body::new(body)))
+}
+
+/// The answer to a request the backend switched protocols for: its 101,
+/// while a task copies bytes both ways between the client's upgraded
+/// connection and the backend's until either ends.
+pub(super) fn spliced(
+    client_upgrade: hyper::upgrade::OnUpgrade,
+    response: &mut http::Response<hyper::body::Incoming>,
+) -> Response {
+    let backend_upgrade = hyper::upgrade::on(&mut *response);
+    tokio::spawn(async move {
+        let (Ok(client), Ok(backend)) = (client_upgrade.await, backend_upgrade.await) else {
+            return;
+        };
+        let mut client = hyper_util::rt::TokioIo::new(client);
+        let mut backend = hyper_util::rt::TokioIo::new(backend);
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut backend).await;
+    });
+    let mut answer = Response::new(Body::empty());
+    *answer.status_mut() = response.status();
+    *answer.headers_mut() = response.headers().clone();
+    answer
 }
 
 /// A kubelet's log answer: streamed as text/plain, or its error body as

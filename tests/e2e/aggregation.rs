@@ -71,6 +71,20 @@ class Handler(BaseHTTPRequestHandler):
         groups = self.headers.get_all("X-Remote-Group") or []
         extra = {k[len("X-Remote-Extra-"):].lower(): v for k, v in self.headers.items()
                  if k.lower().startswith("x-remote-extra-")}
+        if self.headers.get("Upgrade", "").lower() == "echo":
+            # An upgrading subresource: after the 101, every byte comes
+            # back upper-cased.
+            self.send_response(101)
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Upgrade", "echo")
+            self.end_headers()
+            self.wfile.flush()
+            self.close_connection = True
+            while True:
+                data = self.connection.recv(65536)
+                if not data:
+                    return
+                self.connection.sendall(data.upper())
         path = self.path.split("?")[0].rstrip("/")
         parts = path.split("/")
         if path == "/apis":
@@ -140,6 +154,24 @@ fn start_extension_server(files: &ExtensionFiles, port: u16) -> (Streaming, u16)
     });
     (process, port)
 }
+
+/// A client of an upgrading subresource of the extension server, through
+/// Capstan over HTTP/1.1: the status line, then what came back for "ping".
+const UPGRADING_CLIENT: &str = r#"
+import socket, ssl, sys
+context = ssl.create_default_context(cafile=sys.argv[1])
+context.load_cert_chain(sys.argv[2], sys.argv[3])
+context.set_alpn_protocols(["http/1.1"])
+conn = context.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[4]))), server_hostname="127.0.0.1")
+conn.sendall(b"GET /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/first/echo HTTP/1.1\r\n"
+             b"Host: capstan\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    head += conn.recv(1)
+print(head.split(b"\r\n")[0].decode())
+conn.sendall(b"ping")
+print(conn.recv(100).decode())
+"#;
 
 /// The extension server's files in `server`'s scratch directory, trusting
 /// `client_ca` (PEM); and the caBundle that verifies it, base64.
@@ -326,6 +358,25 @@ fn extension_api_server_behind_capstan() {
     assert!(
         explained.contains("A Flunder is a test object of the wardle server."),
         "{explained}"
+    );
+
+    // An upgrading request streams through both ways once the backend
+    // switches protocols.
+    let echo = common::run_command(
+        Command::new("python3")
+            .args(["-c", UPGRADING_CLIENT])
+            .arg(server.ca_cert())
+            .arg(server.admin_cert())
+            .arg(server.admin_key())
+            .arg(server.port().to_string()),
+        None,
+        Duration::from_secs(20),
+    );
+    assert_eq!(
+        common::text(&echo.stdout),
+        "HTTP/1.1 101 Switching Protocols\nPING\n",
+        "{}",
+        common::text(&echo.stderr)
     );
 
     // Capstan authorizes before it forwards.

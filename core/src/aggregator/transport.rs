@@ -50,8 +50,9 @@ pub enum ForwardError {
     Backend(String),
 }
 
-/// Backends share a client when they agree on what verifies them.
-type ClientKey = (String, Vec<u8>, bool);
+/// Backends share a client when they agree on what verifies them, and on
+/// whether it may speak HTTP/2 (a request that upgrades needs HTTP/1.1).
+type ClientKey = (String, Vec<u8>, bool, bool);
 
 /// Pooled clients, one per backend identity.
 #[derive(Default)]
@@ -81,6 +82,7 @@ const DROPPED: &[&str] = &[
 fn new_client(
     service: &RemoteApiService,
     identity: Option<&ProxyIdentity>,
+    http1_only: bool,
 ) -> Result<Client, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
@@ -114,13 +116,16 @@ fn new_client(
         None => builder.with_no_client_auth(),
     };
     let server_name = ServerName::try_from(service.server_name()).map_err(|e| format!("{e}"))?;
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+    let builder = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(config)
         .https_only()
         .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(server_name))
-        .enable_http1()
-        .enable_http2()
-        .build();
+        .enable_http1();
+    let connector = if http1_only {
+        builder.build()
+    } else {
+        builder.enable_http2().build()
+    };
     Ok(
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
             .pool_idle_timeout(IDLE_TIMEOUT)
@@ -145,11 +150,12 @@ fn escaped_extra_key(key: &str) -> String {
 }
 
 impl ApiCore {
-    fn proxy_client(&self, service: &RemoteApiService) -> Result<Client, String> {
+    fn proxy_client(&self, service: &RemoteApiService, upgrade: bool) -> Result<Client, String> {
         let key = (
             service.server_name(),
             service.ca_bundle.clone(),
             service.insecure_skip_tls_verify,
+            upgrade,
         );
         let mut clients = self
             .proxy_clients
@@ -159,7 +165,7 @@ impl ApiCore {
         if let Some(client) = clients.get(&key) {
             return Ok(client.clone());
         }
-        let client = new_client(service, self.proxy_identity.as_ref())?;
+        let client = new_client(service, self.proxy_identity.as_ref(), upgrade)?;
         clients.insert(key, client.clone());
         Ok(client)
     }
@@ -177,10 +183,14 @@ impl ApiCore {
             .locate(service)
             .await
             .map_err(|e| ForwardError::Unroutable(e.message))?;
-        let client = self
-            .proxy_client(service)
-            .map_err(ForwardError::Unroutable)?;
         let (mut parts, body) = request.into_parts();
+        // An upgrade (exec-like subresources of the extension server) goes
+        // over HTTP/1.1 with its Connection and Upgrade headers, and the
+        // caller splices the two connections once the backend switches.
+        let upgrade = crate::http_client::is_upgrade(&parts.headers);
+        let client = self
+            .proxy_client(service, upgrade)
+            .map_err(ForwardError::Unroutable)?;
         parts.uri =
             backend_uri(&location, parts.uri.path_and_query()).map_err(ForwardError::Unroutable)?;
         parts.version = http::Version::HTTP_11;
@@ -190,7 +200,8 @@ impl ApiCore {
             .keys()
             .filter(|name| {
                 let name = name.as_str();
-                DROPPED.contains(&name)
+                (DROPPED.contains(&name)
+                    && !(upgrade && (name == "connection" || name == "upgrade")))
                     || name.starts_with(crate::authentication::IMPERSONATION_PREFIX)
                     || name.starts_with("x-remote-")
                     || names.is_identity_header(name)
@@ -241,7 +252,9 @@ impl ApiCore {
             .locate(service)
             .await
             .map_err(|e| ProbeError::Unroutable(e.message))?;
-        let client = self.proxy_client(service).map_err(ProbeError::Unroutable)?;
+        let client = self
+            .proxy_client(service, false)
+            .map_err(ProbeError::Unroutable)?;
         let uri =
             backend_uri(&location, path.parse().ok().as_ref()).map_err(ProbeError::Unroutable)?;
         let url = uri.to_string();

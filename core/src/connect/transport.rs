@@ -107,17 +107,6 @@ fn build(
     )
 }
 
-fn is_upgrade(headers: &http::HeaderMap) -> bool {
-    headers
-        .get_all(http::header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| {
-            v.split(',')
-                .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
-        })
-}
-
 impl ApiCore {
     fn connect_client(&self, kubelet: bool) -> Result<Client, String> {
         let slot = if kubelet {
@@ -156,7 +145,7 @@ impl ApiCore {
             return Err(ApiError::internal("nothing to connect to"));
         };
         let (mut parts, body) = request.into_parts();
-        let upgrade = is_upgrade(&parts.headers);
+        let upgrade = crate::http_client::is_upgrade(&parts.headers);
         if *upgrade_required && !upgrade {
             return Err(ApiError::bad_request("Upgrade request required"));
         }
