@@ -193,6 +193,20 @@ fn pod_logs_come_from_the_pods_kubelet() {
         answer["message"],
         "pod waiting does not have a host assigned"
     );
+    // nodes/proxy goes to the kubelet only at an address the API server
+    // may proxy to; a loopback one is refused, as upstream refuses it.
+    let answer = server
+        .get("/api/v1/nodes/kubelet-1/proxy/pods")
+        .assert_status(400, "BadRequest");
+    assert_eq!(answer["message"], "address not allowed");
+    let answer = server
+        .get("/api/v1/nodes/ftp:kubelet-1:21/proxy/")
+        .assert_status(400, "BadRequest");
+    assert_eq!(
+        answer["message"],
+        r#"invalid node request "ftp:kubelet-1:21""#
+    );
+
     // Logs are read with get on pods/log: a user without it is refused.
     let denied = server.kubectl_err(&[
         "get",
