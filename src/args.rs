@@ -135,7 +135,7 @@ pub struct ServeArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "Hostname,InternalDNS,InternalIP,ExternalDNS,ExternalIP"
+        default_values = capstan_core::connect::DEFAULT_PREFERRED_ADDRESS_TYPES
     )]
     pub kubelet_preferred_address_types: Vec<String>,
     /// Write the chosen port here once listening (for tests and scripts).

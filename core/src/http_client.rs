@@ -95,3 +95,48 @@ pub fn is_upgrade(headers: &http::HeaderMap) -> bool {
                 .any(|t| t.trim().eq_ignore_ascii_case("upgrade"))
         })
 }
+
+/// Hop-by-hop request headers (RFC 9110 §7.6.1), which describe the
+/// connection they came on; Connection and Upgrade stay on a request that
+/// upgrades, since they ask the next hop for it.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Removes the hop-by-hop headers of a request a proxy passes on.
+pub fn strip_hop_by_hop(headers: &mut http::HeaderMap, upgrade: bool) {
+    for name in HOP_BY_HOP {
+        if !(upgrade && matches!(*name, "connection" | "upgrade")) {
+            headers.remove(*name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_headers_go_but_an_upgrade_keeps_what_asks_for_it() {
+        let mut headers = http::HeaderMap::new();
+        for name in ["connection", "upgrade", "keep-alive", "te", "accept"] {
+            headers.insert(name, http::HeaderValue::from_static("x"));
+        }
+        let mut upgrading = headers.clone();
+        strip_hop_by_hop(&mut headers, false);
+        assert_eq!(
+            headers.keys().map(|k| k.as_str()).collect::<Vec<_>>(),
+            ["accept"]
+        );
+        strip_hop_by_hop(&mut upgrading, true);
+        let mut kept: Vec<&str> = upgrading.keys().map(|k| k.as_str()).collect();
+        kept.sort();
+        assert_eq!(kept, ["accept", "connection", "upgrade"]);
+    }
+}

@@ -63,22 +63,6 @@ pub(crate) struct ProxyClients {
 /// How long an idle connection to a backend is kept.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// Request headers a proxy never passes on as they came: hop-by-hop ones
-/// (RFC 9110 §7.6.1) and the caller's own credentials, which Capstan has
-/// already turned into the `X-Remote-*` headers it adds.
-const DROPPED: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-    "authorization",
-];
-
 fn new_client(
     service: &RemoteApiService,
     identity: Option<&ProxyIdentity>,
@@ -194,23 +178,9 @@ impl ApiCore {
         parts.uri =
             backend_uri(&location, parts.uri.path_and_query()).map_err(ForwardError::Unroutable)?;
         parts.version = http::Version::HTTP_11;
-        let names = &self.request_header_names;
-        let dropped: Vec<HeaderName> = parts
-            .headers
-            .keys()
-            .filter(|name| {
-                let name = name.as_str();
-                (DROPPED.contains(&name)
-                    && !(upgrade && (name == "connection" || name == "upgrade")))
-                    || name.starts_with(crate::authentication::IMPERSONATION_PREFIX)
-                    || name.starts_with("x-remote-")
-                    || names.is_identity_header(name)
-            })
-            .cloned()
-            .collect();
-        for name in dropped {
-            parts.headers.remove(name);
-        }
+        crate::http_client::strip_hop_by_hop(&mut parts.headers, upgrade);
+        self.strip_credentials(&mut parts.headers);
+        parts.headers.remove(http::header::HOST);
         let header = |value: &str| {
             HeaderValue::from_str(value).map_err(|e| ForwardError::Unroutable(e.to_string()))
         };

@@ -107,6 +107,29 @@ impl RequestHeaderNames {
 }
 
 impl ApiCore {
+    /// Removes what a request authenticated with (Authorization,
+    /// Proxy-Authorization, Impersonate-*, X-Remote-* and the configured
+    /// request headers), as upstream's authentication and impersonation
+    /// filters do before a request is proxied: the backend learns the
+    /// caller from Capstan, not from these.
+    pub(crate) fn strip_credentials(&self, headers: &mut http::HeaderMap) {
+        let names = &self.request_header_names;
+        let credentials: Vec<http::header::HeaderName> = headers
+            .keys()
+            .filter(|name| {
+                let name = name.as_str();
+                matches!(name, "authorization" | "proxy-authorization")
+                    || name.starts_with(super::IMPERSONATION_PREFIX)
+                    || name.starts_with("x-remote-")
+                    || names.is_identity_header(name)
+            })
+            .cloned()
+            .collect();
+        for name in credentials {
+            headers.remove(name);
+        }
+    }
+
     /// The user a connection's certificate authenticates: from the request's
     /// headers when it comes through a front proxy that names one,
     /// otherwise the certificate's own user (anonymous without one).

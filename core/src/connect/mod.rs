@@ -14,5 +14,14 @@ pub use locations::{Connection, PodLogOptions};
 pub(crate) use transport::ConnectClients;
 pub use transport::{ConnectBody, KubeletConfig};
 
+/// Upstream's default `--kubelet-preferred-address-types`.
+pub const DEFAULT_PREFERRED_ADDRESS_TYPES: &[&str] = &[
+    "Hostname",
+    "InternalDNS",
+    "InternalIP",
+    "ExternalDNS",
+    "ExternalIP",
+];
+
 /// The subresources served by connecting somewhere else.
 pub const CONNECT_SUBRESOURCES: &[&str] = &["proxy", "log", "exec", "attach", "portforward"];

@@ -7,7 +7,6 @@
 
 use std::sync::{Arc, OnceLock};
 
-use http::header::HeaderName;
 use hyper_util::client::legacy::connect::HttpConnector;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -49,18 +48,6 @@ pub(crate) struct ConnectClients {
     kubelet: OnceLock<Result<Client, String>>,
     plain: OnceLock<Result<Client, String>>,
 }
-
-/// Headers that describe a hop or carry the caller's credentials; an
-/// upgrade keeps Connection and Upgrade, which ask for it.
-const DROPPED: &[&str] = &[
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "authorization",
-];
 
 fn build(
     identity: Option<&(String, String)>,
@@ -161,22 +148,8 @@ impl ApiCore {
         }
         parts.uri = target;
         parts.version = http::Version::HTTP_11;
-        let dropped: Vec<HeaderName> = parts
-            .headers
-            .keys()
-            .filter(|name| {
-                let name = name.as_str();
-                DROPPED.contains(&name)
-                    || (!upgrade && (name == "connection" || name == "upgrade"))
-                    || name.starts_with(crate::authentication::IMPERSONATION_PREFIX)
-                    || name.starts_with("x-remote-")
-                    || self.request_header_names.is_identity_header(name)
-            })
-            .cloned()
-            .collect();
-        for name in dropped {
-            parts.headers.remove(name);
-        }
+        crate::http_client::strip_hop_by_hop(&mut parts.headers, upgrade);
+        self.strip_credentials(&mut parts.headers);
         let client = self.connect_client(*kubelet).map_err(ApiError::internal)?;
         client
             .request(http::Request::from_parts(parts, body))

@@ -16,7 +16,6 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::auth::UserInfo;
-use crate::error::StatusReason;
 use crate::kinds::apiregistration::AUTOMANAGED_LABEL;
 use crate::object;
 use crate::registry::Origin;
@@ -210,7 +209,7 @@ async fn sync(core: &ApiCore) -> crate::ApiResult<()> {
                 .map(|_| ()),
             None => Ok(()),
         };
-        tolerate_races(result)?;
+        super::tolerate_races(result)?;
     }
     for (name, wanted) in desired.iter().filter(|(name, _)| !seen.contains(*name)) {
         let api_service = json!({
@@ -219,26 +218,11 @@ async fn sync(core: &ApiCore) -> crate::ApiResult<()> {
             "metadata": {"name": name, "labels": {AUTOMANAGED_LABEL: wanted.label}},
             "spec": wanted.spec,
         });
-        tolerate_races(
+        super::tolerate_races(
             core.create(&system, &def, None, api_service, &opts)
                 .await
                 .map(|_| ()),
         )?;
     }
     Ok(())
-}
-
-/// Another replica's write got there first: the next pass sees it.
-fn tolerate_races(result: crate::ApiResult<()>) -> crate::ApiResult<()> {
-    match result {
-        Err(e)
-            if matches!(
-                e.reason,
-                StatusReason::AlreadyExists | StatusReason::Conflict | StatusReason::NotFound
-            ) =>
-        {
-            Ok(())
-        }
-        other => other,
-    }
 }

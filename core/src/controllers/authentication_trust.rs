@@ -95,7 +95,7 @@ async fn sync(core: &ApiCore, trust: &AuthenticationTrust) -> crate::ApiResult<(
                 "metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE},
                 "data": ours,
             });
-            return tolerate_race(
+            return super::tolerate_races(
                 core.create(&system, &def, Some(NAMESPACE), config_map, &opts)
                     .await
                     .map(drop),
@@ -114,7 +114,7 @@ async fn sync(core: &ApiCore, trust: &AuthenticationTrust) -> crate::ApiResult<(
     }
     let mut updated = current;
     updated["data"] = Value::Object(merged);
-    tolerate_race(
+    super::tolerate_races(
         core.update(
             &system,
             &def,
@@ -127,21 +127,6 @@ async fn sync(core: &ApiCore, trust: &AuthenticationTrust) -> crate::ApiResult<(
         .await
         .map(drop),
     )
-}
-
-/// Another replica wrote first: the next pass merges into what it wrote.
-fn tolerate_race(result: crate::ApiResult<()>) -> crate::ApiResult<()> {
-    match result {
-        Err(e)
-            if matches!(
-                e.reason,
-                StatusReason::Conflict | StatusReason::AlreadyExists
-            ) =>
-        {
-            Ok(())
-        }
-        other => other,
-    }
 }
 
 /// What is there, with this replica's CAs and names added: PEM bundles

@@ -149,6 +149,24 @@ pub(crate) async fn delete_all(
         .is_empty())
 }
 
+/// A write another replica got to first (or a deletion meanwhile): the
+/// next pass sees what it did.
+pub(crate) fn tolerate_races(result: crate::ApiResult<()>) -> crate::ApiResult<()> {
+    match result {
+        Err(e)
+            if matches!(
+                e.reason,
+                crate::error::StatusReason::AlreadyExists
+                    | crate::error::StatusReason::Conflict
+                    | crate::error::StatusReason::NotFound
+            ) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
 /// Waits before a failed watch is tried again.
 pub(crate) async fn watch_failed(controller: &str, error: &crate::error::ApiError) {
     tracing::warn!(controller, error = %error, "controller watch failed");

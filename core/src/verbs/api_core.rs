@@ -536,15 +536,10 @@ impl ApiCore {
             aggregator_routing: false,
             remote_discovery: Default::default(),
             kubelet: crate::connect::KubeletConfig {
-                preferred_address_types: [
-                    "Hostname",
-                    "InternalDNS",
-                    "InternalIP",
-                    "ExternalDNS",
-                    "ExternalIP",
-                ]
-                .map(String::from)
-                .to_vec(),
+                preferred_address_types: crate::connect::DEFAULT_PREFERRED_ADDRESS_TYPES
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect(),
                 ..Default::default()
             },
             connect_clients: Default::default(),
