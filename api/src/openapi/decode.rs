@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use super::definitions::{self, Definitions, RAW_REF_PREFIX};
-use super::go_values::{base64_error_offset, parse_go_time, TimeLayout};
+use super::go_values::{base64_error_offset, canonical_base64, parse_go_time, TimeLayout};
 use crate::protobuf::{field_order, FieldOrder};
 use crate::validate::quantity::{Quantity, QuantityError, QUANTITY_FORMAT_MSG};
 
@@ -208,6 +208,8 @@ impl Walker {
                 if let Some(offset) = base64_error_offset(text) {
                     let message = format!("illegal base64 data at input byte {offset}");
                     self.save(message.clone(), message, false);
+                } else if let Some(canonical) = canonical_base64(text) {
+                    *text = canonical;
                 }
             }
             (Expect::Time | Expect::MicroTime, Value::String(text)) => {

@@ -291,3 +291,17 @@ fn times_are_stored_as_go_encodes_them() {
     decode_typed("io.k8s.api.coordination.v1.Lease", &mut lease).unwrap();
     assert_eq!(lease["spec"]["acquireTime"], "2026-11-26T04:29:10.000000Z");
 }
+
+#[test]
+fn bytes_are_stored_as_go_writes_them_back() {
+    let secret = "io.k8s.api.core.v1.Secret";
+    // Go skips line breaks and ignores nonzero trailing bits; it writes
+    // the decoded bytes back in standard padded base64.
+    let mut object =
+        json!({"data": {"wrapped": "YWJj\r\nZA==", "bits": "YWJjZB==", "plain": "YWJjZA=="}});
+    decode_typed(secret, &mut object).expect("decodes");
+    assert_eq!(
+        object["data"],
+        json!({"wrapped": "YWJjZA==", "bits": "YWJjZA==", "plain": "YWJjZA=="})
+    );
+}

@@ -245,6 +245,25 @@ fn go_quote(text: &str) -> String {
     out
 }
 
+/// The form Go writes back a `[]byte` it decoded from `text` (which
+/// [`base64_error_offset`] accepted): line breaks dropped and nonzero
+/// trailing bits cleared. None when `text` is already that form, which
+/// is the usual case and costs no allocation.
+pub(crate) fn canonical_base64(text: &str) -> Option<String> {
+    use base64::Engine as _;
+    if !text.ends_with('=') && !text.contains(['\r', '\n']) {
+        return None;
+    }
+    let lenient = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+    );
+    let joined: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+    let bytes = lenient.decode(&joined).ok()?;
+    let canonical = base64::engine::general_purpose::STANDARD.encode(bytes);
+    (canonical != text).then_some(canonical)
+}
+
 /// Where Go's `base64.StdEncoding.Decode` stops on `text` (its
 /// CorruptInputError offset), or None when it decodes. Go skips `\r` and
 /// `\n`, requires padding, and ignores nonzero trailing bits.
