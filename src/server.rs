@@ -351,6 +351,11 @@ pub async fn serve_with(
             core.clone(),
         ));
     }
+    if capstan_core::controllers::enabled(&args.controllers, "priority-and-fairness-config") {
+        tokio::spawn(capstan_core::controllers::priority_and_fairness::run(
+            core.clone(),
+        ));
+    }
     if capstan_core::controllers::enabled(&args.controllers, "namespace") {
         tokio::spawn(capstan_core::controllers::namespace::run(core.clone()));
     }

@@ -38,11 +38,15 @@ pub fn to_table<T: std::borrow::Borrow<Value>>(
     include: IncludeObject,
 ) -> Value {
     let now = chrono::Utc::now();
+    let mut ordered: Vec<&Value> = objects.iter().map(|o| o.borrow()).collect();
+    if let Some(order) = def.kind_impl.table_row_order() {
+        ordered.sort_by(|a, b| order(a, b));
+    }
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": list_metadata,
         "columnDefinitions": def.kind_impl.table_columns(),
-        "rows": objects.iter().map(|o| row(def, o.borrow(), include, now)).collect::<Vec<_>>(),
+        "rows": ordered.into_iter().map(|o| row(def, o, include, now)).collect::<Vec<_>>(),
     })
 }

@@ -4,9 +4,8 @@
 
 use crate::common::TestServer;
 
-/// `kubectl api-resources` against kube-apiserver 1.32, less what Capstan
-/// does not serve yet (flowcontrol) and the authentication and authorization
-/// reviews other than the self-reviews.
+/// `kubectl api-resources` against kube-apiserver 1.33 (with its default
+/// feature gates).
 const UPSTREAM_ROWS: &[&str] = &[
     "bindings v1 true Binding",
     "componentstatuses cs v1 false ComponentStatus",
@@ -49,6 +48,8 @@ const UPSTREAM_ROWS: &[&str] = &[
     "leases coordination.k8s.io/v1 true Lease",
     "endpointslices discovery.k8s.io/v1 true EndpointSlice",
     "events ev events.k8s.io/v1 true Event",
+    "flowschemas flowcontrol.apiserver.k8s.io/v1 false FlowSchema",
+    "prioritylevelconfigurations flowcontrol.apiserver.k8s.io/v1 false PriorityLevelConfiguration",
     "ingressclasses networking.k8s.io/v1 false IngressClass",
     "ingresses ing networking.k8s.io/v1 true Ingress",
     "networkpolicies netpol networking.k8s.io/v1 true NetworkPolicy",

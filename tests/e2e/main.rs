@@ -18,6 +18,7 @@ mod corpus;
 mod custom_resources;
 mod eviction;
 mod exact_answers;
+mod flowcontrol;
 mod garbage_collection;
 mod grpc;
 mod grpc_webhooks;

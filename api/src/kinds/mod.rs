@@ -31,6 +31,7 @@ pub mod coordination;
 pub mod core;
 pub mod discovery;
 pub mod events;
+pub mod flowcontrol;
 pub mod networking;
 pub mod node;
 pub mod policy;
@@ -320,6 +321,12 @@ pub trait Kind: Send + Sync {
         crate::printers::table_cells(self.printer(), object, now)
     }
 
+    /// How a Table of several objects orders its rows, when upstream's
+    /// printer sorts them (flow schemas print in matching order).
+    fn table_row_order(&self) -> Option<fn(&Value, &Value) -> std::cmp::Ordering> {
+        None
+    }
+
     /// The object at `target_api_version`, another version this kind is
     /// served at.
     fn convert(&self, object: Value, target_api_version: &str) -> Result<Value, ConversionError> {
@@ -351,6 +358,7 @@ pub fn builtin_resources() -> Vec<ResourceDef> {
         coordination::resources(),
         node::resources(),
         discovery::resources(),
+        flowcontrol::resources(),
     ]
     .into_iter()
     .flatten()

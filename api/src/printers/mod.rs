@@ -89,6 +89,10 @@ pub enum Printer {
     ValidatingAdmissionPolicyBinding,
     APIService,
     CertificateSigningRequest,
+    FlowSchema,
+    PriorityLevelConfiguration,
+    IPAddress,
+    ServiceCIDR,
     Default,
 }
 
@@ -513,6 +517,27 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
         // Upstream looks the description up under a key ObjectMeta does not
         // have, so it is empty there too.
         RuntimeClass => vec![name_col(), col("Handler", "string", ""), age_col()],
+        FlowSchema => vec![
+            name_col(),
+            col("PriorityLevel", "string", D_FS_PRIORITY_LEVEL),
+            col("MatchingPrecedence", "string", D_FS_PRECEDENCE),
+            col("DistinguisherMethod", "string", D_FS_DISTINGUISHER),
+            age_col(),
+            col("MissingPL", "string", D_FS_MISSING_PL),
+        ],
+        PriorityLevelConfiguration => vec![
+            name_col(),
+            col("Type", "string", D_PL_TYPE),
+            col("NominalConcurrencyShares", "string", D_PL_SHARES),
+            col("Queues", "string", D_PL_QUEUES),
+            col("HandSize", "string", D_PL_HAND_SIZE),
+            col("QueueLengthLimit", "string", D_PL_QUEUE_LENGTH),
+            age_col(),
+        ],
+        // Upstream defines no Age column but sends an age cell in each row
+        // (kubectl prints as many cells as there are columns).
+        IPAddress => vec![name_col(), col("ParentRef", "string", D_IP_PARENT_REF)],
+        ServiceCIDR => vec![name_col(), col("CIDRs", "string", D_SERVICE_CIDRS), age_col()],
         EndpointSlice => vec![
             name_col(),
             col("AddressType", "string", D_EPS_ADDRESS_TYPE),
@@ -649,6 +674,19 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
             str_or(o, "/preemptionPolicy", "PreemptLowerPriority").into(),
         ],
         RuntimeClass => vec![name(o).into(), text(o, "/handler").into(), age(o, now)],
+        FlowSchema => flow_schema_cells(o, now),
+        PriorityLevelConfiguration => priority_level_cells(o, now),
+        IPAddress => vec![name(o).into(), ip_address_parent(o).into(), age(o, now)],
+        ServiceCIDR => vec![
+            name(o).into(),
+            items(o, "/spec/cidrs")
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(",")
+                .into(),
+            age(o, now),
+        ],
         EndpointSlice => endpoint_slice_cells(o, now),
         WebhookConfiguration => vec![name(o).into(), len_of(o, "/webhooks").into(), age(o, now)],
         ValidatingAdmissionPolicy => {

@@ -420,3 +420,65 @@ mod admission_tests {
         );
     }
 }
+
+pub(super) fn flow_schema_cells(fs: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let distinguisher = match get(fs, "/spec/distinguisherMethod") {
+        Some(method) if !method.is_null() => text(method, "/type").to_string(),
+        _ => "<none>".to_string(),
+    };
+    let missing = condition(items(fs, "/status/conditions"), "Dangling")
+        .map(|dangling| text(dangling, "/status").to_string())
+        .unwrap_or_else(|| "?".to_string());
+    vec![
+        name(fs).into(),
+        text(fs, "/spec/priorityLevelConfiguration/name").into(),
+        int(fs, "/spec/matchingPrecedence").into(),
+        distinguisher.into(),
+        age(fs, now),
+        missing.into(),
+    ]
+}
+
+pub(super) fn priority_level_cells(pl: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let limited = get(pl, "/spec/limited").filter(|l| !l.is_null());
+    let shares: Value = match limited {
+        Some(limited) => int(limited, "/nominalConcurrencyShares").into(),
+        None => "<none>".into(),
+    };
+    let queuing = limited
+        .and_then(|l| get(l, "/limitResponse/queuing"))
+        .filter(|q| !q.is_null());
+    let setting = |key: &str| -> Value {
+        match queuing {
+            Some(queuing) => int(queuing, key).into(),
+            None => "<none>".into(),
+        }
+    };
+    vec![
+        name(pl).into(),
+        text(pl, "/spec/type").into(),
+        shares,
+        setting("/queues"),
+        setting("/handSize"),
+        setting("/queueLengthLimit"),
+        age(pl, now),
+    ]
+}
+
+/// `resource[.group][/namespace]/name` of an IPAddress's parent.
+pub(super) fn ip_address_parent(ip: &Value) -> String {
+    let Some(parent) = get(ip, "/spec/parentRef").filter(|p| !p.is_null()) else {
+        return "<none>".to_string();
+    };
+    let mut rendered = text(parent, "/resource").to_string();
+    let group = text(parent, "/group");
+    if !group.is_empty() {
+        rendered = format!("{rendered}.{group}");
+    }
+    rendered = rendered.to_lowercase();
+    let namespace = text(parent, "/namespace");
+    if !namespace.is_empty() {
+        rendered = format!("{rendered}/{namespace}");
+    }
+    format!("{rendered}/{}", text(parent, "/name"))
+}

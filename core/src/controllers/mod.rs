@@ -10,6 +10,7 @@ pub mod clusterrole_aggregation;
 pub mod custom_resource_definitions;
 pub mod garbage_collector;
 pub mod namespace;
+pub mod priority_and_fairness;
 pub mod resource_quota;
 pub mod root_ca_publisher;
 pub mod service_addresses;
@@ -25,6 +26,7 @@ pub const ALL_CONTROLLERS: &[&str] = &[
     "customresourcedefinitions",
     "garbage-collector",
     "namespace",
+    "priority-and-fairness-config",
     "pv-protection",
     "pvc-protection",
     "resourcequota",
