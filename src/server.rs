@@ -356,6 +356,12 @@ pub async fn serve_with(
             core.clone(),
         ));
     }
+    // The default ServiceCIDR is the server's own; its finalizing part
+    // is kube-controller-manager's service-cidr-controller.
+    tokio::spawn(capstan_core::controllers::service_cidrs::run(
+        core.clone(),
+        capstan_core::controllers::enabled(&args.controllers, "service-cidr-controller"),
+    ));
     if capstan_core::controllers::enabled(&args.controllers, "namespace") {
         tokio::spawn(capstan_core::controllers::namespace::run(core.clone()));
     }

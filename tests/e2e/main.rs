@@ -36,6 +36,7 @@ mod rbac;
 mod resource_quota;
 mod runtime_kinds;
 mod server_side_apply;
+mod service_cidrs;
 mod services;
 mod storage;
 mod subresources;

@@ -50,6 +50,8 @@ pub enum NameRule {
     Dns1035Label,
     /// Any string usable as a URL path segment (RBAC kinds).
     PathSegment,
+    /// An IP address in canonical form (IPAddress, named by its address).
+    IpAddress,
 }
 
 /// How the pipeline serves a kind's objects.
@@ -105,6 +107,12 @@ pub trait Kind: Send + Sync {
 
     fn name_rule(&self) -> NameRule {
         NameRule::Subdomain
+    }
+
+    /// The name a create with `generateName` gets: the prefix and a random
+    /// suffix (upstream's SimpleNameGenerator).
+    fn generated_name(&self, prefix: &str) -> String {
+        format!("{prefix}{}", crate::object::random_suffix())
     }
 
     /// Whether an unqualified finalizer must be one of the standard ones

@@ -18,6 +18,7 @@ pub(crate) mod autoscaling;
 pub(crate) mod batch;
 pub(crate) mod coordination;
 pub(crate) mod corev1;
+pub mod ip;
 pub mod meta;
 pub(crate) mod networking;
 pub mod object_meta;

@@ -46,8 +46,11 @@ pub fn name_problems(rule: NameRule, value: &str, prefix: bool) -> Vec<String> {
     } else {
         value.to_string()
     };
-    if rule == NameRule::PathSegment {
-        return path_segment_problems(value, prefix);
+    match rule {
+        NameRule::PathSegment => return path_segment_problems(value, prefix),
+        // Upstream checks a generateName as the whole address it will be.
+        NameRule::IpAddress => return crate::validate::ip::ip_problems(value),
+        _ => {}
     }
     let (ok, max, msg) = match rule {
         NameRule::Subdomain => (
@@ -57,7 +60,7 @@ pub fn name_problems(rule: NameRule, value: &str, prefix: bool) -> Vec<String> {
         ),
         NameRule::Label => (dns1123_label_ok(&candidate), LABEL_MAX, DNS1123_LABEL_MSG),
         NameRule::Dns1035Label => (dns1035_label_ok(&candidate), LABEL_MAX, DNS1035_LABEL_MSG),
-        NameRule::PathSegment => return Vec::new(),
+        NameRule::PathSegment | NameRule::IpAddress => return Vec::new(),
     };
     let mut problems = Vec::new();
     if candidate.len() > max {

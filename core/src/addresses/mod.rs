@@ -75,6 +75,18 @@ fn invalid(name: &str, cause: FieldError) -> ApiError {
     ApiError::invalid("", "Service", name, vec![cause])
 }
 
+/// upstream's refusal of a requested ClusterIP it could not allocate.
+pub fn cluster_ip_refused(name: &str, requested: &str, why: &str) -> ApiError {
+    invalid(
+        name,
+        FieldError {
+            reason: "FieldValueInvalid",
+            message: format!("Invalid value: []string{{\"{requested}\"}}: {why}"),
+            field: "spec.clusterIPs".into(),
+        },
+    )
+}
+
 impl ServiceAddresses {
     pub fn new(
         storage: Arc<dyn Storage>,
@@ -103,6 +115,27 @@ impl ServiceAddresses {
                 Vec::new(),
             ),
         }
+    }
+
+    /// `--service-cluster-ip-range`, as the default ServiceCIDR holds it.
+    pub fn cluster_ip_range(&self) -> String {
+        self.cidr.to_string()
+    }
+
+    /// The ClusterIP a create allocated, if it allocated one.
+    pub fn allocated_cluster_ip(&self, allocated: &Allocated) -> Option<Ipv4Addr> {
+        allocated.ip.map(|offset| self.cidr.address(offset))
+    }
+
+    /// The Service's ClusterIP when it is one from the range.
+    pub fn cluster_ip_in_range(&self, svc: &Value) -> Option<Ipv4Addr> {
+        self.cluster_ip_offset(svc)
+            .map(|offset| self.cidr.address(offset))
+    }
+
+    /// Whether `ip` is an address of the range.
+    pub fn in_range(&self, ip: Ipv4Addr) -> bool {
+        self.cidr.offset_of(ip).is_some()
     }
 
     /// The address the `kubernetes` Service gets: the range's first.
@@ -154,16 +187,7 @@ impl ServiceAddresses {
                             (AllocationError::Full, _) => "range is full".to_string(),
                             _ => format!("failed to allocate IP {requested}: {e}"),
                         };
-                        return Err(invalid(
-                            name,
-                            FieldError {
-                                reason: "FieldValueInvalid",
-                                message: format!(
-                                    "Invalid value: []string{{\"{requested}\"}}: {message}"
-                                ),
-                                field: "spec.clusterIPs".into(),
-                            },
-                        ));
+                        return Err(cluster_ip_refused(name, &requested, &message));
                     }
                 }
             };

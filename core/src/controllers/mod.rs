@@ -14,6 +14,7 @@ pub mod priority_and_fairness;
 pub mod resource_quota;
 pub mod root_ca_publisher;
 pub mod service_addresses;
+pub mod service_cidrs;
 pub mod serviceaccounts;
 pub mod storage_protection;
 
@@ -32,6 +33,7 @@ pub const ALL_CONTROLLERS: &[&str] = &[
     "resourcequota",
     "root-ca-cert-publisher",
     "service-address-repair",
+    "service-cidr-controller",
     "serviceaccount",
     "validatingadmissionpolicy-status",
 ];

@@ -254,7 +254,7 @@ impl ApiCore {
                 object::set_meta(
                     &mut object,
                     "name",
-                    Value::String(format!("{generate_name}{}", object::random_suffix())),
+                    Value::String(def.kind_impl.generated_name(&generate_name)),
                 );
             }
             let name = object::name(&object).to_string();
@@ -278,7 +278,10 @@ impl ApiCore {
             }
             let key = self.key(def, namespace, &name);
             let allocated = if def.kind_impl.allocates_service_addresses() {
-                Some(self.service_addresses.allocate(&mut object, &name).await?)
+                Some(
+                    self.allocate_service_addresses(namespace.unwrap_or(""), &mut object, &name)
+                        .await?,
+                )
             } else {
                 None
             };
@@ -286,7 +289,7 @@ impl ApiCore {
             let bytes = encode(&*storage_form(def, &object)?)?;
             let stored = self.storage.create(&key, bytes).await;
             if let (Err(_), Some(allocated)) = (&stored, &allocated) {
-                self.service_addresses.release_allocated(allocated).await;
+                self.release_allocated_service_addresses(allocated).await;
             }
             match stored {
                 Ok(kv) => {

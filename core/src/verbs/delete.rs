@@ -193,7 +193,7 @@ impl ApiCore {
             match self.storage.delete(&key, Some(current.revision)).await {
                 Ok(kv) => {
                     if def.kind_impl.allocates_service_addresses() {
-                        self.service_addresses.release(&obj).await;
+                        self.release_service_addresses(&obj).await;
                     }
                     object::set_meta(
                         &mut obj,

@@ -7,6 +7,7 @@ mod api_core;
 mod binding;
 mod bootstrap;
 mod checks;
+mod cluster_ips;
 mod component_status;
 mod create;
 mod delete;
@@ -24,3 +25,4 @@ mod update;
 
 pub use api_core::*;
 pub use bootstrap::SYSTEM_NAMESPACES;
+pub(crate) use cluster_ips::ip_address_for;
