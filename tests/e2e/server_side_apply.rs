@@ -228,3 +228,58 @@ fn diff_server_side_shows_the_pending_change() {
     ]);
     assert_eq!(image, "nginx:1.25", "a diff writes nothing");
 }
+
+#[test]
+fn a_mistyped_apply_gets_upstreams_typed_patch_error_and_stores_nothing() {
+    let server = TestServer::start();
+    let path = "/apis/apps/v1/namespaces/default/deployments/web?fieldManager=me";
+    let body = |replicas: &str, extra: &str| {
+        format!(
+            r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"web","namespace":"default"}},"spec":{{"replicas":{replicas},"selector":{{"matchLabels":{{"app":"web"}}}},"template":{{"metadata":{{"labels":{{"app":"web"}}}},"spec":{{"containers":[{{"name":"c","image":"nginx"{extra}}}]}}}}}}}}"#
+        )
+    };
+    let refused = server.curl(
+        "PATCH",
+        path,
+        &[("Content-Type", "application/apply-patch+yaml")],
+        Some(body(r#""three""#, "").as_bytes()),
+    );
+    // A plain error upstream: 500, no reason, no details.
+    assert_eq!(refused.status, 500, "{}", refused.body);
+    assert_eq!(
+        refused.body,
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"failed to create typed patch object (default/web; apps/v1, Kind=Deployment): .spec.replicas: expected numeric (int or float), got string\",\"code\":500}\n"
+    );
+    let refused = server.curl(
+        "PATCH",
+        path,
+        &[("Content-Type", "application/apply-patch+yaml")],
+        Some(body("2", r#","ports":"80","color":"blue""#).as_bytes()),
+    );
+    assert_eq!(
+        refused.json()["message"],
+        "failed to create typed patch object (default/web; apps/v1, Kind=Deployment): errors:\n  .spec.template.spec.containers[name=\"c\"].ports: expected list, got &{80}\n  .spec.template.spec.containers[name=\"c\"].color: field not declared in schema"
+    );
+    assert_eq!(
+        server
+            .get("/apis/apps/v1/namespaces/default/deployments/web")
+            .status,
+        404
+    );
+
+    // kubectl shows it as kube-apiserver's answer.
+    let manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  count: 5\n";
+    let out = server.kubectl_stdin(&["apply", "--server-side", "-f", "-"], manifest);
+    assert!(!out.status.success());
+    let err = common::text(&out.stderr);
+    assert!(
+        err.contains("Error from server: failed to create typed patch object (default/cfg; /v1, Kind=ConfigMap): .data.count: expected string, got &value.valueUnstructured{Value:5}"),
+        "{err}"
+    );
+    assert_eq!(
+        server
+            .get("/api/v1/namespaces/default/configmaps/cfg")
+            .status,
+        404
+    );
+}

@@ -108,7 +108,8 @@ impl From<ApplyError> for ApiError {
                 api
             }
             ApplyError::BadRequest(message) => ApiError::bad_request(message),
-            ApplyError::Invalid(message) => ApiError::new(StatusReason::InternalError, message),
+            // A plain Go error: 500 without a reason.
+            ApplyError::Invalid(message) => ApiError::new(StatusReason::Unknown, message),
         }
     }
 }
@@ -190,6 +191,7 @@ pub fn apply<'a>(
     };
     let ignored = ignored_fields(&schema, (definition, custom), ctx.subresource);
 
+    typed::validate(&schema, config).map_err(typed_error)?;
     let merged = typed::merge(&schema, &live_object, config).map_err(typed_error)?;
     let applied = typed::to_field_set(&schema, config)
         .map_err(typed_error)?

@@ -16,6 +16,8 @@ use serde_json::{Map, Value};
 use crate::patch::patch_meta::field_patch_meta;
 
 const REF_PREFIX: &str = "#/$defs/";
+/// Upstream types quantities as any scalar, whatever their schema says.
+const QUANTITY: &str = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 
 /// How a list's items are identified.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +30,17 @@ pub enum ListKind {
     Map(Vec<&'static str>),
 }
 
+/// What a scalar holds, as structured-merge-diff types it: numbers,
+/// booleans, plain strings, or anything scalar (int-or-string, quantities,
+/// times and other formatted strings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarKind {
+    Numeric,
+    Boolean,
+    String,
+    Untyped,
+}
+
 /// The merge semantics of one value's position in an object.
 #[derive(Debug, Clone)]
 pub enum Node {
@@ -38,6 +51,8 @@ pub enum Node {
         /// Fields Go serializes even when zero (no `omitempty`).
         required: &'static [Value],
         atomic: bool,
+        /// Whether fields beyond the declared ones are accepted (untyped).
+        open: bool,
     },
     /// String-keyed map; `element` is `None` when values are untyped.
     Map {
@@ -48,7 +63,7 @@ pub enum Node {
         items: Option<&'static Value>,
         kind: ListKind,
     },
-    Scalar,
+    Scalar(ScalarKind),
     /// Untyped: shaped by the value itself (objects are granular maps, lists
     /// atomic), as upstream's `__untyped_deduced_` type.
     Deduced,
@@ -262,8 +277,8 @@ impl Schema {
         };
         let definition = followed.or(name);
         let flag = |key: &str| map.get(key).and_then(Value::as_bool).unwrap_or(false);
-        if flag("x-kubernetes-int-or-string") {
-            return Node::Scalar;
+        if flag("x-kubernetes-int-or-string") || definition == Some(QUANTITY) {
+            return Node::Scalar(ScalarKind::Untyped);
         }
         if flag("x-kubernetes-preserve-unknown-fields")
             || map.contains_key("oneOf")
@@ -306,6 +321,7 @@ impl Schema {
                         .map(Vec::as_slice)
                         .unwrap_or(&[]),
                     atomic: atomic_map || definition.is_some_and(|d| ATOMIC_STRUCTS.contains(&d)),
+                    open: map.contains_key("additionalProperties"),
                 };
             }
             return match map.get("additionalProperties").filter(|a| a.is_object()) {
@@ -319,7 +335,13 @@ impl Schema {
         if types.is_empty() {
             return Node::Deduced;
         }
-        Node::Scalar
+        let format = map.get("format").and_then(Value::as_str).unwrap_or("");
+        Node::Scalar(match types[0] {
+            "integer" | "number" => ScalarKind::Numeric,
+            "boolean" => ScalarKind::Boolean,
+            "string" if matches!(format, "" | "byte") => ScalarKind::String,
+            _ => ScalarKind::Untyped,
+        })
     }
 }
 
@@ -359,6 +381,7 @@ fn unknown_kind_root() -> &'static Value {
                 "kind": {"type": "string"},
                 "metadata": {"$ref": format!("{REF_PREFIX}io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")},
             },
+            "additionalProperties": {},
         })
     })
 }

@@ -770,3 +770,43 @@ fn custom_kinds_merge_lists_by_their_declared_types() {
     .unwrap_err();
     assert!(err.to_string().contains(".spec.hosts"), "{err}");
 }
+
+#[test]
+fn a_mistyped_configuration_is_refused_in_structured_merge_diffs_words() {
+    let refused = |config: Value| match apply(None, &config, DEPLOYMENT, &ctx("kubectl", T1), false)
+    {
+        Err(ApplyError::Invalid(message)) => message,
+        other => panic!("expected a typed patch error, got {other:?}"),
+    };
+    let prefix =
+        "failed to create typed patch object (/nginx-deployment; apps/v1, Kind=Deployment): ";
+    let mut replicas = nginx_config();
+    replicas["spec"]["replicas"] = json!("three");
+    assert_eq!(
+        refused(replicas),
+        format!("{prefix}.spec.replicas: expected numeric (int or float), got string")
+    );
+    let mut image = nginx_config();
+    image["spec"]["template"]["spec"]["containers"][0]["image"] = json!(5);
+    assert_eq!(
+        refused(image),
+        format!(
+            r#"{prefix}.spec.template.spec.containers[name="nginx"].image: expected string, got &value.valueUnstructured{{Value:5}}"#
+        )
+    );
+    let mut several = nginx_config();
+    several["spec"]["paused"] = json!("yes");
+    several["spec"]["selector"] = json!(["a"]);
+    several["spec"]["template"]["spec"]["containers"] = json!({"name": "nginx", "image": "nginx"});
+    several["spec"]["color"] = json!("blue");
+    assert_eq!(
+        refused(several),
+        format!("{prefix}errors:\n  .spec.selector: expected map, got &{{[a]}}\n  .spec.template.spec.containers: expected list, got &{{map[image:nginx name:nginx]}}\n  .spec.paused: expected boolean, got &{{yes}}\n  .spec.color: field not declared in schema"),
+    );
+    // Numbers of any size and quantities' strings are scalars here; their
+    // range and syntax are the decoder's to judge.
+    let mut fine = nginx_config();
+    fine["spec"]["replicas"] = json!(1.5);
+    fine["spec"]["template"]["spec"]["containers"][0]["resources"] = json!({"limits": {"cpu": 1}});
+    assert!(apply(None, &fine, DEPLOYMENT, &ctx("kubectl", T1), false).is_ok());
+}

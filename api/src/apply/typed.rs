@@ -5,7 +5,8 @@
 use serde_json::{Map, Value};
 
 use super::fieldpath::{path_to_string, FieldSet, Path, PathElement};
-use super::schema::{key_default, ListKind, Node, Schema};
+use super::schema::{key_default, ListKind, Node, ScalarKind, Schema};
+use crate::openapi::go_values::go_format;
 
 /// Guards the recursion against values nested deeper than any request holds.
 const MAX_DEPTH: usize = 256;
@@ -44,7 +45,7 @@ enum Shape<'n> {
 
 fn shape<'n>(node: &'n Node, value: Option<&Value>) -> Shape<'n> {
     match node {
-        Node::Scalar => Shape::Leaf,
+        Node::Scalar(_) => Shape::Leaf,
         Node::Struct { atomic: true, .. } | Node::Map { atomic: true, .. } => Shape::Leaf,
         Node::List {
             kind: ListKind::Atomic,
@@ -565,4 +566,162 @@ fn ensure_at(schema: &Schema, node: &Node, set: &FieldSet, depth: usize) -> Fiel
         out.set_child(element.clone(), child);
     }
     out
+}
+
+/// structured-merge-diff's validation of an applied configuration against
+/// its schema (`ObjectToTyped` of the patch): every value of the type its
+/// field declares, every field declared, list items identified and each
+/// once. Problems are collected as upstream collects them (a map stops at
+/// its first undeclared field, a list at its first unidentifiable item).
+pub fn validate(schema: &Schema, value: &Value) -> Result<(), TypeError> {
+    let mut problems = Vec::new();
+    validate_node(
+        schema,
+        &schema.root(),
+        value,
+        &mut Vec::new(),
+        &mut problems,
+        0,
+    );
+    match problems.len() {
+        0 => Ok(()),
+        1 => Err(TypeError(problems.remove(0))),
+        _ => Err(TypeError(format!("errors:\n  {}", problems.join("\n  ")))),
+    }
+}
+
+fn validate_node(
+    schema: &Schema,
+    node: &Node,
+    value: &Value,
+    path: &mut Path,
+    problems: &mut Vec<String>,
+    depth: usize,
+) {
+    if value.is_null() || depth > MAX_DEPTH {
+        return;
+    }
+    match node {
+        Node::Deduced => {}
+        Node::Scalar(kind) => {
+            if let Some(message) = scalar_problem(*kind, value) {
+                problems.push(at(path, &message));
+            }
+        }
+        Node::Struct { .. } | Node::Map { .. } => {
+            let Value::Object(fields) = value else {
+                let message = format!("expected map, got &{{{}}}", go_format(value));
+                return problems.push(at(path, &message));
+            };
+            for (key, child) in fields {
+                path.push(PathElement::Field(key.clone()));
+                if matches!(node, Node::Struct { open: false, .. }) && !is_declared(node, key) {
+                    problems.push(at(path, "field not declared in schema"));
+                    path.pop();
+                    return;
+                }
+                validate_node(
+                    schema,
+                    &schema.field(node, key),
+                    child,
+                    path,
+                    problems,
+                    depth + 1,
+                );
+                path.pop();
+            }
+        }
+        Node::List { .. } => {
+            let Value::Array(items) = value else {
+                let message = format!("expected list, got &{{{}}}", go_format(value));
+                return problems.push(at(path, &message));
+            };
+            let item_node = schema.item(node);
+            let mut seen: Vec<PathElement> = Vec::new();
+            for (index, item) in items.iter().enumerate() {
+                let element = match item_element(schema, node, index, item) {
+                    Ok(element) => element,
+                    Err(message) => return problems.push(at(path, &message)),
+                };
+                if seen.contains(&element) {
+                    problems.push(at(path, &format!("duplicate entries for key {element}")));
+                }
+                seen.push(element.clone());
+                path.push(element);
+                validate_node(schema, &item_node, item, path, problems, depth + 1);
+                path.pop();
+            }
+        }
+    }
+}
+
+/// A problem at `path`, in upstream's `path: message` form.
+fn at(path: &Path, message: &str) -> String {
+    format!("{}: {message}", path_to_string(path))
+}
+
+/// structured-merge-diff's validateScalar, with Go's formatting of the
+/// decoded value (`%T` of it; `%v` and `%#v` of its wrapper).
+fn scalar_problem(kind: ScalarKind, value: &Value) -> Option<String> {
+    let scalar = matches!(value, Value::Bool(_) | Value::Number(_) | Value::String(_));
+    match kind {
+        ScalarKind::Numeric if !value.is_number() => Some(format!(
+            "expected numeric (int or float), got {}",
+            go_type_name(value)
+        )),
+        ScalarKind::String if !value.is_string() => Some(format!(
+            "expected string, got &value.valueUnstructured{{Value:{}}}",
+            go_syntax(value)
+        )),
+        ScalarKind::Boolean if !value.is_boolean() => {
+            Some(format!("expected boolean, got &{{{}}}", go_format(value)))
+        }
+        ScalarKind::Untyped if !scalar => Some(format!(
+            "expected any scalar, got &{{{}}}",
+            go_format(value)
+        )),
+        _ => None,
+    }
+}
+
+/// Go's `%T` of what its JSON decoding made of `value`.
+fn go_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// Go's `%#v` of what its JSON decoding made of `value` (map keys sorted,
+/// as fmt prints them).
+fn go_syntax(value: &Value) -> String {
+    match value {
+        Value::Null => "interface {}(nil)".to_string(),
+        Value::String(text) => crate::validate::meta::go_quote(text),
+        Value::Bool(_) | Value::Number(_) => go_format(value),
+        Value::Array(items) => format!(
+            "[]interface {{}}{{{}}}",
+            items.iter().map(go_syntax).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(fields) => {
+            let mut entries: Vec<(&String, &Value)> = fields.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let body: Vec<String> = entries
+                .into_iter()
+                .map(|(key, child)| {
+                    format!(
+                        "{}:{}",
+                        crate::validate::meta::go_quote(key),
+                        go_syntax(child)
+                    )
+                })
+                .collect();
+            format!("map[string]interface {{}}{{{}}}", body.join(", "))
+        }
+    }
 }

@@ -398,29 +398,6 @@ fn go_label_selector_string(selector: &Value) -> String {
     )
 }
 
-#[cfg(test)]
-mod admission_tests {
-    use serde_json::{json, Value};
-
-    use super::param_ref_cell;
-
-    #[test]
-    fn param_ref_cells_read_as_upstream() {
-        let cell = |reference: Value| param_ref_cell(&json!({"spec": {"paramRef": reference}}));
-        assert_eq!(param_ref_cell(&json!({"spec": {}})), "<unset>");
-        assert_eq!(cell(json!({"name": "limits"})), "*/limits");
-        assert_eq!(
-            cell(json!({"name": "limits", "namespace": "ops"})),
-            "ops/limits"
-        );
-        assert_eq!(
-            cell(json!({"selector": {"matchLabels": {"tier": "gold", "app": "x"},
-                                     "matchExpressions": [{"key": "env", "operator": "In", "values": ["a", "b"]}]}})),
-            "&LabelSelector{MatchLabels:map[string]string{app: x,tier: gold,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:env,Operator:In,Values:[a b],},},}"
-        );
-    }
-}
-
 pub(super) fn flow_schema_cells(fs: &Value, now: DateTime<Utc>) -> Vec<Value> {
     let distinguisher = match get(fs, "/spec/distinguisherMethod") {
         Some(method) if !method.is_null() => text(method, "/type").to_string(),
@@ -481,4 +458,45 @@ pub(super) fn ip_address_parent(ip: &Value) -> String {
         rendered = format!("{rendered}/{namespace}");
     }
     format!("{rendered}/{}", text(parent, "/name"))
+}
+
+#[cfg(test)]
+mod admission_tests {
+    use serde_json::{json, Value};
+
+    use super::param_ref_cell;
+
+    #[test]
+    fn param_ref_cells_read_as_upstream() {
+        let cell = |reference: Value| param_ref_cell(&json!({"spec": {"paramRef": reference}}));
+        assert_eq!(param_ref_cell(&json!({"spec": {}})), "<unset>");
+        assert_eq!(cell(json!({"name": "limits"})), "*/limits");
+        assert_eq!(
+            cell(json!({"name": "limits", "namespace": "ops"})),
+            "ops/limits"
+        );
+        assert_eq!(
+            cell(json!({"selector": {"matchLabels": {"tier": "gold", "app": "x"},
+                                     "matchExpressions": [{"key": "env", "operator": "In", "values": ["a", "b"]}]}})),
+            "&LabelSelector{MatchLabels:map[string]string{app: x,tier: gold,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:env,Operator:In,Values:[a b],},},}"
+        );
+    }
+
+    #[test]
+    fn parent_references_print_as_upstreams() {
+        use super::ip_address_parent;
+        let parent =
+            |reference: Value| ip_address_parent(&json!({"spec": {"parentRef": reference}}));
+        assert_eq!(ip_address_parent(&json!({"spec": {}})), "<none>");
+        assert_eq!(
+            parent(json!({"resource": "services", "namespace": "default", "name": "web"})),
+            "services/default/web"
+        );
+        assert_eq!(
+            parent(
+                json!({"group": "gateway.networking.k8s.io", "resource": "Gateways", "name": "gw"})
+            ),
+            "gateways.gateway.networking.k8s.io/gw"
+        );
+    }
 }
