@@ -52,9 +52,13 @@ pub struct ServeArgs {
     #[arg(long, default_value = "30000-32767", value_parser = parse_port_range)]
     pub service_node_port_range: (u16, u16),
     /// Built-in controllers to run: "*" for all, "-name" to disable one
-    /// (known: clusterrole-aggregation, customresourcedefinitions,
-    /// garbage-collector, namespace, resourcequota, root-ca-cert-publisher,
-    /// service-address-repair, serviceaccount, validatingadmissionpolicy-status).
+    /// (known: apiservice-availability, apiservice-registration,
+    /// cluster-authentication-trust, clusterrole-aggregation,
+    /// customresourcedefinitions, garbage-collector, namespace,
+    /// priority-and-fairness-config, pv-protection, pvc-protection,
+    /// resourcequota, root-ca-cert-publisher, service-address-repair,
+    /// service-cidr-controller, serviceaccount,
+    /// validatingadmissionpolicy-status).
     #[arg(long, value_delimiter = ',', default_value = "*")]
     pub controllers: Vec<String>,
     /// Signs service account tokens (PKCS#8 ECDSA P-256); defaults to
