@@ -53,6 +53,39 @@ async fn concurrent_creates_on_two_replicas_never_share_an_address() {
         .iter()
         .all(|ip| ip.starts_with("10.0.0.") && *ip != "10.0.0.1"));
     assert!(ports.iter().all(|p| (30000..=32767).contains(p)));
+
+    // Each address is claimed by exactly one IPAddress, naming its Service;
+    // the kubernetes Service's too, though both replicas created it.
+    let addresses = replicas[1].kubectl_json(&["get", "ipaddresses", "-o", "json"]);
+    let claimed: Vec<(String, String)> = addresses["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|a| {
+            (
+                a["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                a["spec"]["parentRef"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(claimed.len(), 21, "{claimed:?}");
+    for service in &items {
+        let ip = service["spec"]["clusterIP"].as_str().unwrap_or("");
+        let name = service["metadata"]["name"].as_str().unwrap_or("");
+        assert!(
+            claimed.contains(&(ip.to_string(), name.to_string())),
+            "{ip} {name}: {claimed:?}"
+        );
+    }
+    assert!(claimed.contains(&("10.0.0.1".to_string(), "kubernetes".to_string())));
+    // One default ServiceCIDR and one APF configuration between them.
+    let cidrs = replicas[0].kubectl_ok(&["get", "servicecidrs", "-o", "name"]);
+    assert_eq!(cidrs.trim(), "servicecidr.networking.k8s.io/kubernetes");
+    let schemas = replicas[1].kubectl_ok(&["get", "flowschemas", "-o", "name"]);
+    assert_eq!(schemas.lines().count(), 13, "{schemas}");
 }
 
 #[test]
