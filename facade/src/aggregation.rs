@@ -12,6 +12,7 @@ use capstan_core::aggregator::{ProxyBody, RemoteApiService};
 use capstan_core::auth::UserInfo;
 use capstan_core::error::ApiError;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 use crate::request_info::{ApiPath, ResourcePath};
 use crate::{query_flag, verb_of_method, FacadeState};
@@ -160,6 +161,103 @@ fn by_priority(remote: &mut [RemoteApiService]) {
     });
 }
 
+/// Where a group goes among all of `/apis`: upstream lists groups in the
+/// order of their first APIService by (groupPriorityMinimum descending,
+/// `<version>.<group>` name).
+type GroupOrder = (std::cmp::Reverse<i64>, String);
+
+fn group_order<'a>(group: &str, versions: impl Iterator<Item = (&'a str, i64)>) -> GroupOrder {
+    versions
+        .map(|(version, priority)| (std::cmp::Reverse(priority), format!("{version}.{group}")))
+        .min()
+        .unwrap_or_else(|| (std::cmp::Reverse(0), group.to_string()))
+}
+
+/// A local group's place, from the versions it lists (`groupVersion`
+/// entries, or aggregated discovery's `version`s).
+fn local_group_order(group: &Value) -> GroupOrder {
+    let name = group
+        .get("name")
+        .or_else(|| group.pointer("/metadata/name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let versions: Vec<&str> = group
+        .get("versions")
+        .and_then(Value::as_array)
+        .map(|versions| {
+            versions
+                .iter()
+                .filter_map(|v| v.get("version")?.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    group_order(
+        name,
+        versions.into_iter().map(|version| {
+            (
+                version,
+                capstan_core::controllers::api_services::local_priorities(name, version).0,
+            )
+        }),
+    )
+}
+
+/// Puts `groups` (local ones and those added for remote APIServices) in
+/// upstream's order; `order_of_remote` places the remote ones.
+fn interleave(
+    groups: &mut [Value],
+    order_of_remote: &std::collections::BTreeMap<String, GroupOrder>,
+) {
+    groups.sort_by_cached_key(|group| {
+        let name = group
+            .get("name")
+            .or_else(|| group.pointer("/metadata/name"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        order_of_remote
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| local_group_order(group))
+    });
+}
+
+fn remote_orders<'a>(
+    services: impl Iterator<Item = (&'a str, &'a str, i64)>,
+) -> std::collections::BTreeMap<String, GroupOrder> {
+    let mut orders: std::collections::BTreeMap<String, GroupOrder> = Default::default();
+    for (group, version, priority) in services {
+        let order = group_order(group, std::iter::once((version, priority)));
+        let entry = orders
+            .entry(group.to_string())
+            .or_insert_with(|| order.clone());
+        if order < *entry {
+            *entry = order;
+        }
+    }
+    orders
+}
+
+/// The group list of `/apis` with the remote groups added, all in
+/// upstream's priority order.
+pub(super) fn interleaved_group_list(
+    mut list: Value,
+    remote: Vec<RemoteApiService>,
+    local: &capstan_core::discovery::DiscoveryDocuments,
+) -> Value {
+    let orders = remote_orders(remote.iter().map(|s| {
+        (
+            s.group.as_str(),
+            s.version.as_str(),
+            s.group_priority_minimum,
+        )
+    }));
+    if let Some(groups) = list.get_mut("groups").and_then(Value::as_array_mut) {
+        groups.extend(remote_groups(remote, local));
+        interleave(groups, &orders);
+    }
+    list
+}
+
 /// The remote groups as `APIGroup`s, in upstream's order, each with its
 /// versions by priority and the first of them preferred.
 pub(super) fn remote_groups(
@@ -191,8 +289,8 @@ pub(super) fn remote_groups(
 }
 
 /// The aggregated `/apis` document with the remote group/versions added:
-/// each backend's resources, or none and Stale when it failed; groups in
-/// upstream's priority order after the local ones.
+/// each backend's resources, or none and Stale when it failed; all groups
+/// in upstream's priority order.
 pub(super) fn merged_aggregated(
     local: &capstan_core::discovery::DiscoveryDocuments,
     mut remote: Vec<capstan_core::aggregator::RemoteVersion>,
@@ -203,6 +301,13 @@ pub(super) fn merged_aggregated(
             .then_with(|| a.group.cmp(&b.group))
             .then_with(|| b.version_priority.cmp(&a.version_priority))
     });
+    let orders = remote_orders(remote.iter().map(|v| {
+        (
+            v.group.as_str(),
+            v.version.as_str(),
+            v.group_priority_minimum,
+        )
+    }));
     let mut merged = local.aggregated_groups.clone();
     let Some(items) = merged.get_mut("items").and_then(Value::as_array_mut) else {
         return merged;
@@ -232,7 +337,48 @@ pub(super) fn merged_aggregated(
             })),
         }
     }
+    interleave(items, &orders);
     merged
+}
+
+/// A merged OpenAPI v3 index and what it was made from: the local
+/// documents (by address: they are rebuilt whole when the registry
+/// changes) and the available remote group/versions.
+pub struct MergedIndex {
+    local: std::sync::Weak<capstan_core::openapi::OpenApiDocuments>,
+    remote: Vec<(String, String)>,
+    index: Arc<[u8]>,
+}
+
+/// The merged index for these documents and APIServices, made again only
+/// when either changed.
+pub(super) fn cached_v3_index(
+    cache: &std::sync::Mutex<Option<MergedIndex>>,
+    docs: &Arc<capstan_core::openapi::OpenApiDocuments>,
+    remote: &[RemoteApiService],
+) -> Arc<[u8]> {
+    // A Weak keeps the documents' allocation, so no later build can reuse
+    // its address.
+    let local = Arc::downgrade(docs);
+    let served: Vec<(String, String)> = remote
+        .iter()
+        .filter(|s| s.available && !s.group.is_empty())
+        .map(|s| (s.group.clone(), s.version.clone()))
+        .collect();
+    let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(merged) = cache
+        .as_ref()
+        .filter(|m| m.local.ptr_eq(&local) && m.remote == served)
+    {
+        return Arc::clone(&merged.index);
+    }
+    let index: Arc<[u8]> = v3_index_with(docs.v3_index(), remote).into();
+    *cache = Some(MergedIndex {
+        local,
+        remote: served,
+        index: Arc::clone(&index),
+    });
+    index
 }
 
 /// The OpenAPI v3 index with each remote group/version the backend
@@ -277,4 +423,82 @@ pub(super) async fn remote_openapi(state: &FacadeState, gv: &str) -> Result<Resp
         document,
     )
         .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn service(group: &str, version: &str, priority: i64, available: bool) -> RemoteApiService {
+        RemoteApiService {
+            name: format!("{version}.{group}"),
+            group: group.to_string(),
+            version: version.to_string(),
+            service_namespace: "ext".to_string(),
+            service_name: "api".to_string(),
+            port: 443,
+            ca_bundle: Vec::new(),
+            insecure_skip_tls_verify: true,
+            group_priority_minimum: priority,
+            version_priority: 15,
+            available,
+        }
+    }
+
+    #[test]
+    fn the_merged_index_is_made_again_only_when_its_sources_change() {
+        let docs = Arc::new(
+            capstan_core::openapi::OpenApiDocuments::for_registry(
+                &capstan_core::registry::Registry::builtin(),
+            )
+            .expect("documents"),
+        );
+        let cache = std::sync::Mutex::new(None);
+        let remote = vec![service("wardle.example.com", "v1alpha1", 1000, true)];
+        let first = cached_v3_index(&cache, &docs, &remote);
+        let index: Value = serde_json::from_slice(&first).expect("JSON");
+        assert_eq!(
+            index["paths"]["apis/wardle.example.com/v1alpha1"]["serverRelativeURL"],
+            "/openapi/v3/apis/wardle.example.com/v1alpha1"
+        );
+        assert!(Arc::ptr_eq(
+            &first,
+            &cached_v3_index(&cache, &docs, &remote)
+        ));
+        let unavailable = vec![service("wardle.example.com", "v1alpha1", 1000, false)];
+        let without = cached_v3_index(&cache, &docs, &unavailable);
+        assert!(!Arc::ptr_eq(&first, &without));
+        let index: Value = serde_json::from_slice(&without).expect("JSON");
+        assert!(index["paths"]
+            .get("apis/wardle.example.com/v1alpha1")
+            .is_none());
+    }
+
+    #[test]
+    fn remote_groups_take_their_place_by_priority_then_name() {
+        let orders = remote_orders(
+            [
+                ("wardle.example.com", "v1alpha1", 1000),
+                ("metrics.k8s.io", "v1beta1", 100),
+            ]
+            .into_iter(),
+        );
+        let mut groups = vec![
+            json!({"name": "apps", "versions": [{"groupVersion": "apps/v1", "version": "v1"}]}),
+            json!({"name": "things.example.com", "versions": [{"version": "v1beta1"}]}),
+            json!({"name": "metrics.k8s.io", "versions": []}),
+            json!({"name": "wardle.example.com", "versions": []}),
+        ];
+        interleave(&mut groups, &orders);
+        let names: Vec<&str> = groups.iter().filter_map(|g| g["name"].as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "apps",
+                "wardle.example.com",
+                "things.example.com",
+                "metrics.k8s.io"
+            ]
+        );
+    }
 }

@@ -124,11 +124,7 @@ pub(super) fn discovery(
         (ApiPath::CoreVersions, _) => d.api_versions.clone(),
         (ApiPath::Groups, _) if remote.is_empty() => d.api_group_list.clone(),
         (ApiPath::Groups, _) => {
-            let mut list = d.api_group_list.clone();
-            if let Some(groups) = list.get_mut("groups").and_then(Value::as_array_mut) {
-                groups.extend(super::aggregation::remote_groups(remote, &d));
-            }
-            list
+            super::aggregation::interleaved_group_list(d.api_group_list.clone(), remote, &d)
         }
         (ApiPath::Group(g), _) => match d.group(g) {
             Some(local) => local.clone(),

@@ -50,6 +50,9 @@ pub struct FacadeState {
     /// `--request-timeout`: how long a request but a watch may take at
     /// most (its `timeout` parameter may shorten it).
     pub request_timeout: Duration,
+    /// The OpenAPI v3 index with the remote group/versions, kept while
+    /// the local documents and the APIServices it was made from last.
+    pub merged_v3_index: std::sync::Mutex<Option<aggregation::MergedIndex>>,
 }
 
 pub fn router(state: Arc<FacadeState>) -> Router {
@@ -758,7 +761,7 @@ async fn non_resource(
             if remote.is_empty() {
                 docs.v3_index()
             } else {
-                merged_index = aggregation::v3_index_with(docs.v3_index(), &remote);
+                merged_index = aggregation::cached_v3_index(&state.merged_v3_index, &docs, &remote);
                 &merged_index
             }
         } else {

@@ -302,7 +302,30 @@ fn extension_api_server_behind_capstan() {
         "{listed}"
     );
 
-    // Legacy discovery lists the remote groups from the APIServices.
+    // Legacy and aggregated discovery list the remote groups among the
+    // local ones in upstream's APIService order: priority, then
+    // `<version>.<group>` (v1alpha1.wardle before a definition's
+    // v1beta1.things, both at 1000; metrics at 100 last).
+    server.apply(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: things.things.example.com}\nspec:\n  group: things.example.com\n  scope: Namespaced\n  names: {plural: things, kind: Thing}\n  versions:\n  - name: v1beta1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n",
+    );
+    server.kubectl_ok(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/things.things.example.com",
+    ]);
+    let last_groups = |names: Vec<&str>| -> Vec<String> {
+        names[names.len() - 4..]
+            .iter()
+            .map(|n| n.to_string())
+            .collect()
+    };
+    let expected = [
+        "flowcontrol.apiserver.k8s.io",
+        "wardle.example.com",
+        "things.example.com",
+        "metrics.k8s.io",
+    ];
     let groups = server.get_json("/apis");
     let names: Vec<&str> = groups["groups"]
         .as_array()
@@ -310,7 +333,27 @@ fn extension_api_server_behind_capstan() {
         .iter()
         .filter_map(|g| g["name"].as_str())
         .collect();
-    assert!(names.contains(&"metrics.k8s.io"), "{names:?}");
+    assert_eq!(names[0], "apiregistration.k8s.io");
+    assert_eq!(last_groups(names), expected);
+    let aggregated = server
+        .curl(
+            "GET",
+            "/apis",
+            &[(
+                "Accept",
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+            )],
+            None,
+        )
+        .json();
+    let names: Vec<&str> = aggregated["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter_map(|g| g["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names[0], "apiregistration.k8s.io");
+    assert_eq!(last_groups(names), expected);
     let group = server.get_json("/apis/wardle.example.com");
     assert_eq!(group["kind"], "APIGroup");
     assert_eq!(

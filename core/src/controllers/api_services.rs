@@ -31,6 +31,7 @@ const RESYNC: Duration = Duration::from_secs(30);
 /// APIService; the group/versions Capstan serves pick theirs from here.
 const PRIORITIES: &[(&str, &str, i64, i64)] = &[
     ("", "v1", 18000, 1),
+    ("apiregistration.k8s.io", "v1", 18000, 15),
     ("apps", "v1", 17800, 15),
     ("events.k8s.io", "v1", 17750, 15),
     ("events.k8s.io", "v1beta1", 17750, 5),
@@ -83,6 +84,17 @@ const PRIORITIES: &[(&str, &str, i64, i64)] = &[
 
 /// A CustomResourceDefinition group/version's priorities.
 const CUSTOM_PRIORITIES: (i64, i64) = (1000, 100);
+
+/// The (groupPriorityMinimum, versionPriority) of a group/version this
+/// server serves itself: upstream's table for built-in ones, a custom
+/// resource definition's otherwise.
+pub fn local_priorities(group: &str, version: &str) -> (i64, i64) {
+    PRIORITIES
+        .iter()
+        .find(|(g, v, _, _)| *g == group && *v == version)
+        .map(|(_, _, group_priority, version_priority)| (*group_priority, *version_priority))
+        .unwrap_or(CUSTOM_PRIORITIES)
+}
 
 pub async fn run(core: Arc<ApiCore>) {
     let mut changes = core.registry.subscribe();
