@@ -238,6 +238,7 @@ pub async fn serve_with(
         ready: ready.clone(),
         request_timeout: args.request_timeout,
         merged_v3_index: Default::default(),
+        merged_v2: Default::default(),
     }));
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
     health_reporter.set_serving::<ResourcesGrpc>().await;

@@ -381,6 +381,96 @@ pub(super) fn cached_v3_index(
     index
 }
 
+/// How long a merged v2 document is served before the backends' are
+/// fetched again (kube-aggregator downloads them once a minute).
+const MERGED_V2_LIFETIME: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The v2 document merged with the available backends' and what it was
+/// made from.
+pub struct MergedV2 {
+    local: std::sync::Weak<capstan_core::openapi::OpenApiDocuments>,
+    remote: Vec<(String, String)>,
+    made: std::time::Instant,
+    json: Arc<[u8]>,
+    protobuf: Arc<[u8]>,
+}
+
+/// `/openapi/v2` with each available backend's paths merged in (JSON and
+/// protobuf), or None when no backend is available. A backend that does
+/// not answer is left out until the next merge.
+pub(super) async fn merged_v2(
+    state: &FacadeState,
+    docs: &Arc<capstan_core::openapi::OpenApiDocuments>,
+    remote: &[RemoteApiService],
+) -> Option<(Arc<[u8]>, Arc<[u8]>)> {
+    let mut available: Vec<&RemoteApiService> = remote
+        .iter()
+        .filter(|s| s.available && !s.group.is_empty())
+        .collect();
+    if available.is_empty() {
+        return None;
+    }
+    available.sort_by(|a, b| a.name.cmp(&b.name));
+    let served: Vec<(String, String)> = available
+        .iter()
+        .map(|s| (s.group.clone(), s.version.clone()))
+        .collect();
+    let local = Arc::downgrade(docs);
+    let mut cache = state.merged_v2.lock().await;
+    if let Some(merged) = cache.as_ref().filter(|m| {
+        m.local.ptr_eq(&local) && m.remote == served && m.made.elapsed() < MERGED_V2_LIFETIME
+    }) {
+        return Some((Arc::clone(&merged.json), Arc::clone(&merged.protobuf)));
+    }
+    let mut fetched = Vec::new();
+    for service in &available {
+        match state.core.backend_document(service, "/openapi/v2").await {
+            Ok(document) => {
+                fetched.push((service.group.clone(), service.version.clone(), document))
+            }
+            Err(e) => {
+                tracing::debug!(apiservice = %service.name, error = %e, "fetching a backend's OpenAPI v2 failed")
+            }
+        }
+    }
+    let docs_for_merge = Arc::clone(docs);
+    let merged = tokio::task::spawn_blocking(move || {
+        let backends: Vec<capstan_core::openapi::BackendDocument<'_>> = fetched
+            .iter()
+            .map(
+                |(group, version, document)| capstan_core::openapi::BackendDocument {
+                    group,
+                    version,
+                    document,
+                },
+            )
+            .collect();
+        capstan_core::openapi::merge_v2(docs_for_merge.v2(), &backends)
+    })
+    .await;
+    let (json, protobuf) = match merged {
+        Ok(Ok(merged)) => merged,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "merging the backends' OpenAPI v2 failed");
+            return None;
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "merging the backends' OpenAPI v2 stopped");
+            return None;
+        }
+    };
+    let merged = MergedV2 {
+        local,
+        remote: served,
+        made: std::time::Instant::now(),
+        json: json.into(),
+        protobuf: protobuf.into(),
+    };
+    let answer = (Arc::clone(&merged.json), Arc::clone(&merged.protobuf));
+    *cache = Some(merged);
+    Some(answer)
+}
+
 /// The OpenAPI v3 index with each remote group/version the backend
 /// serves a document for, at the path Capstan answers it on.
 pub(super) fn v3_index_with(local: &[u8], remote: &[RemoteApiService]) -> Vec<u8> {

@@ -53,6 +53,8 @@ pub struct FacadeState {
     /// The OpenAPI v3 index with the remote group/versions, kept while
     /// the local documents and the APIServices it was made from last.
     pub merged_v3_index: std::sync::Mutex<Option<aggregation::MergedIndex>>,
+    /// The OpenAPI v2 document with the extension servers' merged in.
+    pub merged_v2: tokio::sync::Mutex<Option<aggregation::MergedV2>>,
 }
 
 pub fn router(state: Arc<FacadeState>) -> Router {
@@ -728,12 +730,21 @@ async fn non_resource(
             ));
         }
         let docs = state.openapi.as_ref().ok_or_else(not_found)?.get().await?;
+        let merged_v2 = if path == "/openapi/v2" {
+            let remote = state.core.remote_api_services().await?;
+            aggregation::merged_v2(state, &docs, &remote).await
+        } else {
+            None
+        };
         // client-go fetches v2 only as gnostic protobuf (kubectl's client-side validation).
         if path == "/openapi/v2"
             && accept(headers).is_some_and(|a| a.contains("com.github.proto-openapi.spec.v2"))
         {
-            let mut resp =
-                (StatusCode::OK, Bytes::copy_from_slice(docs.v2_protobuf())).into_response();
+            let protobuf = match &merged_v2 {
+                Some((_, protobuf)) => Bytes::copy_from_slice(protobuf),
+                None => Bytes::copy_from_slice(docs.v2_protobuf()),
+            };
+            let mut resp = (StatusCode::OK, protobuf).into_response();
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static(
@@ -755,7 +766,10 @@ async fn non_resource(
         }
         let merged_index;
         let bytes: &[u8] = if path == "/openapi/v2" {
-            docs.v2()
+            match &merged_v2 {
+                Some((json, _)) => json,
+                None => docs.v2(),
+            }
         } else if path == "/openapi/v3" || path == "/openapi/v3/" {
             let remote = state.core.remote_api_services().await?;
             if remote.is_empty() {

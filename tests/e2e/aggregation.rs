@@ -34,6 +34,15 @@ RESOURCES = {
 USAGE = {"cpu": "250m", "memory": "256Mi"}
 GVK = {"group": "wardle.example.com", "kind": "Flunder", "version": "v1alpha1"}
 FLUNDER_REF = {"$ref": "#/components/schemas/com.example.wardle.v1alpha1.Flunder"}
+OPENAPI_V2 = {"swagger": "2.0", "info": {"title": "wardle", "version": "v1alpha1"},
+              "paths": {"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders/{name}": {"get": {
+                  "x-kubernetes-action": "get", "x-kubernetes-group-version-kind": GVK,
+                  "responses": {"200": {"description": "OK",
+                                        "schema": {"$ref": "#/definitions/com.example.wardle.v1alpha1.Flunder"}}}}},
+                        "/version": {"get": {"responses": {"200": {"description": "OK"}}}}},
+              "definitions": {"com.example.wardle.v1alpha1.Flunder": {
+                  "type": "object", "description": "A Flunder is a test object of the wardle server."},
+                  "io.k8s.apimachinery.pkg.apis.meta.v1.Status": {"type": "object", "description": "wardle's own"}}}
 OPENAPI = {"openapi": "3.0.0", "info": {"title": "wardle", "version": "v1alpha1"},
            "paths": {"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders/{name}": {"get": {
                "x-kubernetes-action": "get", "x-kubernetes-group-version-kind": GVK,
@@ -93,6 +102,8 @@ class Handler(BaseHTTPRequestHandler):
                  "preferredVersion": {"groupVersion": gv, "version": gv.split("/")[1]}} for gv in RESOURCES]})
         if path == "/openapi/v3/apis/wardle.example.com/v1alpha1":
             return self.send_json(200, OPENAPI)
+        if path == "/openapi/v2":
+            return self.send_json(200, OPENAPI_V2)
         group_version = "/".join(parts[2:4])
         if len(parts) == 4 and group_version in RESOURCES:
             return self.send_json(200, {"kind": "APIResourceList", "apiVersion": "v1",
@@ -402,6 +413,40 @@ fn extension_api_server_behind_capstan() {
         explained.contains("A Flunder is a test object of the wardle server."),
         "{explained}"
     );
+    // /openapi/v2 merges in each backend's paths under its group/version
+    // (not its /version), its definitions, and renames a definition that
+    // differs from Capstan's of the same name; the protobuf form too.
+    let v2 = server.get_json("/openapi/v2");
+    let paths = v2["paths"].as_object().expect("paths");
+    assert!(paths
+        .contains_key("/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders/{name}"));
+    assert!(paths.contains_key("/api/v1/namespaces/{namespace}/pods"));
+    assert!(!paths.keys().any(|p| p == "/version"));
+    let definitions = v2["definitions"].as_object().expect("definitions");
+    assert_eq!(
+        definitions["com.example.wardle.v1alpha1.Flunder"]["description"],
+        "A Flunder is a test object of the wardle server."
+    );
+    assert_eq!(
+        definitions["io.k8s.apimachinery.pkg.apis.meta.v1.Status_v2"]["description"],
+        "wardle's own"
+    );
+    assert_ne!(
+        definitions["io.k8s.apimachinery.pkg.apis.meta.v1.Status"]["description"],
+        "wardle's own"
+    );
+    let protobuf = server.curl(
+        "GET",
+        "/openapi/v2",
+        &[(
+            "Accept",
+            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        )],
+        None,
+    );
+    assert_eq!(protobuf.status, 200);
+    let needle = b"com.example.wardle.v1alpha1.Flunder";
+    assert!(protobuf.raw.windows(needle.len()).any(|w| w == needle));
 
     // An upgrading request streams through both ways once the backend
     // switches protocols.

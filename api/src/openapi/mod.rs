@@ -28,6 +28,7 @@ pub(crate) mod definitions;
 mod gnostic;
 pub mod go_values;
 pub(crate) mod memo;
+mod merge;
 mod paths;
 
 #[cfg(test)]
@@ -47,6 +48,7 @@ use paths::{group_version_path, referenced_definitions, resource_paths, PathItem
 pub use decode::{
     decode_typed, put_in_go_order, strip_unknown_fields, unknown_fields, TypeMismatch,
 };
+pub use merge::{merge_v2, BackendDocument};
 
 /// The version the documents' `info` block names: the Kubernetes API release
 /// whose schemas (k8s-openapi feature `v1_33`) they publish.
