@@ -325,6 +325,12 @@ fn exec_cp_and_port_forward_stream_through_to_the_kubelet() {
         server.kubectl_ok(&["exec", "app", "--", "echo", "hello", "there"]),
         "hello there\n"
     );
+    // attach reaches the container's main process the same way.
+    let attached = server.kubectl_stdin(&["attach", "-i", "app", "-c", "main"], "to the main process\n");
+    assert!(attached.status.success(), "{}", common::describe_output("attach", &attached));
+    assert_eq!(common::text(&attached.stdout), "to the main process\n");
+    let listened = server.kubectl_ok(&["attach", "app", "-c", "main"]);
+    assert!(listened.contains("main process of main"), "{listened}");
     let piped = server.kubectl_stdin(&["exec", "-i", "app", "--", "cat"], "piped in\n");
     assert_eq!(common::text(&piped.stdout), "piped in\n");
     let failed = server.kubectl(&["exec", "app", "--", "sh", "-c", "exit 3"]);

@@ -12,6 +12,9 @@ kubelet endpoints the API server forwards to, as a kubelet does:
   (stdin to stdout), ``false``, ``sh -c 'exit N'``, ``test -d``, and
   ``tar cf -`` / ``tar -xmf -`` over a directory standing for the
   container's filesystem, for ``kubectl cp``;
+- ``/attach/<ns>/<pod>/<container>``: the same protocol, attached to the
+  container's main process, which echoes its stdin (or, without stdin,
+  says whose process it is and ends);
 - ``/portForward/<ns>/<pod>``: ``portforward.k8s.io`` over SPDY/3.1, each
   forwarded connection spliced to 127.0.0.1:<port>.
 
@@ -257,6 +260,11 @@ class Handler(BaseHTTPRequestHandler):
             if "v4.channel.k8s.io" not in offered:
                 return self.reply(403, "subprotocol negotiation failed")
             return self.switch("v4.channel.k8s.io", lambda spdy: self.exec(spdy, query))
+        if len(parts) == 5 and parts[1] == "attach":
+            if "v4.channel.k8s.io" not in offered:
+                return self.reply(403, "subprotocol negotiation failed")
+            main = ["cat"] if query.get("input") == ["1"] else ["echo", "main process of " + parts[4]]
+            return self.switch("v4.channel.k8s.io", lambda spdy: self.exec(spdy, dict(query, command=main)))
         if len(parts) == 4 and parts[1] == "portForward":
             if "portforward.k8s.io" not in offered:
                 return self.reply(403, "subprotocol negotiation failed")
