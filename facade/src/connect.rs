@@ -10,7 +10,9 @@ use axum::extract::Request;
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use capstan_core::auth::{AccessRequest, ResourceAttributes, UserInfo};
-use capstan_core::connect::{Connection, PodLogOptions};
+use capstan_core::connect::{
+    Connection, PodLogOptions, RemoteCommandStreams, SPDY_PROTOCOL, WEBSOCKET_PROTOCOL,
+};
 use capstan_core::error::{ApiError, StatusReason};
 use http_body_util::BodyExt;
 
@@ -131,6 +133,12 @@ pub(super) async fn serve(
     if matches!(connection, Connection::NoContent) {
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
+    if matches!(subresource, "exec" | "attach") {
+        if let Some(key) = websocket_v5_key(req.headers()) {
+            let streams = RemoteCommandStreams::from_query(&query);
+            return translated(state, &connection, req, &key, streams).await;
+        }
+    }
     let client_upgrade = hyper::upgrade::on(&mut req);
     let (parts, body) = req.into_parts();
     let body = body
@@ -150,6 +158,83 @@ pub(super) async fn serve(
         parts.headers.remove(*header);
     }
     Ok(Response::from_parts(parts, Body::new(body)))
+}
+
+/// The client's `Sec-WebSocket-Key` when it asks for a WebSocket that
+/// speaks `v5.channel.k8s.io`, which Capstan translates (upstream does so
+/// for that protocol only; older ones go through to the kubelet).
+fn websocket_v5_key(headers: &http::HeaderMap) -> Option<String> {
+    let websocket = headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    let v5 = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == WEBSOCKET_PROTOCOL);
+    let key = headers.get(header::SEC_WEBSOCKET_KEY)?.to_str().ok()?;
+    (websocket && v5).then(|| key.to_string())
+}
+
+/// exec or attach over WebSocket: the kubelet is asked for SPDY, and once
+/// it switches, the client's WebSocket is answered here and the two are
+/// translated into each other (upstream's StreamTranslatorProxy). A
+/// kubelet that refuses answers the client as it answered.
+async fn translated(
+    state: &FacadeState,
+    connection: &Connection,
+    mut req: Request,
+    key: &str,
+    streams: RemoteCommandStreams,
+) -> Result<Response, ApiError> {
+    let client_upgrade = hyper::upgrade::on(&mut req);
+    let mut spdy = http::Request::builder()
+        .method(Method::POST)
+        .uri(req.uri().clone())
+        .header(header::CONNECTION, "Upgrade")
+        .header(header::UPGRADE, "SPDY/3.1")
+        .header("X-Stream-Protocol-Version", SPDY_PROTOCOL);
+    if let Some(agent) = req.headers().get(header::USER_AGENT) {
+        spdy = spdy.header(header::USER_AGENT, agent);
+    }
+    let empty = http_body_util::Empty::<bytes::Bytes>::new()
+        .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)
+        .boxed_unsync();
+    let request = spdy.body(empty).map_err(ApiError::internal)?;
+    let mut response = state.core.connect(connection, request).await?;
+    if response.status() != StatusCode::SWITCHING_PROTOCOLS {
+        let (parts, body) = response.into_parts();
+        return Ok(Response::from_parts(parts, Body::new(body)));
+    }
+    let kubelet_upgrade = hyper::upgrade::on(&mut response);
+    tokio::spawn(async move {
+        let (Ok(client), Ok(kubelet)) = (client_upgrade.await, kubelet_upgrade.await) else {
+            return;
+        };
+        capstan_core::connect::translate(
+            hyper_util::rt::TokioIo::new(client),
+            hyper_util::rt::TokioIo::new(kubelet),
+            streams,
+        )
+        .await;
+    });
+    let mut answer = Response::new(Body::empty());
+    *answer.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let headers = answer.headers_mut();
+    headers.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    headers.insert(
+        header::SEC_WEBSOCKET_PROTOCOL,
+        HeaderValue::from_static(WEBSOCKET_PROTOCOL),
+    );
+    let accept = capstan_core::connect::websocket_accept(key.as_bytes());
+    headers.insert(
+        header::SEC_WEBSOCKET_ACCEPT,
+        HeaderValue::from_str(&accept).map_err(ApiError::internal)?,
+    );
+    Ok(answer)
 }
 
 /// The answer to a request the backend switched protocols for: its 101,

@@ -9,10 +9,12 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::common::{self, Streaming, TestServer};
+use serde_json::Value;
 
 /// The stand-in kubelet (see its docstring): logs, exec and port-forward
 /// over SPDY, for the kubelet client certificate only.
 const KUBELET: &str = include_str!("kubelet_stand_in.py");
+const WEBSOCKET_EXEC: &str = include_str!("websocket_exec.py");
 
 /// A pod's web server: plain HTTP, echoing what it was asked.
 const WEB: &str = r#"
@@ -326,11 +328,59 @@ fn exec_cp_and_port_forward_stream_through_to_the_kubelet() {
         "hello there\n"
     );
     // attach reaches the container's main process the same way.
-    let attached = server.kubectl_stdin(&["attach", "-i", "app", "-c", "main"], "to the main process\n");
-    assert!(attached.status.success(), "{}", common::describe_output("attach", &attached));
+    let attached = server.kubectl_stdin(
+        &["attach", "-i", "app", "-c", "main"],
+        "to the main process\n",
+    );
+    assert!(
+        attached.status.success(),
+        "{}",
+        common::describe_output("attach", &attached)
+    );
     assert_eq!(common::text(&attached.stdout), "to the main process\n");
     let listened = server.kubectl_ok(&["attach", "app", "-c", "main"]);
     assert!(listened.contains("main process of main"), "{listened}");
+    // A WebSocket client asking for v5.channel.k8s.io is answered by
+    // Capstan, which speaks SPDY to the kubelet in its stead.
+    let script = server.scratch("websocket_exec.py");
+    common::write_file(&script, WEBSOCKET_EXEC);
+    let websocket = |path: &str, stdin: Option<&str>| -> Value {
+        let mut python = Command::new("python3");
+        python
+            .arg(&script)
+            .arg(server.port().to_string())
+            .arg(server.ca_cert())
+            .arg(server.admin_cert())
+            .arg(server.admin_key())
+            .arg(path)
+            .args(stdin);
+        let out = common::run_command(&mut python, None, Duration::from_secs(30));
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", common::describe_output("websocket exec", &out)))
+    };
+    let seen = websocket(
+        "/api/v1/namespaces/default/pods/app/exec?command=cat&stdin=true&stdout=true&stderr=true",
+        Some("over a websocket\n"),
+    );
+    assert_eq!(seen["status"], "HTTP/1.1 101 Switching Protocols", "{seen}");
+    assert_eq!(seen["protocol"], "v5.channel.k8s.io");
+    assert_eq!(seen["stdout"], "over a websocket\n");
+    assert_eq!(seen["error"]["status"], "Success", "{seen}");
+    assert_eq!(seen["closed"], true);
+    let failed = websocket(
+        "/api/v1/namespaces/default/pods/app/exec?command=sh&command=-c&command=exit%205&stdout=true",
+        None,
+    );
+    assert_eq!(failed["error"]["reason"], "NonZeroExitCode", "{failed}");
+    assert_eq!(failed["error"]["details"]["causes"][0]["message"], "5");
+    // kubectl itself stays on the WebSocket: no fallback to SPDY.
+    let verbose = server.kubectl(&["exec", "-v=4", "app", "--", "echo", "ws"]);
+    assert_eq!(common::text(&verbose.stdout), "ws\n");
+    let log = common::text(&verbose.stderr).to_lowercase();
+    assert!(
+        !log.contains("fallback") && !log.contains("falling back"),
+        "{log}"
+    );
     let piped = server.kubectl_stdin(&["exec", "-i", "app", "--", "cat"], "piped in\n");
     assert_eq!(common::text(&piped.stdout), "piped in\n");
     let failed = server.kubectl(&["exec", "app", "--", "sh", "-c", "exit 3"]);

@@ -6,9 +6,9 @@ kubelet endpoints the API server forwards to, as a kubelet does:
 - ``/containerLogs/<ns>/<pod>/<container>``: a fixed log, with tailLines,
   timestamps, limitBytes, previous and follow;
 - ``/exec/<ns>/<pod>/<container>``: remote command protocol
-  ``v4.channel.k8s.io`` over SPDY/3.1 (what a kubelet speaks; a WebSocket
-  asking for v5 is refused, as a kubelet refuses it, and kubectl falls back
-  to SPDY). The "container" runs a few commands itself: ``echo``, ``cat``
+  ``v4.channel.k8s.io`` over SPDY/3.1 (what a kubelet speaks; kubectl's
+  WebSocket ``v5.channel.k8s.io`` is translated to it by the API server,
+  and any WebSocket that reaches this server is refused). The "container" runs a few commands itself: ``echo``, ``cat``
   (stdin to stdout), ``false``, ``sh -c 'exit N'``, ``test -d``, and
   ``tar cf -`` / ``tar -xmf -`` over a directory standing for the
   container's filesystem, for ``kubectl cp``;

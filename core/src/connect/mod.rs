@@ -5,12 +5,19 @@
 //! the pod's node. locations.rs finds where (upstream's ResourceLocation,
 //! LogLocation and streamLocation, with their errors); transport.rs
 //! forwards, splicing the two connections of an upgrade (WebSocket, SPDY)
-//! once the backend switches protocols.
+//! once the backend switches protocols; translator.rs (over spdy.rs)
+//! answers kubectl's WebSocket exec and attach itself and speaks SPDY to
+//! the kubelet.
 
 mod locations;
+mod spdy;
+mod translator;
 mod transport;
 
 pub use locations::{Connection, PodLogOptions};
+pub use translator::{
+    translate, websocket_accept, RemoteCommandStreams, SPDY_PROTOCOL, WEBSOCKET_PROTOCOL,
+};
 pub(crate) use transport::ConnectClients;
 pub use transport::{ConnectBody, KubeletConfig};
 
