@@ -11,7 +11,8 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use capstan_core::auth::{AccessRequest, ResourceAttributes, UserInfo};
 use capstan_core::connect::{
-    Connection, PodLogOptions, RemoteCommandStreams, SPDY_PROTOCOL, WEBSOCKET_PROTOCOL,
+    Connection, PodLogOptions, RemoteCommandStreams, PORT_FORWARD_PROTOCOL, SPDY_PROTOCOL,
+    TUNNELING_PROTOCOL, WEBSOCKET_PROTOCOL,
 };
 use capstan_core::error::{ApiError, StatusReason};
 use http_body_util::BodyExt;
@@ -133,11 +134,17 @@ pub(super) async fn serve(
     if matches!(connection, Connection::NoContent) {
         return Ok(StatusCode::NO_CONTENT.into_response());
     }
-    if matches!(subresource, "exec" | "attach") {
-        if let Some(key) = websocket_v5_key(req.headers()) {
+    let translation = match subresource {
+        "exec" | "attach" => websocket_key(req.headers(), WEBSOCKET_PROTOCOL).map(|key| {
             let streams = RemoteCommandStreams::from_query(&query);
-            return translated(state, &connection, req, &key, streams).await;
-        }
+            (key, Translation::RemoteCommand(streams))
+        }),
+        "portforward" => websocket_key(req.headers(), TUNNELING_PROTOCOL)
+            .map(|key| (key, Translation::PortForward)),
+        _ => None,
+    };
+    if let Some((key, translation)) = translation {
+        return translated(state, &connection, req, &key, translation).await;
     }
     let client_upgrade = hyper::upgrade::on(&mut req);
     let (parts, body) = req.into_parts();
@@ -160,42 +167,61 @@ pub(super) async fn serve(
     Ok(Response::from_parts(parts, Body::new(body)))
 }
 
+/// What Capstan does with a WebSocket it answers itself.
+enum Translation {
+    /// exec or attach: channels to and from SPDY streams.
+    RemoteCommand(RemoteCommandStreams),
+    /// port-forward: SPDY tunnelled in binary messages.
+    PortForward,
+}
+
+impl Translation {
+    fn protocols(&self) -> (&'static str, &'static str) {
+        match self {
+            Translation::RemoteCommand(_) => (WEBSOCKET_PROTOCOL, SPDY_PROTOCOL),
+            Translation::PortForward => (TUNNELING_PROTOCOL, PORT_FORWARD_PROTOCOL),
+        }
+    }
+}
+
 /// The client's `Sec-WebSocket-Key` when it asks for a WebSocket that
-/// speaks `v5.channel.k8s.io`, which Capstan translates (upstream does so
-/// for that protocol only; older ones go through to the kubelet).
-fn websocket_v5_key(headers: &http::HeaderMap) -> Option<String> {
+/// speaks `protocol`, one Capstan translates (upstream does so for these
+/// protocols only; older ones go through to the kubelet).
+fn websocket_key(headers: &http::HeaderMap, protocol: &str) -> Option<String> {
     let websocket = headers
         .get(header::UPGRADE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
-    let v5 = headers
+    let offered = headers
         .get_all(header::SEC_WEBSOCKET_PROTOCOL)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .any(|p| p.trim() == WEBSOCKET_PROTOCOL);
+        .any(|p| p.trim() == protocol);
     let key = headers.get(header::SEC_WEBSOCKET_KEY)?.to_str().ok()?;
-    (websocket && v5).then(|| key.to_string())
+    (websocket && offered).then(|| key.to_string())
 }
 
-/// exec or attach over WebSocket: the kubelet is asked for SPDY, and once
-/// it switches, the client's WebSocket is answered here and the two are
-/// translated into each other (upstream's StreamTranslatorProxy). A
-/// kubelet that refuses answers the client as it answered.
+/// exec, attach or port-forward over WebSocket: the kubelet is asked for
+/// SPDY, and once it switches, the client's WebSocket is answered here
+/// and the two are carried into each other (upstream's
+/// StreamTranslatorProxy and tunneling handler). A kubelet that refuses
+/// answers the client as it answered.
 async fn translated(
     state: &FacadeState,
     connection: &Connection,
     mut req: Request,
     key: &str,
-    streams: RemoteCommandStreams,
+    translation: Translation,
 ) -> Result<Response, ApiError> {
+    let (websocket_protocol, spdy_protocol) = translation.protocols();
     let client_upgrade = hyper::upgrade::on(&mut req);
     let mut spdy = http::Request::builder()
         .method(Method::POST)
         .uri(req.uri().clone())
         .header(header::CONNECTION, "Upgrade")
         .header(header::UPGRADE, "SPDY/3.1")
-        .header("X-Stream-Protocol-Version", SPDY_PROTOCOL);
+        .header("X-Stream-Protocol-Version", spdy_protocol);
     if let Some(agent) = req.headers().get(header::USER_AGENT) {
         spdy = spdy.header(header::USER_AGENT, agent);
     }
@@ -213,12 +239,16 @@ async fn translated(
         let (Ok(client), Ok(kubelet)) = (client_upgrade.await, kubelet_upgrade.await) else {
             return;
         };
-        capstan_core::connect::translate(
+        let (client, kubelet) = (
             hyper_util::rt::TokioIo::new(client),
             hyper_util::rt::TokioIo::new(kubelet),
-            streams,
-        )
-        .await;
+        );
+        match translation {
+            Translation::RemoteCommand(streams) => {
+                capstan_core::connect::translate(client, kubelet, streams).await
+            }
+            Translation::PortForward => capstan_core::connect::tunnel(client, kubelet).await,
+        }
     });
     let mut answer = Response::new(Body::empty());
     *answer.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
@@ -227,7 +257,7 @@ async fn translated(
     headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
     headers.insert(
         header::SEC_WEBSOCKET_PROTOCOL,
-        HeaderValue::from_static(WEBSOCKET_PROTOCOL),
+        HeaderValue::from_static(websocket_protocol),
     );
     let accept = capstan_core::connect::websocket_accept(key.as_bytes());
     headers.insert(

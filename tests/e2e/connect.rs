@@ -423,7 +423,8 @@ fn exec_cp_and_port_forward_stream_through_to_the_kubelet() {
     let web = server.scratch("web.py");
     common::write_file(&web, WEB);
     let (_web, web_port) = start_python(&web, &[]);
-    let mut forward = server.kubectl_spawn(&["port-forward", "pod/app", &format!(":{web_port}")]);
+    let mut forward =
+        server.kubectl_spawn(&["port-forward", "-v=4", "pod/app", &format!(":{web_port}")]);
     let local_port: u16 = forward.wait_for("the forwarded port", |out| {
         out.split("Forwarding from 127.0.0.1:")
             .nth(1)
@@ -439,5 +440,13 @@ fn exec_cp_and_port_forward_stream_through_to_the_kubelet() {
     assert_eq!(
         common::text(&through.stdout),
         "hello from /forwarded; authorization=None"
+    );
+    // kubectl tunnels SPDY through a WebSocket, which Capstan carries to
+    // the kubelet's SPDY: no fallback to a direct SPDY upgrade.
+    let log = forward.stderr().to_lowercase();
+    assert!(!log.contains("fallback"), "{log}");
+    assert!(
+        log.contains("negotiated protocol: portforward.k8s.io"),
+        "{log}"
     );
 }

@@ -16,7 +16,8 @@ mod transport;
 
 pub use locations::{Connection, PodLogOptions};
 pub use translator::{
-    translate, websocket_accept, RemoteCommandStreams, SPDY_PROTOCOL, WEBSOCKET_PROTOCOL,
+    translate, tunnel, websocket_accept, RemoteCommandStreams, PORT_FORWARD_PROTOCOL,
+    SPDY_PROTOCOL, TUNNELING_PROTOCOL, WEBSOCKET_PROTOCOL,
 };
 pub(crate) use transport::ConnectClients;
 pub use transport::{ConnectBody, KubeletConfig};

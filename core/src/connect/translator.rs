@@ -72,6 +72,57 @@ impl RemoteCommandStreams {
     }
 }
 
+/// The WebSocket subprotocol of `pods/portforward` tunnelled through to
+/// the kubelet's SPDY.
+pub const TUNNELING_PROTOCOL: &str = "SPDY/3.1+portforward.k8s.io";
+/// What the tunnel asks the kubelet to speak.
+pub const PORT_FORWARD_PROTOCOL: &str = "portforward.k8s.io";
+
+/// `pods/portforward` over WebSocket, as upstream's tunneling handler
+/// carries it: the client speaks SPDY inside binary messages, which go to
+/// the kubelet's SPDY connection as bytes, and its bytes come back as
+/// messages, until either side ends.
+pub async fn tunnel<C, K>(client: C, kubelet: K)
+where
+    C: AsyncRead + AsyncWrite + Unpin + Send,
+    K: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    use tokio::io::AsyncReadExt;
+    let websocket = WebSocketStream::from_raw_socket(client, Role::Server, None).await;
+    let (mut to_client, mut from_client) = websocket.split();
+    let (mut from_kubelet, mut to_kubelet) = tokio::io::split(kubelet);
+    let mut buffer = vec![0u8; 32 * 1024];
+    loop {
+        tokio::select! {
+            message = from_client.next() => match message {
+                Some(Ok(Message::Binary(bytes))) => {
+                    if to_kubelet.write_all(&bytes).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+                Some(Ok(_)) => {}
+            },
+            read = from_kubelet.read(&mut buffer) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if to_client.send(Message::binary(buffer[..n].to_vec())).await.is_err() {
+                        return;
+                    }
+                }
+            },
+        }
+    }
+    let _ = to_kubelet.shutdown().await;
+    let _ = to_client
+        .send(Message::Close(Some(CloseFrame {
+            code: CloseCode::Normal,
+            reason: "".into(),
+        })))
+        .await;
+    let _ = to_client.close().await;
+}
+
 /// The `Sec-WebSocket-Accept` answering a client's `Sec-WebSocket-Key`.
 pub fn websocket_accept(key: &[u8]) -> String {
     tokio_tungstenite::tungstenite::handshake::derive_accept_key(key)
