@@ -11,8 +11,8 @@ use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use capstan_core::auth::{AccessRequest, ResourceAttributes, UserInfo};
 use capstan_core::connect::{
-    Connection, PodLogOptions, RemoteCommandStreams, PORT_FORWARD_PROTOCOL, SPDY_PROTOCOL,
-    TUNNELING_PROTOCOL, WEBSOCKET_PROTOCOL,
+    Connection, LinkRewriter, PodLogOptions, RemoteCommandStreams, PORT_FORWARD_PROTOCOL,
+    SPDY_PROTOCOL, TUNNELING_PROTOCOL, WEBSOCKET_PROTOCOL,
 };
 use capstan_core::error::{ApiError, StatusReason};
 use http_body_util::BodyExt;
@@ -146,6 +146,15 @@ pub(super) async fn serve(
     if let Some((key, translation)) = translation {
         return translated(state, &connection, req, &key, translation).await;
     }
+    let links = (subresource == "proxy" && !capstan_core::http_client::is_upgrade(req.headers()))
+        .then(|| link_rewriter(&req, &connection, &subpath))
+        .flatten();
+    if let (Some(links), Connection::Forward { uri, .. }) = (&links, &connection) {
+        // The path the client asked for, as upstream's proxy Transport says it.
+        if let Ok(forwarded) = HeaderValue::from_str(&links.forwarded_uri(uri.path())) {
+            req.headers_mut().insert("X-Forwarded-Uri", forwarded);
+        }
+    }
     let client_upgrade = hyper::upgrade::on(&mut req);
     let (parts, body) = req.into_parts();
     let body = body
@@ -164,7 +173,96 @@ pub(super) async fn serve(
     for header in DROPPED_RESPONSE_HEADERS {
         parts.headers.remove(*header);
     }
-    Ok(Response::from_parts(parts, Body::new(body)))
+    match links {
+        Some(links) => Ok(with_links_rewritten(&links, parts, body).await),
+        None => Ok(Response::from_parts(parts, Body::new(body))),
+    }
+}
+
+/// How links in a proxied answer are rewritten: against the proxy's path
+/// (the request's, less what goes to the backend), the backend's host and
+/// the host the client asked.
+fn link_rewriter(req: &Request, connection: &Connection, subpath: &str) -> Option<LinkRewriter> {
+    let Connection::Forward { uri, .. } = connection else {
+        return None;
+    };
+    let path = req.uri().path();
+    let path_prepend = path
+        .strip_suffix(subpath)
+        .unwrap_or(path)
+        .trim_end_matches('/')
+        .to_string();
+    let request_host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| req.uri().authority().map(|a| a.to_string()))
+        .unwrap_or_default();
+    Some(LinkRewriter {
+        path_prepend,
+        backend_host: uri.authority().map(|a| a.to_string()).unwrap_or_default(),
+        request_host,
+    })
+}
+
+/// An HTML body bigger than this goes out as it came.
+const MAX_REWRITTEN_BODY: usize = 64 << 20;
+
+/// A proxied answer with its `Location`, or the links of its HTML body,
+/// rewritten to go through the proxy (upstream's proxy Transport).
+async fn with_links_rewritten(
+    links: &LinkRewriter,
+    mut parts: http::response::Parts,
+    body: hyper::body::Incoming,
+) -> Response {
+    if let Some(location) = parts
+        .headers
+        .get(header::LOCATION)
+        .and_then(|l| l.to_str().ok())
+    {
+        if let Ok(rewritten) = HeaderValue::from_str(&links.rewrite(location)) {
+            parts.headers.insert(header::LOCATION, rewritten);
+        }
+        return Response::from_parts(parts, Body::new(body));
+    }
+    let html = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|t| t.to_str().ok())
+        .and_then(|t| t.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("text/html"));
+    if !html {
+        return Response::from_parts(parts, Body::new(body));
+    }
+    let limited = http_body_util::Limited::new(body, MAX_REWRITTEN_BODY);
+    let Ok(collected) = limited.collect().await else {
+        return plain_bad_gateway();
+    };
+    let bytes = collected.to_bytes();
+    let encoding = parts
+        .headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|e| e.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let body = match links.rewrite_encoded_html(&bytes, &encoding) {
+        Some(rewritten) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            bytes::Bytes::from(rewritten)
+        }
+        None => bytes,
+    };
+    Response::from_parts(parts, Body::from(body))
+}
+
+/// A backend body that could not be read whole.
+fn plain_bad_gateway() -> Response {
+    (
+        StatusCode::BAD_GATEWAY,
+        "error reading the proxied response\n",
+    )
+        .into_response()
 }
 
 /// What Capstan does with a WebSocket it answers itself.

@@ -28,9 +28,22 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        body = ("hello from %s; authorization=%s" % (self.path, self.headers.get("Authorization"))).encode()
+        if self.path == "/moved":
+            self.send_response(302)
+            self.send_header("Location", "/elsewhere")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path == "/page":
+            body = ('<html><head><link href="/style.css"></head><body><a href="/next/">next</a> '
+                    '<a href="relative">relative</a> <img src="http://example.com/i.png">'
+                    '<p>uri=%s</p></body></html>' % self.headers.get("X-Forwarded-Uri")).encode()
+            content_type = "text/html; charset=utf-8"
+        else:
+            body = ("hello from %s; authorization=%s" % (self.path, self.headers.get("Authorization"))).encode()
+            content_type = "text/plain"
         self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -274,6 +287,23 @@ subsets:
         "/api/v1/namespaces/default/services/web:http/proxy/",
     ]);
     assert_eq!(named, "hello from /; authorization=None");
+    // Links in HTML and a redirect's Location go through the proxy, as
+    // upstream rewrites them; the backend learns the path asked for.
+    let page = server.kubectl_ok(&[
+        "get",
+        "--raw",
+        "/api/v1/namespaces/default/services/web:80/proxy/page",
+    ]);
+    assert_eq!(
+        page,
+        r#"<html><head><link href="/api/v1/namespaces/default/services/web:80/proxy/style.css"></head><body><a href="/api/v1/namespaces/default/services/web:80/proxy/next/">next</a> <a href="relative">relative</a> <img src="http://example.com/i.png"><p>uri=/api/v1/namespaces/default/services/web:80/proxy/page</p></body></html>"#
+    );
+    let moved = server.get("/api/v1/namespaces/default/services/web:80/proxy/moved");
+    assert_eq!(moved.status, 302);
+    assert_eq!(
+        moved.header("Location").as_deref(),
+        Some("/api/v1/namespaces/default/services/web:80/proxy/elsewhere")
+    );
 
     // kubectl proxy, then a plain HTTP client through it.
     let mut proxy = server.kubectl_spawn(&["proxy", "--port=0"]);
@@ -321,8 +351,8 @@ fn exec_cp_and_port_forward_stream_through_to_the_kubelet() {
     let server = TestServer::start();
     let (_kubelet, root) = kubelet_with_pods(&server);
 
-    // kubectl asks for WebSocket v5 first; the kubelet refuses it, and
-    // kubectl falls back to SPDY, which Capstan splices through.
+    // kubectl asks for WebSocket v5, which Capstan translates to the
+    // kubelet's SPDY.
     assert_eq!(
         server.kubectl_ok(&["exec", "app", "--", "echo", "hello", "there"]),
         "hello there\n"

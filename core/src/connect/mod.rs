@@ -10,11 +10,13 @@
 //! the kubelet.
 
 mod locations;
+mod rewrite;
 mod spdy;
 mod translator;
 mod transport;
 
 pub use locations::{Connection, PodLogOptions};
+pub use rewrite::LinkRewriter;
 pub use translator::{
     translate, tunnel, websocket_accept, RemoteCommandStreams, PORT_FORWARD_PROTOCOL,
     SPDY_PROTOCOL, TUNNELING_PROTOCOL, WEBSOCKET_PROTOCOL,
