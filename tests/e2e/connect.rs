@@ -65,6 +65,23 @@ fn start_python(script: &std::path::Path, args: &[&std::path::Path]) -> (Streami
     (process, port)
 }
 
+/// This machine's first non-loopback IPv4 address (`hostname -I`).
+fn host_address() -> String {
+    let out = common::run_command(
+        Command::new("hostname").arg("-I"),
+        None,
+        Duration::from_secs(5),
+    );
+    common::text(&out.stdout)
+        .split_whitespace()
+        .find(|a| {
+            a.parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| !ip.is_loopback())
+        })
+        .expect("a non-loopback IPv4 address on this machine")
+        .to_string()
+}
+
 /// A stand-in kubelet for `kubelet-1` and the pods it runs: `app` (one
 /// container, Running), `pair` (two), `waiting` (no node yet). Returns
 /// the kubelet and the directory that stands for `app`'s filesystem.
@@ -214,6 +231,29 @@ fn pod_logs_come_from_the_pods_kubelet() {
         .get("/api/v1/nodes/kubelet-1/proxy/pods")
         .assert_status(400, "BadRequest");
     assert_eq!(answer["message"], "address not allowed");
+    // The same kubelet at this machine's own (non-loopback) address is
+    // proxied to, with the kubelet client certificate it requires.
+    let kubelet_port = server.get_json("/api/v1/nodes/kubelet-1")["status"]["daemonEndpoints"]
+        ["kubeletEndpoint"]["Port"]
+        .as_i64()
+        .expect("the kubelet's port");
+    let host_ip = host_address();
+    server.apply("apiVersion: v1\nkind: Node\nmetadata: {name: kubelet-2}\n");
+    server.kubectl_ok(&[
+        "patch",
+        "node",
+        "kubelet-2",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &format!(
+            r#"{{"status":{{"addresses":[{{"type":"InternalIP","address":"{host_ip}"}}],"daemonEndpoints":{{"kubeletEndpoint":{{"Port":{kubelet_port}}}}}}}}}"#
+        ),
+    ]);
+    assert_eq!(
+        server.kubectl_ok(&["get", "--raw", "/api/v1/nodes/kubelet-2/proxy/healthz"]),
+        "ok"
+    );
     let answer = server
         .get("/api/v1/nodes/ftp:kubelet-1:21/proxy/")
         .assert_status(400, "BadRequest");

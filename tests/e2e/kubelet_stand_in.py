@@ -15,6 +15,7 @@ kubelet endpoints the API server forwards to, as a kubelet does:
 - ``/attach/<ns>/<pod>/<container>``: the same protocol, attached to the
   container's main process, which echoes its stdin (or, without stdin,
   says whose process it is and ends);
+- ``/healthz``: ``ok`` (what nodes/proxy reaches in the tests);
 - ``/portForward/<ns>/<pod>``: ``portforward.k8s.io`` over SPDY/3.1, each
   forwarded connection spliced to 127.0.0.1:<port>.
 
@@ -221,6 +222,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(400, "unable to upgrade: unable to negotiate protocol: client supports %s, server supports [channel.k8s.io base64.channel.k8s.io v4.channel.k8s.io v4.base64.channel.k8s.io]" % self.headers.get("Sec-WebSocket-Protocol"))
         if len(parts) == 5 and parts[1] == "containerLogs":
             return self.logs(parts[4], {k: v[0] for k, v in parse_qs(url.query).items()})
+        if url.path == "/healthz":
+            return self.reply(200, "ok")
         self.reply(404, "404 page not found")
 
     def logs(self, container, query):
@@ -363,7 +366,8 @@ class Handler(BaseHTTPRequestHandler):
                     data_streams[what].shutdown(socket.SHUT_WR)
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+# Every interface: nodes/proxy refuses loopback addresses.
+server = ThreadingHTTPServer(("0.0.0.0", 0), Handler)
 server.root = sys.argv[4]
 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 context.load_cert_chain(sys.argv[1], sys.argv[2])
