@@ -113,6 +113,16 @@ where
             },
         }
     }
+    finish(&mut to_kubelet, &mut to_client).await;
+}
+
+/// Ends both sides: the kubelet's write half, and the WebSocket with a
+/// normal close.
+async fn finish<K, S>(to_kubelet: &mut K, to_client: &mut S)
+where
+    K: AsyncWrite + Unpin,
+    S: futures::Sink<Message> + Unpin,
+{
     let _ = to_kubelet.shutdown().await;
     let _ = to_client
         .send(Message::Close(Some(CloseFrame {
@@ -198,14 +208,7 @@ where
             }
         }
     }
-    let _ = to_kubelet.shutdown().await;
-    let _ = to_client
-        .send(Message::Close(Some(CloseFrame {
-            code: CloseCode::Normal,
-            reason: "".into(),
-        })))
-        .await;
-    let _ = to_client.close().await;
+    finish(&mut to_kubelet, &mut to_client).await;
 }
 
 #[cfg(test)]

@@ -246,26 +246,7 @@ async fn finalize(
         let cidr = if has_finalizer {
             cidr.clone()
         } else {
-            let written = core
-                .update_internal(
-                    &system,
-                    &resources.cidrs,
-                    None,
-                    &name,
-                    &writes(CONTROLLER),
-                    View::Main,
-                    |current| {
-                        let mut updated = current.clone();
-                        let mut finalizers = object::finalizers(current);
-                        if !finalizers.iter().any(|f| f == FINALIZER) {
-                            finalizers.push(FINALIZER.to_string());
-                        }
-                        object::set_meta(&mut updated, "finalizers", json!(finalizers));
-                        Ok(updated)
-                    },
-                )
-                .await?;
-            (*written.object).clone()
+            set_finalizer(core, resources, &name, true).await?
         };
         let ready = ready_condition("True", "", "Kubernetes Service CIDR is ready");
         return set_ready(core, &resources.cidrs, &cidr, ready, CONTROLLER).await;
@@ -314,25 +295,40 @@ async fn finalize(
         // The periodic pass comes back for it.
         return Ok(());
     }
-    core.update_internal(
-        &system,
-        &resources.cidrs,
-        None,
-        &name,
-        &writes(CONTROLLER),
-        View::Main,
-        |current| {
-            let mut updated = current.clone();
-            let finalizers: Vec<String> = object::finalizers(current)
-                .into_iter()
-                .filter(|f| f != FINALIZER)
-                .collect();
-            object::set_meta(&mut updated, "finalizers", json!(finalizers));
-            Ok(updated)
-        },
-    )
-    .await
-    .map(drop)
+    set_finalizer(core, resources, &name, false).await.map(drop)
+}
+
+/// Puts the finalizer on the ServiceCIDR, or takes it off, by
+/// compare-and-swap; what was written.
+async fn set_finalizer(
+    core: &ApiCore,
+    resources: &Resources,
+    name: &str,
+    present: bool,
+) -> crate::ApiResult<Value> {
+    let written = core
+        .update_internal(
+            &UserInfo::system(),
+            &resources.cidrs,
+            None,
+            name,
+            &writes(CONTROLLER),
+            View::Main,
+            |current| {
+                let mut finalizers: Vec<String> = object::finalizers(current)
+                    .into_iter()
+                    .filter(|f| f != FINALIZER)
+                    .collect();
+                if present {
+                    finalizers.push(FINALIZER.to_string());
+                }
+                let mut updated = current.clone();
+                object::set_meta(&mut updated, "finalizers", json!(finalizers));
+                Ok(updated)
+            },
+        )
+        .await?;
+    Ok((*written.object).clone())
 }
 
 #[cfg(test)]

@@ -153,47 +153,41 @@ fn validate_spec(name: &str, spec: &Value) -> Vec<FieldError> {
     errs
 }
 
-/// The nominal shares and lendable percent both kinds of level have.
+/// The nominal shares both kinds of level have: none below zero.
+fn shares(settings: &Value, path: &str) -> Option<FieldError> {
+    let shares = int(settings, "nominalConcurrencyShares").filter(|s| *s < 0)?;
+    Some(FieldError::invalid_rendered(
+        format!("{path}.nominalConcurrencyShares"),
+        &shares.to_string(),
+        "must be a non-negative integer",
+    ))
+}
+
+/// The share of seats both kinds of level may lend: a percentage.
+fn lendable_percent(settings: &Value, path: &str) -> Option<FieldError> {
+    let lendable = int(settings, "lendablePercent").filter(|l| !(0..=100).contains(l))?;
+    Some(FieldError::invalid_rendered(
+        format!("{path}.lendablePercent"),
+        &lendable.to_string(),
+        "must be between 0 and 100, inclusive",
+    ))
+}
+
 fn shares_and_lending(settings: &Value, path: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    if let Some(shares) = int(settings, "nominalConcurrencyShares").filter(|s| *s < 0) {
-        errs.push(FieldError::invalid_rendered(
-            format!("{path}.nominalConcurrencyShares"),
-            &shares.to_string(),
-            "must be a non-negative integer",
-        ));
-    }
-    if let Some(lendable) = int(settings, "lendablePercent").filter(|l| !(0..=100).contains(l)) {
-        errs.push(FieldError::invalid_rendered(
-            format!("{path}.lendablePercent"),
-            &lendable.to_string(),
-            "must be between 0 and 100, inclusive",
-        ));
-    }
-    errs
+    shares(settings, path)
+        .into_iter()
+        .chain(lendable_percent(settings, path))
+        .collect()
 }
 
 fn validate_limited(limited: &Value) -> Vec<FieldError> {
     let path = "spec.limited";
-    let mut errs = Vec::new();
-    if let Some(shares) = int(limited, "nominalConcurrencyShares").filter(|s| *s < 0) {
-        errs.push(FieldError::invalid_rendered(
-            format!("{path}.nominalConcurrencyShares"),
-            &shares.to_string(),
-            "must be a non-negative integer",
-        ));
-    }
+    let mut errs: Vec<FieldError> = shares(limited, path).into_iter().collect();
     let empty = Value::Object(Map::new());
     errs.extend(validate_limit_response(
         limited.get("limitResponse").unwrap_or(&empty),
     ));
-    if let Some(lendable) = int(limited, "lendablePercent").filter(|l| !(0..=100).contains(l)) {
-        errs.push(FieldError::invalid_rendered(
-            format!("{path}.lendablePercent"),
-            &lendable.to_string(),
-            "must be between 0 and 100, inclusive",
-        ));
-    }
+    errs.extend(lendable_percent(limited, path));
     if let Some(limit) = int(limited, "borrowingLimitPercent").filter(|b| *b < 0) {
         errs.push(FieldError::invalid_rendered(
             format!("{path}.borrowingLimitPercent"),
