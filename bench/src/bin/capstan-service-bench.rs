@@ -5,7 +5,7 @@
 //! the ConfigMaps are the baseline of the same run; pointing it at two
 //! builds gives an A/B of the Service path.
 //!
-//! Usage: capstan-service-bench [CAPSTAN_BINARY] [--creates N] [--clients C] [--rounds R]
+//! Usage: capstan-service-bench [CAPSTAN_BINARY] [--creates N] [--clients C] [--rounds R] [--range CIDR]
 
 #[allow(dead_code)]
 #[path = "../creates.rs"]
@@ -40,6 +40,10 @@ struct Args {
     clients: usize,
     #[arg(long, default_value_t = 3)]
     rounds: usize,
+    /// `--service-cluster-ip-range` of the server (kubeadm's default is
+    /// 10.96.0.0/12; the range's bitmap is read and written per create).
+    #[arg(long, default_value = "10.96.0.0/20")]
+    range: String,
 }
 
 const CONFIG_MAPS: &str = "/api/v1/namespaces/default/configmaps";
@@ -61,11 +65,10 @@ async fn run(args: Args) -> Result<(), BenchError> {
     let dir = tempfile::Builder::new()
         .prefix("capstan-service-bench-")
         .tempdir()?;
-    // Room for every Service's address.
     let server = ServerProc::start_with(
         &args.binary,
         dir.path(),
-        &["--service-cluster-ip-range", "10.96.0.0/12"],
+        &["--service-cluster-ip-range", &args.range],
     )
     .await?;
     let tls = TlsFiles::from_data_dir(dir.path()).config()?;
