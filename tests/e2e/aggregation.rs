@@ -239,6 +239,21 @@ spec:
     )
 }
 
+/// `/apis` as aggregated discovery (apidiscovery.k8s.io/v2).
+fn aggregated_discovery(server: &TestServer) -> Value {
+    server
+        .curl(
+            "GET",
+            "/apis",
+            &[(
+                "Accept",
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+            )],
+            None,
+        )
+        .json()
+}
+
 /// The `seen` annotation of the flunder the backend lists: the caller
 /// it was told about.
 fn seen_by_backend(server: &TestServer) -> Value {
@@ -346,17 +361,7 @@ fn extension_api_server_behind_capstan() {
         .collect();
     assert_eq!(names[0], "apiregistration.k8s.io");
     assert_eq!(last_groups(names), expected);
-    let aggregated = server
-        .curl(
-            "GET",
-            "/apis",
-            &[(
-                "Accept",
-                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-            )],
-            None,
-        )
-        .json();
+    let aggregated = aggregated_discovery(&server);
     let names: Vec<&str> = aggregated["items"]
         .as_array()
         .expect("items")
@@ -498,17 +503,7 @@ fn extension_api_server_behind_capstan() {
     let unavailable = server.get("/apis/wardle.example.com/v1alpha1/namespaces/default/flunders");
     assert_eq!(unavailable.status, 503);
     assert_eq!(unavailable.body, "service unavailable\n");
-    let aggregated = server
-        .curl(
-            "GET",
-            "/apis",
-            &[(
-                "Accept",
-                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
-            )],
-            None,
-        )
-        .json();
+    let aggregated = aggregated_discovery(&server);
     let wardle = aggregated["items"]
         .as_array()
         .expect("items")
