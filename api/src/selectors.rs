@@ -1,6 +1,8 @@
 //! Label and field selectors, parsed once per request and matched per object.
 //! Syntax and errors follow k8s.io/apimachinery/pkg/labels and pkg/fields.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::error::ApiError;
@@ -305,15 +307,29 @@ impl FieldSelector {
 
     /// Matches by reading each field's dotted path from the object.
     pub fn matches(&self, object: &Value) -> bool {
-        self.terms.iter().all(|term| {
-            let pointer = format!("/{}", term.field.replace('.', "/"));
-            let actual = match object.pointer(&pointer) {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => term.absent.to_string(),
-                Some(other) => other.to_string(),
-            };
-            (actual == term.value) == term.equal
-        })
+        self.terms
+            .iter()
+            .all(|term| (field_value(object, &term.field, term.absent) == term.value) == term.equal)
+    }
+
+    /// The `field=value` terms, which an index on the field can answer.
+    pub fn equalities(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.terms
+            .iter()
+            .filter(|term| term.equal)
+            .map(|term| (term.field.as_str(), term.value.as_str()))
+    }
+}
+
+/// What a field selector compares for `field` (a dotted path) of `object`:
+/// a string as it is, other values as JSON, and `absent` when the object
+/// leaves the field out or holds null.
+pub fn field_value<'a>(object: &'a Value, field: &str, absent: &'static str) -> Cow<'a, str> {
+    let pointer = format!("/{}", field.replace('.', "/"));
+    match object.pointer(&pointer) {
+        Some(Value::String(s)) => Cow::Borrowed(s),
+        Some(Value::Null) | None => Cow::Borrowed(absent),
+        Some(other) => Cow::Owned(other.to_string()),
     }
 }
 

@@ -82,6 +82,18 @@ pub enum Review {
     MayThey,
 }
 
+/// What a write of an RBAC kind hands out, so the authorization stage can
+/// refuse an escalation (upstream's policy-based storage of these kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// Its `rules` (Role, ClusterRole): its writer must hold them, or may
+    /// `escalate` it.
+    Rules,
+    /// The role its `roleRef` names (RoleBinding, ClusterRoleBinding): its
+    /// writer must hold that role's rules, or may `bind` it.
+    RoleReference,
+}
+
 type Object = Map<String, Value>;
 
 /// What the scale subresource shows of an object: its desired and
@@ -103,6 +115,12 @@ pub trait Kind: Send + Sync {
     /// Stored, or answered on the spot.
     fn handling(&self) -> Handling {
         Handling::Stored
+    }
+
+    /// What writing one of its objects grants; None for every kind but
+    /// RBAC's four.
+    fn grants(&self) -> Option<Grant> {
+        None
     }
 
     fn name_rule(&self) -> NameRule {
@@ -264,6 +282,14 @@ pub trait Kind: Send + Sync {
     /// Whether objects of this kind hold ClusterIPs and NodePorts.
     fn allocates_service_addresses(&self) -> bool {
         false
+    }
+
+    /// The selectable fields its watch cache indexes objects by, so a list
+    /// selecting one value of such a field reads only the objects holding
+    /// it (upstream's cacher indexes pods by `spec.nodeName`, which every
+    /// kubelet selects on).
+    fn cache_indexes(&self) -> &[&str] {
+        &[]
     }
 
     /// How upstream renders a selectable field the object leaves out: its

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::auth::{AccessRequest, ResourceAttributes, UserInfo, MASTERS_GROUP};
 use crate::error::{ApiError, ApiResult, StatusReason};
+use crate::kinds::Grant;
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::verbs::ApiCore;
@@ -682,21 +683,24 @@ impl ApiCore {
         object: &Value,
         old: Option<&Value>,
     ) -> ApiResult<()> {
-        if def.group != RBAC_GROUP || user.in_group(MASTERS_GROUP) {
+        let Some(grant) = def.kind_impl.grants() else {
+            return Ok(());
+        };
+        if user.in_group(MASTERS_GROUP) {
             return Ok(());
         }
         let name = object::name(object);
         let scope = namespace.filter(|_| def.namespaced);
         // Writes of RBAC objects are rare: decide from a consistent read.
         let objects = self.rbac_read(scope).await?;
-        let rules = match def.resource.as_str() {
-            "roles" | "clusterroles" => {
+        let rules = match grant {
+            Grant::Rules => {
                 if old.is_some_and(|old| old.get("rules") == object.get("rules")) {
                     return Ok(());
                 }
                 let escalate = ResourceAttributes {
                     verb: "escalate",
-                    group: RBAC_GROUP,
+                    group: &def.group,
                     resource: &def.resource,
                     subresource: None,
                     namespace: scope,
@@ -707,7 +711,7 @@ impl ApiCore {
                 }
                 PolicyRule::of_role(object)
             }
-            "rolebindings" | "clusterrolebindings" => {
+            Grant::RoleReference => {
                 let role_ref = object.get("roleRef").unwrap_or(&Value::Null);
                 if old.is_some_and(|old| old.get("roleRef") == Some(role_ref)) {
                     return Ok(());
@@ -734,7 +738,6 @@ impl ApiCore {
                     },
                 )?
             }
-            _ => return Ok(()),
         };
         let owned = Self::rules_in(&objects, user, scope);
         let missing: Vec<PolicyRule> = rules

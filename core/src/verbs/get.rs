@@ -12,9 +12,7 @@ impl ApiCore {
         namespace: Option<&str>,
         name: &str,
     ) -> Option<Arc<Value>> {
-        self.caches
-            .for_prefix(&def.key_prefix(&self.prefix, None))
-            .get(&self.key(def, namespace, name))
+        self.cache_of(def).get(&self.key(def, namespace, name))
     }
 
     pub(crate) async fn get_stored(

@@ -91,7 +91,7 @@ impl ApiCore {
                     // "Any" resourceVersion: served from the watch cache, whole
                     // (upstream's cache also ignores limit here).
                     let cache = self.watch_cache(def).await?;
-                    let (objects, revision) = cache.list(&prefix);
+                    let (objects, revision) = cache.list_candidates(&prefix, &fields);
                     let items = objects
                         .iter()
                         .filter(|(_, o)| labels.matches(o) && fields.matches(o))
@@ -224,7 +224,7 @@ impl ApiCore {
         if !self.catch_up(&cache, CACHE_CATCH_UP).await?.1 {
             return Ok(None);
         }
-        let (objects, revision) = cache.list(prefix);
+        let (objects, revision) = cache.list_candidates(prefix, fields);
         let selective = !(labels.is_empty() && fields.is_empty());
         let mut matching = objects
             .into_iter()

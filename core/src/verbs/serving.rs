@@ -8,7 +8,7 @@ impl ApiCore {
         &self,
         def: &ResourceDef,
     ) -> ApiResult<Arc<crate::watch::cache::WatchCache>> {
-        let cache = self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
+        let cache = self.cache_of(def);
         if !cache.wait_ready(CACHE_READY_TIMEOUT).await {
             return Err(ApiError::new(
                 crate::error::StatusReason::ServiceUnavailable,
@@ -28,8 +28,24 @@ impl ApiCore {
 
     pub(super) fn start_watch_cache(&self, def: &ResourceDef) {
         if def.is_stored() {
-            self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
+            self.cache_of(def);
         }
+    }
+
+    /// The resource type's watch cache, started if needed with the field
+    /// indexes its kind asks for; it may still be loading.
+    pub(crate) fn cache_of(&self, def: &ResourceDef) -> Arc<crate::watch::cache::WatchCache> {
+        self.caches
+            .for_prefix_indexed(&def.key_prefix(&self.prefix, None), || {
+                def.kind_impl
+                    .cache_indexes()
+                    .iter()
+                    .map(|field| crate::watch::field_index::FieldIndexSpec {
+                        field: (*field).to_owned(),
+                        absent: def.kind_impl.absent_field_value(field),
+                    })
+                    .collect()
+            })
     }
 
     /// Serves `resources` from now on (replacing any of the same

@@ -14,7 +14,9 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use super::field_index::{FieldIndexSpec, FieldIndexes};
 use crate::object;
+use crate::selectors::FieldSelector;
 use crate::storage::{EventKind, ListParams, Storage, StorageError, StorageEvent};
 
 /// Recent events kept for watches that resume from a resourceVersion.
@@ -61,6 +63,8 @@ struct State {
     /// Keys of the objects the cache's `Index` holds for, kept as changes
     /// arrive, so a reader after those few does not walk every object.
     indexed: BTreeSet<String>,
+    /// The kind's field indexes (`Kind::cache_indexes`).
+    fields: FieldIndexes,
     revision: i64,
     window: VecDeque<Arc<CacheEvent>>,
     /// Oldest revision after which the window holds every event.
@@ -114,6 +118,7 @@ impl JustWritten {
 pub struct WatchCache {
     prefix: String,
     index: Index,
+    field_indexes: Vec<FieldIndexSpec>,
     just_written: Arc<JustWritten>,
     state: RwLock<State>,
     dispatched: Arc<AtomicI64>,
@@ -128,7 +133,7 @@ pub struct WatchCache {
 impl WatchCache {
     /// Starts filling a cache for every key under `prefix`.
     pub fn start(storage: Arc<dyn Storage>, prefix: String) -> Arc<Self> {
-        Self::start_indexed(storage, prefix, unindexed, Arc::default())
+        Self::start_indexed(storage, prefix, unindexed, Vec::new(), Arc::default())
     }
 
     /// The same, keeping an index of the objects `index` holds for, and
@@ -137,12 +142,14 @@ impl WatchCache {
         storage: Arc<dyn Storage>,
         prefix: String,
         index: Index,
+        field_indexes: Vec<FieldIndexSpec>,
         just_written: Arc<JustWritten>,
     ) -> Arc<Self> {
         let (ready_tx, ready) = watch::channel(false);
         let cache = Arc::new(Self {
             prefix,
             index,
+            field_indexes,
             just_written,
             state: RwLock::new(State::default()),
             dispatched: Arc::new(AtomicI64::new(0)),
@@ -174,8 +181,8 @@ impl WatchCache {
             };
             let mut objects = BTreeMap::new();
             let mut indexed = BTreeSet::new();
-            let index = match cache.upgrade() {
-                Some(this) => this.index,
+            let (index, mut fields) = match cache.upgrade() {
+                Some(this) => (this.index, FieldIndexes::new(&this.field_indexes)),
                 None => return,
             };
             for kv in &listed.items {
@@ -183,6 +190,7 @@ impl WatchCache {
                     if index(&obj) {
                         indexed.insert(kv.key.clone());
                     }
+                    fields.insert(&kv.key, &obj);
                     objects.insert(kv.key.clone(), Arc::new(obj));
                 }
             }
@@ -202,6 +210,7 @@ impl WatchCache {
                 state.watchers.clear();
                 state.objects = objects;
                 state.indexed = indexed;
+                state.fields = fields;
                 state.revision = listed.revision;
                 state.window.clear();
                 state.window_start = listed.revision;
@@ -306,7 +315,8 @@ impl WatchCache {
             };
             Some(Arc::new(object))
         };
-        let mut state = self.write();
+        let mut guard = self.write();
+        let state = &mut *guard;
         let (object, prev) = match decoded {
             Some(object) => {
                 let prev = match ev.kind {
@@ -316,11 +326,20 @@ impl WatchCache {
                         } else {
                             state.indexed.remove(&ev.key);
                         }
-                        state.objects.insert(ev.key.clone(), object.clone())
+                        let prev = state.objects.insert(ev.key.clone(), object.clone());
+                        if let Some(prev) = &prev {
+                            state.fields.remove(&ev.key, prev);
+                        }
+                        state.fields.insert(&ev.key, &object);
+                        prev
                     }
                     EventKind::Delete | EventKind::Progress => {
                         state.indexed.remove(&ev.key);
-                        state.objects.remove(&ev.key)
+                        let prev = state.objects.remove(&ev.key);
+                        if let Some(prev) = &prev {
+                            state.fields.remove(&ev.key, prev);
+                        }
+                        prev
                     }
                 };
                 (object, prev)
@@ -331,9 +350,10 @@ impl WatchCache {
                 state.indexed.remove(&ev.key);
                 let Some(prev) = state.objects.remove(&ev.key) else {
                     // Nothing to report for a key the cache never held.
-                    self.advance(&mut state, ev.revision);
+                    self.advance(state, ev.revision);
                     return;
                 };
+                state.fields.remove(&ev.key, &prev);
                 let mut deleted = Value::clone(&prev);
                 object::set_meta(
                     &mut deleted,
@@ -439,6 +459,31 @@ impl WatchCache {
             .filter_map(|k| state.objects.get(k).cloned())
             .collect();
         (objects, state.revision)
+    }
+
+    /// The objects under `prefix` that `fields` selects may be among, in
+    /// key order, and the revision they are current at: those an index
+    /// finds for one of its `field=value` terms, or else every object. The
+    /// caller still matches each against its selectors.
+    pub fn list_candidates(
+        &self,
+        prefix: &str,
+        fields: &FieldSelector,
+    ) -> (Vec<(String, Arc<Value>)>, i64) {
+        let state = self.read();
+        let indexed = fields
+            .equalities()
+            .find_map(|(field, value)| state.fields.keys(field, value));
+        let entries = match indexed {
+            Some(keys) => keys
+                .into_iter()
+                .flatten()
+                .filter(|key| key.starts_with(prefix))
+                .filter_map(|key| Some((key.clone(), state.objects.get(key)?.clone())))
+                .collect(),
+            None => Self::entries_under(&state, prefix),
+        };
+        (entries, state.revision)
     }
 
     fn entries_under(state: &State, prefix: &str) -> Vec<(String, Arc<Value>)> {
@@ -551,6 +596,16 @@ impl WatchCaches {
 
     /// The cache for a resource type's key prefix, started if needed.
     pub fn for_prefix(&self, prefix: &str) -> Arc<WatchCache> {
+        self.for_prefix_indexed(prefix, Vec::new)
+    }
+
+    /// The same, a cache started here indexing the fields `indexes` names
+    /// (its kind's).
+    pub fn for_prefix_indexed(
+        &self,
+        prefix: &str,
+        indexes: impl FnOnce() -> Vec<FieldIndexSpec>,
+    ) -> Arc<WatchCache> {
         let mut caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());
         caches
             .entry(prefix.to_string())
@@ -559,6 +614,7 @@ impl WatchCaches {
                     self.storage.clone(),
                     prefix.to_string(),
                     self.index,
+                    indexes(),
                     self.just_written.clone(),
                 )
             })
@@ -724,7 +780,13 @@ mod tests {
         )
         .await
         .unwrap();
-        let cache = WatchCache::start_indexed(s.clone(), "/r/cm/".into(), labelled, Arc::default());
+        let cache = WatchCache::start_indexed(
+            s.clone(),
+            "/r/cm/".into(),
+            labelled,
+            Vec::new(),
+            Arc::default(),
+        );
         assert!(cache.wait_ready(Duration::from_secs(5)).await);
         let plain = s.create("/r/cm/a/plain", b"{}".to_vec()).await.unwrap();
         s.create(
@@ -752,6 +814,69 @@ mod tests {
         let gone = s.delete("/r/cm/b/other", None).await.unwrap();
         until(&cache, out.mod_revision.max(gone.mod_revision)).await;
         assert_eq!(indexed("/r/cm/"), 1, "only the listed one is left");
+    }
+
+    /// A kind's field index follows creates, moves and deletes, and a list
+    /// selecting one value reads what the index holds for it, under the
+    /// prefix asked for; other selectors read every object.
+    #[tokio::test]
+    async fn field_indexes_answer_lists_selecting_one_value() {
+        let (_d, s) = store().await;
+        s.create("/r/po/a/listed", br#"{"spec":{"nodeName":"n1"}}"#.to_vec())
+            .await
+            .unwrap();
+        let cache = WatchCache::start_indexed(
+            s.clone(),
+            "/r/po/".into(),
+            unindexed,
+            vec![FieldIndexSpec {
+                field: "spec.nodeName".into(),
+                absent: "",
+            }],
+            Arc::default(),
+        );
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let moved = s
+            .create("/r/po/a/moved", br#"{"spec":{"nodeName":"n1"}}"#.to_vec())
+            .await
+            .unwrap();
+        s.create("/r/po/b/other", br#"{"spec":{"nodeName":"n1"}}"#.to_vec())
+            .await
+            .unwrap();
+        let unscheduled = s.create("/r/po/a/pending", b"{}".to_vec()).await.unwrap();
+        let moved = s
+            .update(
+                "/r/po/a/moved",
+                br#"{"spec":{"nodeName":"n2"}}"#.to_vec(),
+                moved.mod_revision,
+            )
+            .await
+            .unwrap();
+        until(&cache, moved.mod_revision.max(unscheduled.mod_revision)).await;
+        let selected = |prefix: &str, selector: &str| -> Vec<String> {
+            let fields =
+                FieldSelector::parse(selector, &["spec.nodeName", "metadata.name"], &|_| "")
+                    .expect("selector");
+            cache
+                .list_candidates(prefix, &fields)
+                .0
+                .into_iter()
+                .map(|(key, _)| key)
+                .collect()
+        };
+        assert_eq!(
+            selected("/r/po/", "spec.nodeName=n1"),
+            ["/r/po/a/listed", "/r/po/b/other"]
+        );
+        assert_eq!(selected("/r/po/a/", "spec.nodeName=n1"), ["/r/po/a/listed"]);
+        assert_eq!(selected("/r/po/", "spec.nodeName=n2"), ["/r/po/a/moved"]);
+        assert_eq!(selected("/r/po/", "spec.nodeName="), ["/r/po/a/pending"]);
+        assert!(selected("/r/po/", "spec.nodeName=n3").is_empty());
+        assert_eq!(selected("/r/po/a/", "spec.nodeName!=n1").len(), 3);
+        assert_eq!(selected("/r/po/", "metadata.name=x").len(), 4);
+        let gone = s.delete("/r/po/b/other", None).await.unwrap();
+        until(&cache, gone.mod_revision).await;
+        assert_eq!(selected("/r/po/", "spec.nodeName=n1"), ["/r/po/a/listed"]);
     }
 
     #[tokio::test]

@@ -3,6 +3,7 @@
 //! rules (an object that stops matching is DELETED for that watcher).
 
 pub mod cache;
+pub mod field_index;
 
 use std::time::Duration;
 

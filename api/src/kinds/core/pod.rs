@@ -49,6 +49,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Pod {
+    fn cache_indexes(&self) -> &[&str] {
+        &["spec.nodeName"]
+    }
+
     fn quota_usage(&self, object: &Value) -> Vec<(String, Quantity)> {
         quota::usage(object)
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::error::FieldError;
-use crate::kinds::{Kind, NameRule};
+use crate::kinds::{Grant, Kind, NameRule};
 use crate::printers::Printer;
 use crate::registry::ResourceDef;
 use crate::validate::rbac as rules;
@@ -24,6 +24,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for ClusterRoleBinding {
+    fn grants(&self) -> Option<Grant> {
+        Some(Grant::RoleReference)
+    }
+
     fn name_rule(&self) -> NameRule {
         NameRule::PathSegment
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::FieldError;
-use crate::kinds::{Kind, NameRule};
+use crate::kinds::{Grant, Kind, NameRule};
 use crate::registry::ResourceDef;
 use crate::validate::rbac as rules;
 
@@ -23,6 +23,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Role {
+    fn grants(&self) -> Option<Grant> {
+        Some(Grant::Rules)
+    }
+
     fn name_rule(&self) -> NameRule {
         NameRule::PathSegment
     }
