@@ -445,7 +445,7 @@ pub(super) async fn merged_v2(
                 },
             )
             .collect();
-        capstan_core::openapi::merge_v2(docs_for_merge.v2(), &backends)
+        capstan_core::openapi::merge_v2(docs_for_merge.v2()?, &backends)
     })
     .await;
     let (json, protobuf) = match merged {

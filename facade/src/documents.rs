@@ -10,6 +10,8 @@ pub struct LazyOpenApi {
     registry: Arc<RegistryHandle>,
     /// The registry generation being built or built, and its result.
     building: std::sync::Mutex<(u64, OpenApiBuild)>,
+    /// Group-version documents kept across generations.
+    cache: Arc<capstan_core::openapi::OpenApiCache>,
 }
 
 pub(super) type OpenApiDocuments = capstan_core::openapi::OpenApiDocuments;
@@ -21,18 +23,23 @@ impl LazyOpenApi {
     /// Starts building the documents of the resources served now.
     pub fn spawn(registry: Arc<RegistryHandle>) -> Self {
         let served = registry.snapshot();
-        let building = (served.generation(), Self::build(served));
+        let cache = Arc::new(capstan_core::openapi::OpenApiCache::default());
+        let building = (served.generation(), Self::build(served, cache.clone()));
         Self {
             registry,
             building: std::sync::Mutex::new(building),
+            cache,
         }
     }
 
-    fn build(served: Arc<Registry>) -> OpenApiBuild {
+    fn build(
+        served: Arc<Registry>,
+        cache: Arc<capstan_core::openapi::OpenApiCache>,
+    ) -> OpenApiBuild {
         let (tx, rx) = tokio::sync::watch::channel(None);
         tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
-            let built = OpenApiDocuments::for_registry(&served)
+            let built = OpenApiDocuments::for_registry_cached(&served, &cache)
                 .map(Arc::new)
                 .map_err(|e| {
                     tracing::error!(error = %e, "building the OpenAPI documents failed");
@@ -48,12 +55,26 @@ impl LazyOpenApi {
         rx
     }
 
+    /// The documents with their v2 form built, which is made on a blocking
+    /// thread the first time a generation's is asked for.
+    pub(crate) async fn get_with_v2(&self) -> Result<Arc<OpenApiDocuments>, ApiError> {
+        let docs = self.get().await?;
+        if !docs.v2_is_built() {
+            let building = docs.clone();
+            tokio::task::spawn_blocking(move || building.v2().map(|_| ()))
+                .await
+                .map_err(|_| ApiError::internal("the OpenAPI v2 builder stopped"))?
+                .map_err(|e| ApiError::internal(format!("OpenAPI documents: {e}")))?;
+        }
+        Ok(docs)
+    }
+
     pub(crate) async fn get(&self) -> Result<Arc<OpenApiDocuments>, ApiError> {
         let mut rx = {
             let served = self.registry.snapshot();
             let mut building = self.building.lock().unwrap_or_else(|p| p.into_inner());
             if building.0 != served.generation() {
-                *building = (served.generation(), Self::build(served));
+                *building = (served.generation(), Self::build(served, self.cache.clone()));
             }
             building.1.clone()
         };

@@ -729,7 +729,12 @@ async fn non_resource(
                 format!("{method} is not supported on {path}"),
             ));
         }
-        let docs = state.openapi.as_ref().ok_or_else(not_found)?.get().await?;
+        let openapi = state.openapi.as_ref().ok_or_else(not_found)?;
+        let docs = if path == "/openapi/v2" {
+            openapi.get_with_v2().await?
+        } else {
+            openapi.get().await?
+        };
         let merged_v2 = if path == "/openapi/v2" {
             let remote = state.core.remote_api_services().await?;
             aggregation::merged_v2(state, &docs, &remote).await
@@ -740,10 +745,11 @@ async fn non_resource(
         if path == "/openapi/v2"
             && accept(headers).is_some_and(|a| a.contains("com.github.proto-openapi.spec.v2"))
         {
-            let protobuf = match &merged_v2 {
-                Some((_, protobuf)) => Bytes::copy_from_slice(protobuf),
-                None => Bytes::copy_from_slice(docs.v2_protobuf()),
+            let protobuf = match merged_v2 {
+                Some((_, protobuf)) => protobuf,
+                None => docs.v2_protobuf_shared().map_err(openapi_failed)?,
             };
+            let protobuf = Bytes::from_owner(protobuf);
             let mut resp = (StatusCode::OK, protobuf).into_response();
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,
@@ -764,28 +770,27 @@ async fn non_resource(
                 "only the following media types are accepted: application/json",
             ));
         }
-        let merged_index;
-        let bytes: &[u8] = if path == "/openapi/v2" {
-            match &merged_v2 {
+        let bytes: Arc<[u8]> = if path == "/openapi/v2" {
+            match merged_v2 {
                 Some((json, _)) => json,
-                None => docs.v2(),
+                None => docs.v2_shared().map_err(openapi_failed)?,
             }
         } else if path == "/openapi/v3" || path == "/openapi/v3/" {
             let remote = state.core.remote_api_services().await?;
             if remote.is_empty() {
-                docs.v3_index()
+                docs.v3_index_shared()
             } else {
-                merged_index = aggregation::cached_v3_index(&state.merged_v3_index, &docs, &remote);
-                &merged_index
+                aggregation::cached_v3_index(&state.merged_v3_index, &docs, &remote)
             }
         } else {
             let gv = path.trim_start_matches("/openapi/v3/");
-            match docs.v3_group_version(gv) {
+            match docs.v3_group_version_shared(gv) {
                 Some(local) => local,
                 None => return aggregation::remote_openapi(state, gv).await.map(Some),
             }
         };
-        let mut resp = (StatusCode::OK, Bytes::copy_from_slice(bytes)).into_response();
+        // The documents are megabytes; the response shares them uncopied.
+        let mut resp = (StatusCode::OK, Bytes::from_owner(bytes)).into_response();
         resp.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
@@ -793,6 +798,10 @@ async fn non_resource(
         return Ok(Some(resp));
     }
     Ok(None)
+}
+
+fn openapi_failed(e: capstan_core::openapi::OpenApiError) -> ApiError {
+    ApiError::internal(format!("OpenAPI documents: {e}"))
 }
 
 #[allow(clippy::too_many_arguments)]

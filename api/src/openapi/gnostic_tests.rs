@@ -362,7 +362,7 @@ fn extension(schema_extensions: Vec<Msg<'_>>, name: &str) -> Option<Value> {
 #[test]
 fn document_header_and_kubectl_facts() {
     let docs = documents();
-    let document = Msg::decode(docs.v2_protobuf());
+    let document = Msg::decode(docs.v2_protobuf().expect("v2 protobuf"));
     assert_eq!(document.string(1), Some("2.0"));
     let info = document.msg(2).expect("Document.info");
     assert_eq!(info.string(1), Some("Kubernetes"));
@@ -433,7 +433,7 @@ fn document_header_and_kubectl_facts() {
 #[test]
 fn v2_verifier_finds_field_validation_on_patch() {
     let docs = documents();
-    let document = Msg::decode(docs.v2_protobuf());
+    let document = Msg::decode(docs.v2_protobuf().expect("v2 protobuf"));
     let paths = document.msg(8).expect("Document.paths");
     let supports = |gvk: Value| {
         paths.msgs(2).iter().find_map(|named| {
@@ -473,8 +473,8 @@ fn v2_verifier_finds_field_validation_on_patch() {
 #[test]
 fn protobuf_round_trips_to_the_json_document() {
     let docs = documents();
-    let json: Value = serde_json::from_slice(docs.v2()).expect("v2 JSON");
-    let document = Msg::decode(docs.v2_protobuf());
+    let json: Value = serde_json::from_slice(docs.v2().expect("v2")).expect("v2 JSON");
+    let document = Msg::decode(docs.v2_protobuf().expect("v2 protobuf"));
 
     let decoded: Map<String, Value> = definitions(&document)
         .iter()
@@ -551,7 +551,7 @@ fn definitions_parse_under_kube_openapi_rules() {
         }
     }
     let docs = documents();
-    let document = Msg::decode(docs.v2_protobuf());
+    let document = Msg::decode(docs.v2_protobuf().expect("v2 protobuf"));
     let defs = definitions(&document);
     let names: Vec<&str> = defs.iter().map(|(name, _)| *name).collect();
     for (name, schema) in &defs {
@@ -646,10 +646,13 @@ fn less_common_keywords_use_their_field_numbers() {
 fn encoding_is_deterministic_and_timed() {
     let docs = documents();
     let again = documents();
-    assert_eq!(docs.v2_protobuf(), again.v2_protobuf());
+    assert_eq!(
+        docs.v2_protobuf().expect("v2 protobuf"),
+        again.v2_protobuf().expect("v2 protobuf")
+    );
 
     // Time the encoding alone on the served document's own values.
-    let json: Value = serde_json::from_slice(docs.v2()).expect("v2 JSON");
+    let json: Value = serde_json::from_slice(docs.v2().expect("v2")).expect("v2 JSON");
     let paths = json["paths"].as_object().expect("paths");
     let definitions: std::collections::BTreeMap<&str, &Value> = json["definitions"]
         .as_object()
@@ -660,10 +663,10 @@ fn encoding_is_deterministic_and_timed() {
     let start = Instant::now();
     let bytes = document("2.0", &super::super::INFO, paths, &definitions);
     let encoded = start.elapsed();
-    assert_eq!(bytes, docs.v2_protobuf());
+    assert_eq!(bytes, docs.v2_protobuf().expect("v2 protobuf"));
     println!(
         "v2 JSON {} bytes, protobuf {} bytes, encoded in {encoded:?}",
-        docs.v2().len(),
+        docs.v2().expect("v2").len(),
         bytes.len()
     );
 }

@@ -18,8 +18,10 @@
 //!   the definitions in it.
 //!
 //! Schemas come from k8s-openapi's schemars output, which already uses
-//! upstream's definition names (`io.k8s.api.apps.v1.Deployment`). Everything
-//! is generated and serialized once in [`OpenApiDocuments::build`]; serving a
+//! upstream's definition names (`io.k8s.api.apps.v1.Deployment`). Each
+//! document is generated and serialized once ([`OpenApiDocuments`]: the
+//! group-version documents per registry change, reused across changes that
+//! leave their group-version alone; v2 on first request); serving a
 //! document hands out the cached bytes.
 
 mod convert;
@@ -34,9 +36,9 @@ mod paths;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -92,15 +94,28 @@ pub enum OpenApiError {
     MissingDefinition(String),
     #[error("serializing an OpenAPI document: {0}")]
     Serialize(#[from] serde_json::Error),
+    #[error("building the OpenAPI v2 document: {0}")]
+    V2(String),
 }
 
-/// The serialized documents, built once from the served resources.
-#[derive(Debug, Clone)]
+/// The serialized documents of one set of served resources. The
+/// group-version documents and the v3 index are built with it (each
+/// group-version document taken from an [`OpenApiCache`] when its resources
+/// did not change); the whole v2 document, which only kubectl's client-side
+/// validation and old clients read, is built on its first request.
+#[derive(Debug)]
 pub struct OpenApiDocuments {
-    v2: Arc<[u8]>,
-    v2_protobuf: Arc<[u8]>,
+    v2: OnceLock<Result<V2Documents, String>>,
+    /// What v2 is built from, sorted; dropped once it is built.
+    v2_sources: Mutex<Vec<OpenApiResource>>,
     v3_index: Arc<[u8]>,
     v3: BTreeMap<String, GroupVersionDocument>,
+}
+
+#[derive(Debug)]
+struct V2Documents {
+    json: Arc<[u8]>,
+    protobuf: Arc<[u8]>,
 }
 
 #[derive(Debug, Clone)]
@@ -109,27 +124,44 @@ struct GroupVersionDocument {
     hash: String,
 }
 
-impl OpenApiDocuments {
-    /// The documents of every resource `registry` serves.
-    pub fn for_registry(registry: &crate::registry::Registry) -> Result<Self, OpenApiError> {
-        let resources: Vec<OpenApiResource> = registry
-            .resources()
-            .iter()
-            .map(|r| OpenApiResource {
-                group: r.group.clone(),
-                version: r.version.clone(),
-                kind: r.kind.clone(),
-                resource: r.resource.clone(),
-                namespaced: r.namespaced,
-                verbs: r.verbs.clone(),
-                definition: r.definition.clone(),
-                schema: r.kind_impl.openapi_schema(),
-            })
-            .collect();
-        Self::build(&resources)
-    }
+/// Group-version documents kept from one build to the next, so a change of
+/// one group-version (a CustomResourceDefinition added) rebuilds that
+/// group-version's document alone, not every other one (kubernetes#105932
+/// describes kube-apiserver's cost of rebuilding them all).
+#[derive(Debug, Default)]
+pub struct OpenApiCache {
+    group_versions: Mutex<HashMap<String, CachedGroupVersion>>,
+}
 
-    pub fn build(resources: &[OpenApiResource]) -> Result<Self, OpenApiError> {
+#[derive(Debug)]
+struct CachedGroupVersion {
+    /// Everything the document was made of: its resources, and the kinds
+    /// each of its definitions was published for.
+    made_of: (Vec<OpenApiResource>, Vec<(String, Vec<Gvk>)>),
+    document: GroupVersionDocument,
+}
+
+impl OpenApiCache {
+    /// How many group-version documents it holds.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.group_versions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
+    }
+}
+
+/// The served resources laid out by group-version, with the definitions
+/// k8s-openapi does not have and the kinds each definition is served as.
+struct Plan {
+    synthesized: BTreeMap<String, Value>,
+    gvks: BTreeMap<String, Vec<Gvk>>,
+    group_versions: BTreeMap<String, GroupVersionParts>,
+}
+
+impl Plan {
+    fn of(resources: &[OpenApiResource]) -> Result<Self, OpenApiError> {
         let builtin = definitions::builtin();
         let mut resources: Vec<&OpenApiResource> = resources.iter().collect();
         resources.sort_by(|a, b| {
@@ -172,6 +204,7 @@ impl OpenApiDocuments {
             let list_definition =
                 definitions::list_definition_name(&resource.definition, &resource.kind);
             let parts = group_versions.entry(group_version).or_default();
+            parts.resources.push(resource.clone());
             parts.roots.insert(resource.definition.clone());
             if resource.verbs.iter().any(|v| v == "list") {
                 if !builtin.contains_key(&list_definition) {
@@ -197,52 +230,116 @@ impl OpenApiDocuments {
                 .extend(referenced_definitions(&items).map(str::to_owned));
             parts.paths.extend(items);
         }
+        for parts in group_versions.values_mut() {
+            parts
+                .roots
+                .extend(definitions::OPERATION_DEFINITIONS.map(str::to_owned));
+        }
+        Ok(Plan {
+            synthesized,
+            gvks,
+            group_versions,
+        })
+    }
 
-        let lookup = |name: &str| synthesized.get(name).or_else(|| builtin.get(name));
+    /// The schema of a definition: synthesized here, or k8s-openapi's.
+    fn definition(&self, name: &str) -> Option<&Value> {
+        self.synthesized
+            .get(name)
+            .or_else(|| definitions::builtin().get(name))
+    }
+
+    /// The kinds each of `names` is published for.
+    fn kinds_of(&self, names: &BTreeSet<String>) -> Vec<(String, Vec<Gvk>)> {
+        names
+            .iter()
+            .filter_map(|name| {
+                self.gvks
+                    .get(name)
+                    .map(|kinds| (name.clone(), kinds.clone()))
+            })
+            .collect()
+    }
+}
+
+impl OpenApiDocuments {
+    /// The documents of every resource `registry` serves.
+    pub fn for_registry(registry: &crate::registry::Registry) -> Result<Self, OpenApiError> {
+        Self::for_registry_cached(registry, &OpenApiCache::default())
+    }
+
+    /// The same, reusing the group-version documents `cache` holds from an
+    /// earlier build whose resources did not change.
+    pub fn for_registry_cached(
+        registry: &crate::registry::Registry,
+        cache: &OpenApiCache,
+    ) -> Result<Self, OpenApiError> {
+        let resources: Vec<OpenApiResource> = registry
+            .resources()
+            .iter()
+            .map(|r| OpenApiResource {
+                group: r.group.clone(),
+                version: r.version.clone(),
+                kind: r.kind.clone(),
+                resource: r.resource.clone(),
+                namespaced: r.namespaced,
+                verbs: r.verbs.clone(),
+                definition: r.definition.clone(),
+                schema: r.kind_impl.openapi_schema(),
+            })
+            .collect();
+        Self::build_cached(&resources, cache)
+    }
+
+    pub fn build(resources: &[OpenApiResource]) -> Result<Self, OpenApiError> {
+        Self::build_cached(resources, &OpenApiCache::default())
+    }
+
+    pub fn build_cached(
+        resources: &[OpenApiResource],
+        cache: &OpenApiCache,
+    ) -> Result<Self, OpenApiError> {
+        let plan = Plan::of(resources)?;
+        let lookup = |name: &str| plan.definition(name);
         let mut converted = ConvertedDefinitions::default();
         let mut v3 = BTreeMap::new();
-        let mut all_roots = BTreeSet::new();
-        for (group_version, parts) in &group_versions {
-            let mut roots = parts.roots.clone();
-            roots.extend(definitions::OPERATION_DEFINITIONS.map(str::to_owned));
-            let names = closure(&roots, &lookup)?;
-            let schemas = converted.get(&names, Flavor::V3, &lookup, &gvks)?;
-            let json = serde_json::to_vec(&V3Document {
-                openapi: "3.0.0",
-                info: INFO,
-                paths: render_paths(parts.paths.iter(), Flavor::V3),
-                components: Components { schemas },
-            })?;
-            let hash = sha512_upper_hex(&json);
-            v3.insert(
-                group_version.clone(),
-                GroupVersionDocument {
+        {
+            let mut cached = cache
+                .group_versions
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            for (group_version, parts) in &plan.group_versions {
+                let names = closure(&parts.roots, &lookup)?;
+                let made_of = (parts.resources.clone(), plan.kinds_of(&names));
+                if let Some(kept) = cached
+                    .get(group_version)
+                    .filter(|kept| kept.made_of == made_of)
+                {
+                    v3.insert(group_version.clone(), kept.document.clone());
+                    continue;
+                }
+                let schemas = converted.get(&names, Flavor::V3, &lookup, &plan.gvks)?;
+                let json = serde_json::to_vec(&V3Document {
+                    openapi: "3.0.0",
+                    info: INFO,
+                    paths: render_paths(parts.paths.iter(), Flavor::V3),
+                    components: Components { schemas },
+                })?;
+                let document = GroupVersionDocument {
+                    hash: sha512_upper_hex(&json),
                     json: json.into(),
-                    hash,
-                },
-            );
-            all_roots.extend(roots);
+                };
+                cached.insert(
+                    group_version.clone(),
+                    CachedGroupVersion {
+                        made_of,
+                        document: document.clone(),
+                    },
+                );
+                v3.insert(group_version.clone(), document);
+            }
+            cached.retain(|group_version, _| v3.contains_key(group_version));
         }
-        all_roots.extend(definitions::OPERATION_DEFINITIONS.map(str::to_owned));
-
-        let names = closure(&all_roots, &lookup)?;
-        let v2_document = V2Document {
-            swagger: "2.0",
-            info: INFO,
-            paths: render_paths(
-                group_versions.values().flat_map(|p| p.paths.iter()),
-                Flavor::V2,
-            ),
-            definitions: converted.get(&names, Flavor::V2, &lookup, &gvks)?,
-        };
-        let v2 = serde_json::to_vec(&v2_document)?;
-        // Encoded from the same values as the JSON, so the two cannot drift.
-        let v2_protobuf = gnostic::document(
-            v2_document.swagger,
-            &v2_document.info,
-            &v2_document.paths,
-            &v2_document.definitions,
-        );
 
         let index = V3Index {
             paths: v3
@@ -260,21 +357,73 @@ impl OpenApiDocuments {
         let v3_index = serde_json::to_vec(&index)?;
 
         Ok(OpenApiDocuments {
-            v2: v2.into(),
-            v2_protobuf: v2_protobuf.into(),
+            v2: OnceLock::new(),
+            v2_sources: Mutex::new(resources.to_vec()),
             v3_index: v3_index.into(),
             v3,
         })
     }
 
+    /// Whether the v2 document has been built (a caller on an async thread
+    /// builds it on a blocking one first).
+    pub fn v2_is_built(&self) -> bool {
+        self.v2.get().is_some()
+    }
+
+    fn v2_documents(&self) -> Result<&V2Documents, OpenApiError> {
+        self.v2
+            .get_or_init(|| {
+                let sources =
+                    std::mem::take(&mut *self.v2_sources.lock().unwrap_or_else(|p| p.into_inner()));
+                Self::build_v2(&sources).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| OpenApiError::V2(e.clone()))
+    }
+
+    fn build_v2(resources: &[OpenApiResource]) -> Result<V2Documents, OpenApiError> {
+        let plan = Plan::of(resources)?;
+        let lookup = |name: &str| plan.definition(name);
+        let mut all_roots: BTreeSet<String> = definitions::OPERATION_DEFINITIONS
+            .map(str::to_owned)
+            .into_iter()
+            .collect();
+        for parts in plan.group_versions.values() {
+            all_roots.extend(parts.roots.iter().cloned());
+        }
+        let names = closure(&all_roots, &lookup)?;
+        let mut converted = ConvertedDefinitions::default();
+        let v2_document = V2Document {
+            swagger: "2.0",
+            info: INFO,
+            paths: render_paths(
+                plan.group_versions.values().flat_map(|p| p.paths.iter()),
+                Flavor::V2,
+            ),
+            definitions: converted.get(&names, Flavor::V2, &lookup, &plan.gvks)?,
+        };
+        let json = serde_json::to_vec(&v2_document)?;
+        // Encoded from the same values as the JSON, so the two cannot drift.
+        let protobuf = gnostic::document(
+            v2_document.swagger,
+            &v2_document.info,
+            &v2_document.paths,
+            &v2_document.definitions,
+        );
+        Ok(V2Documents {
+            json: json.into(),
+            protobuf: protobuf.into(),
+        })
+    }
+
     /// Swagger 2.0 JSON with every served path and the definitions they use.
-    pub fn v2(&self) -> &[u8] {
-        &self.v2
+    pub fn v2(&self) -> Result<&[u8], OpenApiError> {
+        Ok(&self.v2_documents()?.json)
     }
 
     /// The same bytes as [`Self::v2`], shareable without copying.
-    pub fn v2_shared(&self) -> Arc<[u8]> {
-        Arc::clone(&self.v2)
+    pub fn v2_shared(&self) -> Result<Arc<[u8]>, OpenApiError> {
+        Ok(Arc::clone(&self.v2_documents()?.json))
     }
 
     /// The [`Self::v2`] document as gnostic's `openapi.v2.Document`
@@ -282,8 +431,13 @@ impl OpenApiDocuments {
     /// `Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf`
     /// (or `...spec.v2.v1.0+protobuf`), the only form client-go's
     /// `OpenAPISchema()` asks for.
-    pub fn v2_protobuf(&self) -> &[u8] {
-        &self.v2_protobuf
+    pub fn v2_protobuf(&self) -> Result<&[u8], OpenApiError> {
+        Ok(&self.v2_documents()?.protobuf)
+    }
+
+    /// The same bytes as [`Self::v2_protobuf`], shareable without copying.
+    pub fn v2_protobuf_shared(&self) -> Result<Arc<[u8]>, OpenApiError> {
+        Ok(Arc::clone(&self.v2_documents()?.protobuf))
     }
 
     /// `{"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}}}`.
@@ -326,6 +480,7 @@ impl OpenApiDocuments {
 
 #[derive(Default)]
 struct GroupVersionParts {
+    resources: Vec<OpenApiResource>,
     roots: BTreeSet<String>,
     paths: Vec<PathItem>,
 }
