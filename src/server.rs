@@ -217,6 +217,7 @@ pub async fn serve_with(
         other => other?,
     }
     core.start_watch_caches();
+    tokio::spawn(core.clone().follow_api_services());
     on_started(core.clone());
     let bootstrapped = started.elapsed();
     let discovery = Arc::new(Discovery::new(registry.clone()));

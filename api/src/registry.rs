@@ -5,6 +5,7 @@
 //! holds the current one and swaps it whole when resources are added or
 //! removed (capstan-core's `RegistryHandle`).
 
+use std::collections::BTreeSet;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -32,6 +33,21 @@ pub enum Origin {
     BuiltIn,
     /// A CustomResourceDefinition's: JSON only, unstructured.
     Custom,
+}
+
+/// Who answers for a group/version: upstream's delegation chain
+/// (kube-aggregator → kube-apiserver → apiextensions-apiserver → 404) as
+/// one lookup of the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServedBy {
+    /// Capstan's own kinds.
+    BuiltIn,
+    /// A CustomResourceDefinition's resources.
+    Custom,
+    /// A remote APIService's backend: requests are forwarded to it, even
+    /// for a group/version Capstan also serves, as kube-aggregator's
+    /// handler comes first.
+    Proxied,
 }
 
 /// One served resource at one version. Strings are owned: definitions are
@@ -366,8 +382,12 @@ pub struct Registry {
     /// Group, version and kind → resource, for references that name a kind
     /// (ownerReferences).
     by_gvk: Index,
-    /// Counts changes since start; caches built from a snapshot (discovery,
-    /// OpenAPI) key on it.
+    /// Who serves each group/version (the third part of the key is empty).
+    group_versions: hashbrown::HashMap<Triple, ServedBy, foldhash::fast::FixedState>,
+    /// The group/versions remote APIServices claim.
+    proxied: Arc<BTreeSet<(String, String)>>,
+    /// Counts changes of the served resources since start; caches built
+    /// from a snapshot's resources (discovery, OpenAPI) key on it.
     generation: u64,
 }
 
@@ -380,10 +400,18 @@ pub struct GroupInfo {
 
 impl Registry {
     pub fn new(resources: Vec<ResourceDef>) -> Self {
-        Self::indexed(resources.into_iter().map(Arc::new).collect(), 0)
+        Self::indexed(
+            resources.into_iter().map(Arc::new).collect(),
+            Arc::default(),
+            0,
+        )
     }
 
-    fn indexed(resources: Vec<Arc<ResourceDef>>, generation: u64) -> Self {
+    fn indexed(
+        resources: Vec<Arc<ResourceDef>>,
+        proxied: Arc<BTreeSet<(String, String)>>,
+        generation: u64,
+    ) -> Self {
         let key = |r: &ResourceDef, last: &str| {
             Triple(r.group.clone(), r.version.clone(), last.to_string())
         };
@@ -396,10 +424,28 @@ impl Registry {
             .filter(|r| r.is_stored())
             .map(|r| (key(r, &r.kind), r.clone()))
             .collect();
+        let mut group_versions: hashbrown::HashMap<_, _, _> = resources
+            .iter()
+            .map(|r| {
+                let served_by = match r.origin {
+                    Origin::BuiltIn => ServedBy::BuiltIn,
+                    Origin::Custom => ServedBy::Custom,
+                };
+                (key(r, ""), served_by)
+            })
+            .collect();
+        for (group, version) in proxied.iter() {
+            group_versions.insert(
+                Triple(group.clone(), version.clone(), String::new()),
+                ServedBy::Proxied,
+            );
+        }
         Self {
             resources,
             by_gvr,
             by_gvk,
+            group_versions,
+            proxied,
             generation,
         }
     }
@@ -411,6 +457,25 @@ impl Registry {
 
     pub fn generation(&self) -> u64 {
         self.generation
+    }
+
+    /// Who answers for `group`/`version`; None: nobody (404).
+    pub fn served_by(&self, group: &str, version: &str) -> Option<ServedBy> {
+        self.group_versions
+            .get(&TripleRef(group, version, ""))
+            .copied()
+    }
+
+    /// The group/versions remote APIServices claim.
+    pub fn proxied(&self) -> &BTreeSet<(String, String)> {
+        &self.proxied
+    }
+
+    /// The same resources with `proxied` as the remote APIServices'
+    /// group/versions. The generation stays: nothing built from the
+    /// resources changes.
+    pub fn with_proxied(&self, proxied: BTreeSet<(String, String)>) -> Self {
+        Self::indexed(self.resources.clone(), Arc::new(proxied), self.generation)
     }
 
     pub fn lookup(&self, group: &str, version: &str, resource: &str) -> Option<Arc<ResourceDef>> {
@@ -511,7 +576,7 @@ impl Registry {
             .cloned()
             .chain(added.iter().cloned())
             .collect();
-        Self::indexed(resources, self.generation + 1)
+        Self::indexed(resources, self.proxied.clone(), self.generation + 1)
     }
 }
 

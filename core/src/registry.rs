@@ -65,6 +65,22 @@ impl RegistryHandle {
         self.apply(Vec::new(), resources)
     }
 
+    /// Records the group/versions remote APIServices claim; whether that
+    /// changed them. Not a change of the served resources: nobody hears of
+    /// it, and the generation stays.
+    pub fn set_proxied(&self, proxied: std::collections::BTreeSet<(String, String)>) -> bool {
+        let _serialised = self
+            .change
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let old = self.current.load_full();
+        if *old.proxied() == proxied {
+            return false;
+        }
+        self.current.store(Arc::new(old.with_proxied(proxied)));
+        true
+    }
+
     fn apply(
         &self,
         added: Vec<ResourceDef>,

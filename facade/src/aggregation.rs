@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use capstan_core::aggregator::{ProxyBody, RemoteApiService};
 use capstan_core::auth::UserInfo;
 use capstan_core::error::ApiError;
+use capstan_core::registry::ServedBy;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -76,7 +77,12 @@ pub(super) async fn remote_for(
     let Some((group, version)) = group_version(api_path) else {
         return Ok(None);
     };
-    state.core.remote_api_service(group, version).await
+    match state.core.registry.snapshot().served_by(group, version) {
+        Some(ServedBy::BuiltIn | ServedBy::Custom) => Ok(None),
+        // Unknown here may be an APIService this replica's registry has
+        // not heard of yet: its watch cache decides.
+        Some(ServedBy::Proxied) | None => state.core.remote_api_service(group, version).await,
+    }
 }
 
 /// Authorizes `req` as the request it is and forwards it to `remote`.
