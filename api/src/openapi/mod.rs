@@ -42,7 +42,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha512};
+use sha2::{Digest, Sha256, Sha512};
 
 use convert::{convert_definition, Flavor, Gvk};
 use paths::{group_version_path, referenced_definitions, resource_paths, PathItem};
@@ -135,10 +135,44 @@ pub struct OpenApiCache {
 
 #[derive(Debug)]
 struct CachedGroupVersion {
-    /// Everything the document was made of: its resources, and the kinds
-    /// each of its definitions was published for.
-    made_of: (Vec<OpenApiResource>, Vec<(String, Vec<Gvk>)>),
+    /// A digest of everything the document was made of (see `made_of`).
+    made_of: [u8; 32],
     document: GroupVersionDocument,
+}
+
+/// A digest of what a group-version document is made of: its resources
+/// (a custom resource's schema among them) and the kinds each of its
+/// definitions is published for. Kept instead of a copy, which would hold
+/// every definition's schema twice.
+fn made_of(resources: &[OpenApiResource], kinds: &[(String, Vec<Gvk>)]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    let mut put = |part: &str| {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    };
+    put(&resources.len().to_string());
+    for resource in resources {
+        put(&resource.group);
+        put(&resource.version);
+        put(&resource.kind);
+        put(&resource.resource);
+        put(if resource.namespaced { "namespaced" } else { "cluster" });
+        put(&resource.verbs.len().to_string());
+        resource.verbs.iter().for_each(|verb| put(verb));
+        put(&resource.definition);
+        put(&resource.schema.as_ref().map(Value::to_string).unwrap_or_default());
+    }
+    put(&kinds.len().to_string());
+    for (name, gvks) in kinds {
+        put(name);
+        put(&gvks.len().to_string());
+        for gvk in gvks {
+            put(&gvk.group);
+            put(&gvk.version);
+            put(&gvk.kind);
+        }
+    }
+    hasher.finalize().into()
 }
 
 impl OpenApiCache {
@@ -310,7 +344,7 @@ impl OpenApiDocuments {
                 .unwrap_or_else(|p| p.into_inner());
             for (group_version, parts) in &plan.group_versions {
                 let names = closure(&parts.roots, &lookup)?;
-                let made_of = (parts.resources.clone(), plan.kinds_of(&names));
+                let made_of = made_of(&parts.resources, &plan.kinds_of(&names));
                 if let Some(kept) = cached
                     .get(group_version)
                     .filter(|kept| kept.made_of == made_of)
