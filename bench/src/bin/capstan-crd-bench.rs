@@ -357,6 +357,51 @@ async fn run(args: Args) -> Result<(), BenchError> {
         let (latency, cpu) = bench.reads(path, accept, args.reads).await?;
         println!("| {label} | {} | {} |", micros(latency), micros(cpu));
     }
+
+    // What one more definition costs the OpenAPI documents: the first
+    // request after it is served waits for their rebuild.
+    println!(
+        "\n### OpenAPI after one more definition (the first request after the {}th and later ones)\n",
+        args.definitions + 1
+    );
+    println!("| definition | first GET /openapi/v3 (index): latency (ms) | its server CPU (ms) | first GET /openapi/v2: latency (ms) | its server CPU (ms) |");
+    println!("| --- | --- | --- | --- | --- |");
+    for extra in args.definitions..args.definitions + args.rounds {
+        expect_status(
+            conn.post(
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                serde_json::to_vec(&gadget_definition(extra))?,
+            )
+            .await?,
+            201,
+        )?;
+        let group = format!("/apis/group{extra}.bench.example.com/v1");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while conn.get(&group).await?.0 != 200 {
+            if Instant::now() > deadline {
+                return Err(BenchError::Startup(format!("{group} was not served")));
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // The definition's controllers settle before the measure.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let mut first = Vec::new();
+        for path in ["/openapi/v3", "/openapi/v2"] {
+            let cpu = bench.server.cpu_time()?;
+            let started = Instant::now();
+            expect_status(conn.get_as(path, "application/json").await?, 200)?;
+            first.push((started.elapsed(), bench.server.cpu_time()? - cpu));
+        }
+        let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1000.0);
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            extra + 1,
+            ms(first[0].0),
+            ms(first[0].1),
+            ms(first[1].0),
+            ms(first[1].1)
+        );
+    }
     bench.server.stop()?;
     Ok(())
 }
