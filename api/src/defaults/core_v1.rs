@@ -191,6 +191,14 @@ pub(crate) fn pod_template_spec(template: &mut Object) {
     }
 }
 
+/// The non-pointer `template` of a workload spec (Deployment, ReplicaSet,
+/// StatefulSet, DaemonSet).
+pub(crate) fn workload_template(spec: &mut Object) {
+    if let Some(template) = ensure_child(spec, "template") {
+        pod_template_spec(template);
+    }
+}
+
 /// `SetDefaults_Pod`: only for Pod objects, not for templates.
 fn pod_only(spec: &mut Object) {
     for key in ["containers", "initContainers"] {

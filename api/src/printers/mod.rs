@@ -18,7 +18,7 @@ mod descriptions;
 mod others;
 #[cfg(test)]
 mod tests;
-mod values;
+pub(crate) mod values;
 mod workloads;
 
 use chrono::{DateTime, SecondsFormat, Utc};
@@ -63,11 +63,6 @@ pub enum Printer {
     PersistentVolumeClaim,
     ResourceQuota,
     ComponentStatus,
-    Deployment,
-    ReplicaSet,
-    StatefulSet,
-    DaemonSet,
-    ControllerRevision,
     Job,
     CronJob,
     HorizontalPodAutoscaler,
@@ -96,7 +91,11 @@ pub enum Printer {
     Default,
 }
 
-fn col(name: &'static str, type_: &'static str, description: &'static str) -> TableColumn {
+pub(crate) fn col(
+    name: &'static str,
+    type_: &'static str,
+    description: &'static str,
+) -> TableColumn {
     TableColumn {
         name: Cow::Borrowed(name),
         type_: Cow::Borrowed(type_),
@@ -106,21 +105,25 @@ fn col(name: &'static str, type_: &'static str, description: &'static str) -> Ta
     }
 }
 
-fn wide(name: &'static str, type_: &'static str, description: &'static str) -> TableColumn {
+pub(crate) fn wide(
+    name: &'static str,
+    type_: &'static str,
+    description: &'static str,
+) -> TableColumn {
     TableColumn {
         priority: 1,
         ..col(name, type_, description)
     }
 }
 
-fn name_col() -> TableColumn {
+pub(crate) fn name_col() -> TableColumn {
     TableColumn {
         format: Cow::Borrowed("name"),
         ..col("Name", "string", D_NAME)
     }
 }
 
-fn age_col() -> TableColumn {
+pub(crate) fn age_col() -> TableColumn {
     col("Age", "string", D_CREATED)
 }
 
@@ -129,7 +132,7 @@ const D_APISERVICE_AVAILABLE: &str = "Whether this service is available.";
 const D_CONTAINERS: &str = "Names of each container in the template.";
 const D_IMAGES: &str = "Images referenced by each container in the template.";
 
-fn containers_images_cols() -> [TableColumn; 2] {
+pub(crate) fn containers_images_cols() -> [TableColumn; 2] {
     [
         wide("Containers", "string", D_CONTAINERS),
         wide("Images", "string", D_IMAGES),
@@ -290,60 +293,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             col("Status", "string", "Status of the component conditions"),
             col("Message", "string", "Message of the component conditions"),
             col("Error", "string", "Error of the component conditions"),
-        ],
-        Deployment => {
-            let mut c = vec![
-                name_col(),
-                col("Ready", "string", "Number of the pod with ready state"),
-                col("Up-to-date", "string", D_DEPLOY_UPDATED),
-                col("Available", "string", D_DEPLOY_AVAILABLE),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_DEPLOY_SELECTOR));
-            c
-        }
-        ReplicaSet => {
-            let mut c = vec![
-                name_col(),
-                col("Desired", "integer", D_RS_SPEC_REPLICAS),
-                col("Current", "integer", D_RS_STATUS_REPLICAS),
-                col("Ready", "integer", D_RS_STATUS_READY),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_RS_SPEC_SELECTOR));
-            c
-        }
-        StatefulSet => {
-            let mut c = vec![
-                name_col(),
-                col("Ready", "string", "Number of the pod with ready state"),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c
-        }
-        DaemonSet => {
-            let mut c = vec![
-                name_col(),
-                col("Desired", "integer", D_DS_DESIRED),
-                col("Current", "integer", D_DS_CURRENT),
-                col("Ready", "integer", D_DS_READY),
-                col("Up-to-date", "integer", D_DS_UPDATED),
-                col("Available", "integer", D_DS_AVAILABLE),
-                col("Node Selector", "string", D_POD_NODE_SELECTOR),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_DS_SELECTOR));
-            c
-        }
-        ControllerRevision => vec![
-            name_col(),
-            col("Controller", "string", "Controller of the object"),
-            col("Revision", "string", D_CR_REVISION),
-            age_col(),
         ],
         Job => {
             let mut c = vec![
@@ -629,11 +578,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
         PersistentVolumeClaim => persistent_volume_claim_cells(o, now),
         ResourceQuota => resource_quota_cells(o, now),
         ComponentStatus => component_status_cells(o),
-        Deployment => deployment_cells(o, now),
-        ReplicaSet => replica_set_cells(o, now),
-        StatefulSet => statefulset_cells(o, now),
-        DaemonSet => daemonset_cells(o, now),
-        ControllerRevision => controller_revision_cells(o, now),
         Job => job_cells(o, now),
         CronJob => cronjob_cells(o, now),
         HorizontalPodAutoscaler => hpa_cells(o, now),

@@ -74,7 +74,7 @@ impl Kind for ReplicationController {
     }
 
     fn validate_status_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
-        crate::validate::apps::replica_set_status(object, old)
+        crate::validate::workloads::replica_set_status(object, old)
     }
 
     fn absent_field_value(&self, field: &str) -> &'static str {
