@@ -26,16 +26,14 @@
 //! canonicalization), and defaults behind feature gates that are off in 1.32
 //! (pod-level resources, image volumes' pull policy).
 
-pub(crate) mod batch;
 pub(crate) mod core_v1;
+pub(crate) mod job_spec;
 // Also holds the defaulters of kinds later issues serve (admission,
 // flow control, CRDs, APIServices); their tests call them directly.
 #[allow(dead_code)]
 pub(crate) mod other;
 
 use serde_json::{Map, Value};
-
-pub use batch::generate_job_selector;
 
 pub(crate) type Object = Map<String, Value>;
 

@@ -3,7 +3,8 @@
 
 use serde_json::{json, Value};
 
-use super::{generate_job_selector, other};
+use super::other;
+use crate::kinds::batch::job::generate_job_selector;
 
 /// The kind's defaulting at `version`. Kinds not served yet (the
 /// admission, flow-control and extension kinds) call their defaulters

@@ -14,12 +14,11 @@
 //! upstream's zero value ("", 0, "<none>", "<unknown>").
 
 mod core_group;
-mod descriptions;
+pub(crate) mod descriptions;
 mod others;
 #[cfg(test)]
 mod tests;
 pub(crate) mod values;
-mod workloads;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use std::borrow::Cow;
@@ -29,7 +28,7 @@ use serde_json::Value;
 pub use values::{human_duration, label_selector_string};
 
 // The dispatch below calls each group's cells; they share only values.rs.
-use {core_group::*, descriptions::*, others::*, values::*, workloads::*};
+use {core_group::*, descriptions::*, others::*, values::*};
 
 /// One column of a metav1.Table.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -63,8 +62,6 @@ pub enum Printer {
     PersistentVolumeClaim,
     ResourceQuota,
     ComponentStatus,
-    Job,
-    CronJob,
     HorizontalPodAutoscaler,
     Ingress,
     IngressClass,
@@ -294,32 +291,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             col("Message", "string", "Message of the component conditions"),
             col("Error", "string", "Error of the component conditions"),
         ],
-        Job => {
-            let mut c = vec![
-                name_col(),
-                col("Status", "string", "Status of the job."),
-                col("Completions", "string", D_JOB_SUCCEEDED),
-                col("Duration", "string", "Time required to complete the job."),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_JOB_SELECTOR));
-            c
-        }
-        CronJob => {
-            let mut c = vec![
-                name_col(),
-                col("Schedule", "string", D_CJ_SCHEDULE),
-                col("Timezone", "string", D_CJ_TIMEZONE),
-                col("Suspend", "boolean", D_CJ_SUSPEND),
-                col("Active", "integer", D_CJ_ACTIVE),
-                col("Last Schedule", "string", D_CJ_LAST_SCHEDULE),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_JOB_SELECTOR));
-            c
-        }
         HorizontalPodAutoscaler => vec![
             name_col(),
             col("Reference", "string", D_HPA_REF),
@@ -578,8 +549,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
         PersistentVolumeClaim => persistent_volume_claim_cells(o, now),
         ResourceQuota => resource_quota_cells(o, now),
         ComponentStatus => component_status_cells(o),
-        Job => job_cells(o, now),
-        CronJob => cronjob_cells(o, now),
         HorizontalPodAutoscaler => hpa_cells(o, now),
         Ingress => ingress_cells(o, now),
         IngressClass => ingress_class_cells(o, now),

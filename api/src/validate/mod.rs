@@ -14,10 +14,10 @@
 pub(crate) mod admission_policy;
 pub(crate) mod admissionregistration;
 pub(crate) mod autoscaling;
-pub(crate) mod batch;
 pub(crate) mod coordination;
 pub(crate) mod corev1;
 pub mod ip;
+pub(crate) mod job_spec;
 pub mod meta;
 pub(crate) mod networking;
 pub mod object_meta;
