@@ -62,7 +62,6 @@ pub enum Printer {
     PersistentVolumeClaim,
     ResourceQuota,
     ComponentStatus,
-    HorizontalPodAutoscaler,
     Ingress,
     IngressClass,
     NetworkPolicy,
@@ -290,15 +289,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             col("Status", "string", "Status of the component conditions"),
             col("Message", "string", "Message of the component conditions"),
             col("Error", "string", "Error of the component conditions"),
-        ],
-        HorizontalPodAutoscaler => vec![
-            name_col(),
-            col("Reference", "string", D_HPA_REF),
-            col("Targets", "string", D_HPA_METRICS),
-            col("MinPods", "string", D_HPA_MIN),
-            col("MaxPods", "string", D_HPA_MAX),
-            col("Replicas", "string", D_HPA_CURRENT),
-            age_col(),
         ],
         Ingress => vec![
             name_col(),
@@ -549,7 +539,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
         PersistentVolumeClaim => persistent_volume_claim_cells(o, now),
         ResourceQuota => resource_quota_cells(o, now),
         ComponentStatus => component_status_cells(o),
-        HorizontalPodAutoscaler => hpa_cells(o, now),
         Ingress => ingress_cells(o, now),
         IngressClass => ingress_class_cells(o, now),
         NetworkPolicy => vec![

@@ -13,7 +13,6 @@
 
 pub(crate) mod admission_policy;
 pub(crate) mod admissionregistration;
-pub(crate) mod autoscaling;
 pub(crate) mod coordination;
 pub(crate) mod corev1;
 pub mod ip;
