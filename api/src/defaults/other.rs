@@ -4,7 +4,6 @@
 
 use serde_json::{json, Value};
 
-use super::core_v1::persistent_volume_source;
 use super::{child, default_pointer, default_zero, each_item, ensure_child, str_field, Object};
 
 /// rbac/v1: roleRef's group, and each subject's group by kind.
@@ -52,50 +51,6 @@ pub(crate) fn ingress_class(class: &mut Object) {
     if let Some(parameters) = child(class, "spec").and_then(|spec| child(spec, "parameters")) {
         default_pointer(parameters, "scope", json!("Cluster"));
     }
-}
-
-/// storage/v1 `SetDefaults_StorageClass`.
-pub(crate) fn storage_class(class: &mut Object) {
-    default_pointer(class, "reclaimPolicy", json!("Delete"));
-    default_pointer(class, "volumeBindingMode", json!("Immediate"));
-}
-
-/// storage/v1 `SetDefaults_CSIDriver` (SELinuxMountReadWriteOncePod is on by
-/// default in 1.32, so seLinuxMount is defaulted too).
-pub(crate) fn csi_driver(driver: &mut Object) {
-    let Some(spec) = ensure_child(driver, "spec") else {
-        return;
-    };
-    default_pointer(spec, "attachRequired", json!(true));
-    default_pointer(spec, "podInfoOnMount", json!(false));
-    default_pointer(spec, "storageCapacity", json!(false));
-    default_pointer(spec, "fsGroupPolicy", json!("ReadWriteOnceWithFSType"));
-    default_zero(spec, "volumeLifecycleModes", json!(["Persistent"]));
-    default_pointer(spec, "requiresRepublish", json!(false));
-    default_pointer(spec, "seLinuxMount", json!(false));
-}
-
-/// storage/v1 VolumeAttachment: the inline PersistentVolumeSpec's source defaults.
-pub(crate) fn volume_attachment(attachment: &mut Object) {
-    if let Some(inline) = child(attachment, "spec")
-        .and_then(|spec| child(spec, "source"))
-        .and_then(|source| child(source, "inlineVolumeSpec"))
-    {
-        persistent_volume_source(inline);
-    }
-}
-
-/// scheduling/v1 `SetDefaults_PriorityClass`.
-pub(crate) fn priority_class(class: &mut Object) {
-    default_pointer(class, "preemptionPolicy", json!("PreemptLowerPriority"));
-}
-
-/// discovery/v1 `SetDefaults_EndpointPort`: name "" and protocol TCP.
-pub(crate) fn endpoint_slice(slice: &mut Object) {
-    each_item(slice, "ports", |port| {
-        default_pointer(port, "name", json!(""));
-        default_pointer(port, "protocol", json!("TCP"));
-    });
 }
 
 /// admissionregistration/v1 webhook defaults (`SetDefaults_ValidatingWebhook`,

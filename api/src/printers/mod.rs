@@ -66,20 +66,10 @@ pub enum Printer {
     IngressClass,
     NetworkPolicy,
     RoleBinding { cluster: bool },
-    PodDisruptionBudget,
-    StorageClass,
-    CsiDriver,
-    CsiNode,
-    VolumeAttachment,
-    Lease,
-    PriorityClass,
-    RuntimeClass,
-    EndpointSlice,
     WebhookConfiguration,
     ValidatingAdmissionPolicy,
     ValidatingAdmissionPolicyBinding,
     APIService,
-    CertificateSigningRequest,
     FlowSchema,
     PriorityLevelConfiguration,
     IPAddress,
@@ -354,79 +344,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
                 wide("ServiceAccounts", "string", sas),
             ]
         }
-        PodDisruptionBudget => vec![
-            name_col(),
-            col(
-                "Min Available",
-                "string",
-                "The minimum number of pods that must be available.",
-            ),
-            col(
-                "Max Unavailable",
-                "string",
-                "The maximum number of pods that may be unavailable.",
-            ),
-            col(
-                "Allowed Disruptions",
-                "integer",
-                "Calculated number of pods that may be disrupted at this time.",
-            ),
-            age_col(),
-        ],
-        StorageClass => vec![
-            name_col(),
-            col("Provisioner", "string", D_SC_PROVISIONER),
-            col("ReclaimPolicy", "string", D_SC_RECLAIM),
-            col("VolumeBindingMode", "string", D_SC_BINDING_MODE),
-            col("AllowVolumeExpansion", "string", D_SC_EXPANSION),
-            age_col(),
-        ],
-        CsiDriver => vec![
-            name_col(),
-            col("AttachRequired", "boolean", D_CSID_ATTACH),
-            col("PodInfoOnMount", "boolean", D_CSID_POD_INFO),
-            col("StorageCapacity", "boolean", D_CSID_CAPACITY),
-            col("TokenRequests", "string", D_CSID_TOKEN),
-            col("RequiresRepublish", "boolean", D_CSID_REPUBLISH),
-            col("Modes", "string", D_CSID_MODES),
-            age_col(),
-        ],
-        CsiNode => vec![
-            name_col(),
-            col(
-                "Drivers",
-                "integer",
-                "Drivers indicates the number of CSI drivers registered on the node",
-            ),
-            age_col(),
-        ],
-        VolumeAttachment => vec![
-            name_col(),
-            // Upstream marks this column as a name column too; kept for parity.
-            TableColumn {
-                format: Cow::Borrowed("name"),
-                ..col("Attacher", "string", D_VA_ATTACHER)
-            },
-            col("PV", "string", D_VA_PV),
-            col("Node", "string", D_VA_NODE),
-            col("Attached", "boolean", D_VA_ATTACHED),
-            age_col(),
-        ],
-        Lease => vec![
-            name_col(),
-            col("Holder", "string", D_LEASE_HOLDER),
-            age_col(),
-        ],
-        PriorityClass => vec![
-            name_col(),
-            col("Value", "integer", D_PC_VALUE),
-            col("Global-Default", "boolean", D_PC_GLOBAL_DEFAULT),
-            age_col(),
-            col("PreemptionPolicy", "string", D_PC_PREEMPTION),
-        ],
-        // Upstream looks the description up under a key ObjectMeta does not
-        // have, so it is empty there too.
-        RuntimeClass => vec![name_col(), col("Handler", "string", ""), age_col()],
         FlowSchema => vec![
             name_col(),
             col("PriorityLevel", "string", D_FS_PRIORITY_LEVEL),
@@ -448,13 +365,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
         // (kubectl prints as many cells as there are columns).
         IPAddress => vec![name_col(), col("ParentRef", "string", D_IP_PARENT_REF)],
         ServiceCIDR => vec![name_col(), col("CIDRs", "string", D_SERVICE_CIDRS), age_col()],
-        EndpointSlice => vec![
-            name_col(),
-            col("AddressType", "string", D_EPS_ADDRESS_TYPE),
-            col("Ports", "string", D_EPS_PORTS),
-            col("Endpoints", "string", D_EPS_ENDPOINTS),
-            age_col(),
-        ],
         WebhookConfiguration => vec![
             name_col(),
             col(
@@ -498,14 +408,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             ),
             age_col(),
         ],
-        CertificateSigningRequest => vec![
-            name_col(),
-            age_col(),
-            col("SignerName", "string", D_CSR_SIGNER),
-            col("Requestor", "string", D_CSR_REQUEST),
-            col("RequestedDuration", "string", D_CSR_EXPIRATION),
-            col("Condition", "string", D_CSR_CONDITIONS),
-        ],
         Default => vec![name_col(), col("Created At", "date", D_CREATED)],
     }
 }
@@ -547,35 +449,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
             age(o, now),
         ],
         RoleBinding { .. } => role_binding_cells(o, now),
-        PodDisruptionBudget => pdb_cells(o, now),
-        StorageClass => storage_class_cells(o, now),
-        CsiDriver => csi_driver_cells(o, now),
-        CsiNode => vec![
-            name(o).into(),
-            len_of(o, "/spec/drivers").into(),
-            age(o, now),
-        ],
-        VolumeAttachment => vec![
-            name(o).into(),
-            text(o, "/spec/attacher").into(),
-            text(o, "/spec/source/persistentVolumeName").into(),
-            text(o, "/spec/nodeName").into(),
-            boolean(o, "/status/attached").unwrap_or(false).into(),
-            age(o, now),
-        ],
-        Lease => vec![
-            name(o).into(),
-            text(o, "/spec/holderIdentity").into(),
-            age(o, now),
-        ],
-        PriorityClass => vec![
-            name(o).into(),
-            int(o, "/value").into(),
-            boolean(o, "/globalDefault").unwrap_or(false).into(),
-            age(o, now),
-            str_or(o, "/preemptionPolicy", "PreemptLowerPriority").into(),
-        ],
-        RuntimeClass => vec![name(o).into(), text(o, "/handler").into(), age(o, now)],
         FlowSchema => flow_schema_cells(o, now),
         PriorityLevelConfiguration => priority_level_cells(o, now),
         IPAddress => vec![name(o).into(), ip_address_parent(o).into(), age(o, now)],
@@ -589,7 +462,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
                 .into(),
             age(o, now),
         ],
-        EndpointSlice => endpoint_slice_cells(o, now),
         WebhookConfiguration => vec![name(o).into(), len_of(o, "/webhooks").into(), age(o, now)],
         ValidatingAdmissionPolicy => {
             let param_kind = match get(o, "/spec/paramKind") {
@@ -633,7 +505,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
             param_ref_cell(o).into(),
             age(o, now),
         ],
-        CertificateSigningRequest => csr_cells(o, now),
         Default => {
             // Upstream formats Go's zero time when the timestamp is missing.
             let created = timestamp(o, "/metadata/creationTimestamp")

@@ -13,7 +13,6 @@
 
 pub(crate) mod admission_policy;
 pub(crate) mod admissionregistration;
-pub(crate) mod coordination;
 pub(crate) mod corev1;
 pub mod ip;
 pub(crate) mod job_spec;
@@ -21,11 +20,8 @@ pub mod meta;
 pub(crate) mod networking;
 pub mod object_meta;
 pub(crate) mod pod;
-pub(crate) mod policy;
 pub mod quantity;
 pub(crate) mod rbac;
-pub(crate) mod scheduling;
-pub(crate) mod storage;
 pub mod webhook;
 pub(crate) mod workloads;
 
