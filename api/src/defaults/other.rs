@@ -2,56 +2,9 @@
 //! scheduling, discovery, admissionregistration, flowcontrol, apiextensions
 //! and apiregistration (each pkg/apis/<group>/<version>/defaults.go).
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{child, default_pointer, default_zero, each_item, ensure_child, str_field, Object};
-
-/// rbac/v1: roleRef's group, and each subject's group by kind.
-pub(crate) fn role_binding(binding: &mut Object) {
-    if let Some(role_ref) = ensure_child(binding, "roleRef") {
-        default_zero(role_ref, "apiGroup", json!("rbac.authorization.k8s.io"));
-    }
-    each_item(binding, "subjects", |subject| {
-        let group = match str_field(subject, "kind") {
-            "User" | "Group" => "rbac.authorization.k8s.io",
-            _ => return,
-        };
-        default_zero(subject, "apiGroup", json!(group));
-    });
-}
-
-/// networking/v1 `SetDefaults_NetworkPolicy` and `SetDefaults_NetworkPolicyPort`.
-pub(crate) fn network_policy(policy: &mut Object) {
-    let Some(spec) = ensure_child(policy, "spec") else {
-        return;
-    };
-    if super::is_zero(spec, "policyTypes") {
-        let has_egress = spec
-            .get("egress")
-            .and_then(Value::as_array)
-            .is_some_and(|rules| !rules.is_empty());
-        let types = if has_egress {
-            json!(["Ingress", "Egress"])
-        } else {
-            json!(["Ingress"])
-        };
-        spec.insert("policyTypes".into(), types);
-    }
-    for direction in ["ingress", "egress"] {
-        each_item(spec, direction, |rule| {
-            each_item(rule, "ports", |port| {
-                default_pointer(port, "protocol", json!("TCP"));
-            });
-        });
-    }
-}
-
-/// networking/v1 `SetDefaults_IngressClass`: parameters scope Cluster.
-pub(crate) fn ingress_class(class: &mut Object) {
-    if let Some(parameters) = child(class, "spec").and_then(|spec| child(spec, "parameters")) {
-        default_pointer(parameters, "scope", json!("Cluster"));
-    }
-}
 
 /// admissionregistration/v1 webhook defaults (`SetDefaults_ValidatingWebhook`,
 /// `SetDefaults_MutatingWebhook`, `SetDefaults_Rule`, `SetDefaults_ServiceReference`).

@@ -62,18 +62,12 @@ pub enum Printer {
     PersistentVolumeClaim,
     ResourceQuota,
     ComponentStatus,
-    Ingress,
-    IngressClass,
-    NetworkPolicy,
-    RoleBinding { cluster: bool },
     WebhookConfiguration,
     ValidatingAdmissionPolicy,
     ValidatingAdmissionPolicyBinding,
     APIService,
     FlowSchema,
     PriorityLevelConfiguration,
-    IPAddress,
-    ServiceCIDR,
     Default,
 }
 
@@ -280,70 +274,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             col("Message", "string", "Message of the component conditions"),
             col("Error", "string", "Error of the component conditions"),
         ],
-        Ingress => vec![
-            name_col(),
-            col(
-                "Class",
-                "string",
-                "The name of the IngressClass resource that should be used for additional configuration",
-            ),
-            col(
-                "Hosts",
-                "string",
-                "Hosts that incoming requests are matched against before the ingress rule",
-            ),
-            col(
-                "Address",
-                "string",
-                "Address is a list containing ingress points for the load-balancer",
-            ),
-            col("Ports", "string", "Ports of TLS configurations that open"),
-            age_col(),
-        ],
-        IngressClass => vec![
-            name_col(),
-            col(
-                "Controller",
-                "string",
-                "Controller that is responsible for handling this class",
-            ),
-            col(
-                "Parameters",
-                "string",
-                "A reference to a resource with additional parameters",
-            ),
-            age_col(),
-        ],
-        NetworkPolicy => vec![
-            name_col(),
-            col("Pod-Selector", "string", D_NETPOL_POD_SELECTOR),
-            age_col(),
-        ],
-        RoleBinding { cluster } => {
-            let (role_ref, users, groups, sas) = if cluster {
-                (
-                    D_CRB_ROLE_REF,
-                    "Users in the clusterRoleBinding",
-                    "Groups in the clusterRoleBinding",
-                    "ServiceAccounts in the clusterRoleBinding",
-                )
-            } else {
-                (
-                    D_RB_ROLE_REF,
-                    "Users in the roleBinding",
-                    "Groups in the roleBinding",
-                    "ServiceAccounts in the roleBinding",
-                )
-            };
-            vec![
-                name_col(),
-                col("Role", "string", role_ref),
-                age_col(),
-                wide("Users", "string", users),
-                wide("Groups", "string", groups),
-                wide("ServiceAccounts", "string", sas),
-            ]
-        }
         FlowSchema => vec![
             name_col(),
             col("PriorityLevel", "string", D_FS_PRIORITY_LEVEL),
@@ -361,10 +291,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             col("QueueLengthLimit", "string", D_PL_QUEUE_LENGTH),
             age_col(),
         ],
-        // Upstream defines no Age column but sends an age cell in each row
-        // (kubectl prints as many cells as there are columns).
-        IPAddress => vec![name_col(), col("ParentRef", "string", D_IP_PARENT_REF)],
-        ServiceCIDR => vec![name_col(), col("CIDRs", "string", D_SERVICE_CIDRS), age_col()],
         WebhookConfiguration => vec![
             name_col(),
             col(
@@ -441,27 +367,8 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
         PersistentVolumeClaim => persistent_volume_claim_cells(o, now),
         ResourceQuota => resource_quota_cells(o, now),
         ComponentStatus => component_status_cells(o),
-        Ingress => ingress_cells(o, now),
-        IngressClass => ingress_class_cells(o, now),
-        NetworkPolicy => vec![
-            name(o).into(),
-            format_label_selector(get(o, "/spec/podSelector")).into(),
-            age(o, now),
-        ],
-        RoleBinding { .. } => role_binding_cells(o, now),
         FlowSchema => flow_schema_cells(o, now),
         PriorityLevelConfiguration => priority_level_cells(o, now),
-        IPAddress => vec![name(o).into(), ip_address_parent(o).into(), age(o, now)],
-        ServiceCIDR => vec![
-            name(o).into(),
-            items(o, "/spec/cidrs")
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(",")
-                .into(),
-            age(o, now),
-        ],
         WebhookConfiguration => vec![name(o).into(), len_of(o, "/webhooks").into(), age(o, now)],
         ValidatingAdmissionPolicy => {
             let param_kind = match get(o, "/spec/paramKind") {

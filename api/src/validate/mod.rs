@@ -17,11 +17,9 @@ pub(crate) mod corev1;
 pub mod ip;
 pub(crate) mod job_spec;
 pub mod meta;
-pub(crate) mod networking;
 pub mod object_meta;
 pub(crate) mod pod;
 pub mod quantity;
-pub(crate) mod rbac;
 pub mod webhook;
 pub(crate) mod workloads;
 
