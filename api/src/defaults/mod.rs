@@ -28,10 +28,6 @@
 
 pub(crate) mod core_v1;
 pub(crate) mod job_spec;
-// Also holds the defaulters of kinds later issues serve (admission,
-// flow control, CRDs, APIServices); their tests call them directly.
-#[allow(dead_code)]
-pub(crate) mod other;
 
 use serde_json::{Map, Value};
 

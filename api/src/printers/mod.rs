@@ -15,7 +15,6 @@
 
 mod core_group;
 pub(crate) mod descriptions;
-mod others;
 #[cfg(test)]
 mod tests;
 pub(crate) mod values;
@@ -28,7 +27,7 @@ use serde_json::Value;
 pub use values::{human_duration, label_selector_string};
 
 // The dispatch below calls each group's cells; they share only values.rs.
-use {core_group::*, descriptions::*, others::*, values::*};
+use {core_group::*, descriptions::*, values::*};
 
 /// One column of a metav1.Table.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -62,12 +61,6 @@ pub enum Printer {
     PersistentVolumeClaim,
     ResourceQuota,
     ComponentStatus,
-    WebhookConfiguration,
-    ValidatingAdmissionPolicy,
-    ValidatingAdmissionPolicyBinding,
-    APIService,
-    FlowSchema,
-    PriorityLevelConfiguration,
     Default,
 }
 
@@ -107,8 +100,6 @@ pub(crate) fn age_col() -> TableColumn {
     col("Age", "string", D_CREATED)
 }
 
-const D_APISERVICE_SERVICE: &str = "The reference to the service that hosts this API endpoint.";
-const D_APISERVICE_AVAILABLE: &str = "Whether this service is available.";
 const D_CONTAINERS: &str = "Names of each container in the template.";
 const D_IMAGES: &str = "Images referenced by each container in the template.";
 
@@ -274,66 +265,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             col("Message", "string", "Message of the component conditions"),
             col("Error", "string", "Error of the component conditions"),
         ],
-        FlowSchema => vec![
-            name_col(),
-            col("PriorityLevel", "string", D_FS_PRIORITY_LEVEL),
-            col("MatchingPrecedence", "string", D_FS_PRECEDENCE),
-            col("DistinguisherMethod", "string", D_FS_DISTINGUISHER),
-            age_col(),
-            col("MissingPL", "string", D_FS_MISSING_PL),
-        ],
-        PriorityLevelConfiguration => vec![
-            name_col(),
-            col("Type", "string", D_PL_TYPE),
-            col("NominalConcurrencyShares", "string", D_PL_SHARES),
-            col("Queues", "string", D_PL_QUEUES),
-            col("HandSize", "string", D_PL_HAND_SIZE),
-            col("QueueLengthLimit", "string", D_PL_QUEUE_LENGTH),
-            age_col(),
-        ],
-        WebhookConfiguration => vec![
-            name_col(),
-            col(
-                "Webhooks",
-                "integer",
-                "Webhooks indicates the number of webhooks registered in this configuration",
-            ),
-            age_col(),
-        ],
-        ValidatingAdmissionPolicy => vec![
-            name_col(),
-            col(
-                "Validations",
-                "integer",
-                "Validations indicates the number of validation rules defined in this configuration",
-            ),
-            col(
-                "ParamKind",
-                "string",
-                "ParamKind specifies the kind of resources used to parameterize this policy",
-            ),
-            age_col(),
-        ],
-        APIService => vec![
-            name_col(),
-            col("Service", "string", D_APISERVICE_SERVICE),
-            col("Available", "string", D_APISERVICE_AVAILABLE),
-            age_col(),
-        ],
-        ValidatingAdmissionPolicyBinding => vec![
-            name_col(),
-            col(
-                "PolicyName",
-                "string",
-                "PolicyName indicates the policy definition which the policy binding binded to",
-            ),
-            col(
-                "ParamRef",
-                "string",
-                "ParamRef indicates the param resource which sets the configration param",
-            ),
-            age_col(),
-        ],
         Default => vec![name_col(), col("Created At", "date", D_CREATED)],
     }
 }
@@ -367,51 +298,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
         PersistentVolumeClaim => persistent_volume_claim_cells(o, now),
         ResourceQuota => resource_quota_cells(o, now),
         ComponentStatus => component_status_cells(o),
-        FlowSchema => flow_schema_cells(o, now),
-        PriorityLevelConfiguration => priority_level_cells(o, now),
-        WebhookConfiguration => vec![name(o).into(), len_of(o, "/webhooks").into(), age(o, now)],
-        ValidatingAdmissionPolicy => {
-            let param_kind = match get(o, "/spec/paramKind") {
-                Some(kind) if !kind.is_null() => {
-                    format!("{}/{}", text(kind, "/apiVersion"), text(kind, "/kind"))
-                }
-                _ => "<unset>".to_string(),
-            };
-            vec![
-                name(o).into(),
-                len_of(o, "/spec/validations").into(),
-                param_kind.into(),
-                age(o, now),
-            ]
-        }
-        APIService => {
-            let service = match get(o, "/spec/service") {
-                Some(service) if !service.is_null() => {
-                    format!("{}/{}", text(service, "/namespace"), text(service, "/name"))
-                }
-                _ => "Local".to_string(),
-            };
-            let available = match condition(items(o, "/status/conditions"), "Available") {
-                None => "Unknown".to_string(),
-                Some(c) => match (text(c, "/status"), text(c, "/reason")) {
-                    ("True", _) => "True".to_string(),
-                    (status, "") => status.to_string(),
-                    (status, reason) => format!("{status} ({reason})"),
-                },
-            };
-            vec![
-                name(o).into(),
-                service.into(),
-                available.into(),
-                age(o, now),
-            ]
-        }
-        ValidatingAdmissionPolicyBinding => vec![
-            name(o).into(),
-            text(o, "/spec/policyName").into(),
-            param_ref_cell(o).into(),
-            age(o, now),
-        ],
         Default => {
             // Upstream formats Go's zero time when the timestamp is missing.
             let created = timestamp(o, "/metadata/creationTimestamp")

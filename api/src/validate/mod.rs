@@ -11,8 +11,6 @@
 //!
 //! Each kind's file in `kinds/` calls the rules that apply to it.
 
-pub(crate) mod admission_policy;
-pub(crate) mod admissionregistration;
 pub(crate) mod corev1;
 pub mod ip;
 pub(crate) mod job_spec;
@@ -20,7 +18,6 @@ pub mod meta;
 pub mod object_meta;
 pub(crate) mod pod;
 pub mod quantity;
-pub mod webhook;
 pub(crate) mod workloads;
 
 use serde_json::{Map, Value};
