@@ -4,8 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    child, default_pointer, default_zero, each_item, ensure_child, is_nil, is_zero, str_field,
-    Object,
+    child, default_pointer, default_zero, each_item, ensure_child, is_zero, str_field, Object,
 };
 
 /// `SetObjectDefaults_Pod`: the pod-only defaults, then the PodSpec's.
@@ -53,18 +52,6 @@ pub(crate) fn replication_controller(rc: &mut Object) {
     }
 }
 
-/// `SetObjectDefaults_PersistentVolume`.
-pub(crate) fn persistent_volume(pv: &mut Object) {
-    if let Some(spec) = ensure_child(pv, "spec") {
-        default_zero(spec, "persistentVolumeReclaimPolicy", json!("Retain"));
-        default_pointer(spec, "volumeMode", json!("Filesystem"));
-        persistent_volume_source(spec);
-    }
-    if let Some(status) = ensure_child(pv, "status") {
-        default_zero(status, "phase", json!("Pending"));
-    }
-}
-
 /// The volume-source defaults of a PersistentVolumeSpec (also used for the
 /// inline spec of a VolumeAttachment).
 pub(crate) fn persistent_volume_source(spec: &mut Object) {
@@ -100,34 +87,6 @@ pub(crate) fn persistent_volume_claim_spec(spec: &mut Object) {
     default_pointer(spec, "volumeMode", json!("Filesystem"));
 }
 
-/// `SetDefaults_NodeStatus`: allocatable starts as capacity.
-pub(crate) fn node(node: &mut Object) {
-    let Some(status) = ensure_child(node, "status") else {
-        return;
-    };
-    if is_nil(status, "allocatable") {
-        if let Some(capacity) = status.get("capacity").filter(|c| c.is_object()).cloned() {
-            status.insert("allocatable".into(), capacity);
-        }
-    }
-}
-
-/// `SetDefaults_Secret`.
-pub(crate) fn secret(secret: &mut Object) {
-    default_zero(secret, "type", json!("Opaque"));
-}
-
-/// `SetDefaults_Endpoints`: port protocol TCP.
-pub(crate) fn endpoints(endpoints: &mut Object) {
-    each_item(endpoints, "subsets", |subset| {
-        each_item(subset, "ports", |port| {
-            default_zero(port, "protocol", json!("TCP"));
-        });
-    });
-}
-
-/// `SetDefaults_LimitRangeItem`: for Container limits, default ← max,
-/// defaultRequest ← default, then defaultRequest ← min, key by key.
 /// Not a defaulter upstream, but what Go's encoding of a core/v1 Event
 /// always shows: the reporting strings and the two references have no
 /// `omitempty`, so clients read them as "" and {} when nobody set them.
@@ -142,40 +101,6 @@ pub(crate) fn event(event: &mut Object) {
             .entry(field)
             .or_insert_with(|| Value::Object(Object::new()));
     }
-}
-
-pub(crate) fn limit_range(limit_range: &mut Object) {
-    let Some(spec) = child(limit_range, "spec") else {
-        return;
-    };
-    each_item(spec, "limits", |item| {
-        if str_field(item, "type") != "Container" {
-            return;
-        }
-        let resource_list = |item: &Object, key: &str| -> Object {
-            item.get(key)
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default()
-        };
-        let mut default = resource_list(item, "default");
-        for (name, quantity) in resource_list(item, "max") {
-            default.entry(name).or_insert(quantity);
-        }
-        let mut default_request = resource_list(item, "defaultRequest");
-        for (name, quantity) in default.iter().chain(resource_list(item, "min").iter()) {
-            default_request
-                .entry(name.clone())
-                .or_insert_with(|| quantity.clone());
-        }
-        // Upstream always allocates both maps, but empty maps are omitted when
-        // encoded, so only non-empty ones show.
-        for (key, list) in [("default", default), ("defaultRequest", default_request)] {
-            if !list.is_empty() || item.get(key).is_some_and(Value::is_object) {
-                item.insert(key.into(), Value::Object(list));
-            }
-        }
-    });
 }
 
 /// A PodTemplateSpec: its metadata as upstream encodes it and its PodSpec's defaults.
@@ -466,15 +391,6 @@ fn image_tag(image: &str) -> Option<String> {
         (Some(tag), _) => Some(tag.to_string()),
         (None, Some(_)) => Some(String::new()),
         (None, None) => Some("latest".to_string()),
-    }
-}
-
-/// `SetDefaults_NamespaceStatus`: a namespace is Active unless it says
-/// otherwise. The status struct always exists in Go, so a status write
-/// without one stores `{"phase": "Active"}`.
-pub(crate) fn namespace(namespace: &mut Object) {
-    if let Some(status) = ensure_child(namespace, "status") {
-        default_zero(status, "phase", json!("Active"));
     }
 }
 

@@ -50,17 +50,7 @@ pub enum Printer {
     PodTemplate,
     ReplicationController,
     Service,
-    Endpoints,
-    Node,
     Event { events_api: bool },
-    Namespace,
-    Secret,
-    ServiceAccount,
-    ConfigMap,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    ResourceQuota,
-    ComponentStatus,
     Default,
 }
 
@@ -164,23 +154,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
             age_col(),
             wide("Selector", "string", D_SVC_SELECTOR),
         ],
-        Endpoints => vec![
-            name_col(),
-            col("Endpoints", "string", D_EP_SUBSETS),
-            age_col(),
-        ],
-        Node => vec![
-            name_col(),
-            col("Status", "string", "The status of the node"),
-            col("Roles", "string", "The roles of the node"),
-            age_col(),
-            col("Version", "string", D_NODE_KUBELET),
-            wide("Internal-IP", "string", D_NODE_ADDRESSES),
-            wide("External-IP", "string", D_NODE_ADDRESSES),
-            wide("OS-Image", "string", D_NODE_OS_IMAGE),
-            wide("Kernel-Version", "string", D_NODE_KERNEL),
-            wide("Container-Runtime", "string", D_NODE_RUNTIME),
-        ],
         Event { .. } => vec![
             col("Last Seen", "string", D_EV_LAST),
             col("Type", "string", D_EV_TYPE),
@@ -196,75 +169,6 @@ pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
                 ..name_col()
             },
         ],
-        Namespace => vec![
-            name_col(),
-            col("Status", "string", "The status of the namespace"),
-            age_col(),
-        ],
-        Secret => vec![
-            name_col(),
-            col("Type", "string", D_SECRET_TYPE),
-            col("Data", "string", D_SECRET_DATA),
-            age_col(),
-        ],
-        ServiceAccount => vec![
-            name_col(),
-            col("Secrets", "string", D_SA_SECRETS),
-            age_col(),
-        ],
-        ConfigMap => vec![name_col(), col("Data", "string", D_CM_DATA), age_col()],
-        PersistentVolume => vec![
-            name_col(),
-            col("Capacity", "string", D_PV_CAPACITY),
-            col("Access Modes", "string", D_PV_ACCESS),
-            col("Reclaim Policy", "string", D_PV_RECLAIM),
-            col("Status", "string", D_PV_PHASE),
-            col("Claim", "string", D_PV_CLAIM),
-            col("StorageClass", "string", "StorageClass of the pv"),
-            col(
-                "VolumeAttributesClass",
-                "string",
-                "VolumeAttributesClass of the pv",
-            ),
-            col("Reason", "string", D_PV_REASON),
-            age_col(),
-            wide("VolumeMode", "string", D_PV_VOLUME_MODE),
-        ],
-        PersistentVolumeClaim => vec![
-            name_col(),
-            col("Status", "string", D_PVC_PHASE),
-            col("Volume", "string", D_PVC_VOLUME),
-            col("Capacity", "string", D_PVC_CAPACITY),
-            col("Access Modes", "string", D_PVC_ACCESS),
-            col("StorageClass", "string", "StorageClass of the pvc"),
-            col(
-                "VolumeAttributesClass",
-                "string",
-                "VolumeAttributesClass of the pvc",
-            ),
-            age_col(),
-            wide("VolumeMode", "string", D_PVC_VOLUME_MODE),
-        ],
-        ResourceQuota => vec![
-            name_col(),
-            col(
-                "Request",
-                "string",
-                "Request represents a minimum amount of cpu/memory that a container may consume.",
-            ),
-            col(
-                "Limit",
-                "string",
-                "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
-            ),
-            age_col(),
-        ],
-        ComponentStatus => vec![
-            name_col(),
-            col("Status", "string", "Status of the component conditions"),
-            col("Message", "string", "Message of the component conditions"),
-            col("Error", "string", "Error of the component conditions"),
-        ],
         Default => vec![name_col(), col("Created At", "date", D_CREATED)],
     }
 }
@@ -279,25 +183,7 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
         PodTemplate => pod_template_cells(o),
         ReplicationController => replication_controller_cells(o, now),
         Service => service_cells(o, now),
-        Endpoints => vec![name(o).into(), format_endpoints(o).into(), age(o, now)],
-        Node => node_cells(o, now),
         Event { events_api } => event_cells(o, events_api, now),
-        Namespace => vec![
-            name(o).into(),
-            str_or(o, "/status/phase", "Active").into(),
-            age(o, now),
-        ],
-        Secret => secret_cells(o, now),
-        ServiceAccount => vec![name(o).into(), len_of(o, "/secrets").into(), age(o, now)],
-        ConfigMap => vec![
-            name(o).into(),
-            (len_of(o, "/data") + len_of(o, "/binaryData")).into(),
-            age(o, now),
-        ],
-        PersistentVolume => persistent_volume_cells(o, now),
-        PersistentVolumeClaim => persistent_volume_claim_cells(o, now),
-        ResourceQuota => resource_quota_cells(o, now),
-        ComponentStatus => component_status_cells(o),
         Default => {
             // Upstream formats Go's zero time when the timestamp is missing.
             let created = timestamp(o, "/metadata/creationTimestamp")

@@ -309,3 +309,31 @@ pub(crate) fn load_balancer_ingress(o: &Value, ptr: &str) -> Vec<String> {
         .collect();
     set.into_iter().collect()
 }
+
+/// helper.GetAccessModesAsString: fixed order, duplicates dropped.
+pub(crate) fn format_access_modes(o: &Value, ptr: &str) -> String {
+    let modes: BTreeSet<&str> = items(o, ptr).iter().filter_map(Value::as_str).collect();
+    [
+        ("ReadWriteOnce", "RWO"),
+        ("ReadOnlyMany", "ROX"),
+        ("ReadWriteMany", "RWX"),
+        ("ReadWriteOncePod", "RWOP"),
+    ]
+    .iter()
+    .filter(|(mode, _)| modes.contains(mode))
+    .map(|(_, short)| *short)
+    .collect::<Vec<_>>()
+    .join(",")
+}
+
+/// The beta storage-class annotation still wins over the spec field.
+pub(crate) fn storage_class_annotation(o: &Value) -> Option<&str> {
+    get(
+        o,
+        &format!(
+            "/metadata/annotations/{}",
+            escape_pointer("volume.beta.kubernetes.io/storage-class")
+        ),
+    )
+    .and_then(Value::as_str)
+}

@@ -11,6 +11,7 @@
 //!
 //! Each kind's file in `kinds/` calls the rules that apply to it.
 
+pub(crate) mod config_data;
 pub(crate) mod corev1;
 pub mod ip;
 pub(crate) mod job_spec;
@@ -18,6 +19,7 @@ pub mod meta;
 pub mod object_meta;
 pub(crate) mod pod;
 pub mod quantity;
+pub(crate) mod volume_modes;
 pub(crate) mod workloads;
 
 use serde_json::{Map, Value};
