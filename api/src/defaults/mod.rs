@@ -26,6 +26,9 @@
 //! canonicalization), and defaults behind feature gates that are off in 1.32
 //! (pod-level resources, image volumes' pull policy).
 
+// Each kind defaults itself in its file in `kinds/`; here are the defaults
+// several kinds share (pod templates and specs, claims, job specs) and the
+// helpers every defaulter uses.
 pub(crate) mod core_v1;
 pub(crate) mod job_spec;
 

@@ -26,7 +26,8 @@ use serde_json::Value;
 
 pub use values::{human_duration, label_selector_string};
 
-// The dispatch below calls each group's cells; they share only values.rs.
+// Most kinds print themselves (their `table_columns`/`table_cells`); the
+// dispatch below is what the core group's kinds still use.
 use {core_group::*, descriptions::*, values::*};
 
 /// One column of a metav1.Table.

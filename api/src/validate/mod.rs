@@ -9,7 +9,11 @@
 //! annotations) is validated by the pipeline; nested ObjectMeta such as a pod
 //! template's labels is validated here.
 //!
-//! Each kind's file in `kinds/` calls the rules that apply to it.
+//! Each kind's rules live in its file in `kinds/`; what is here is what
+//! several kinds share (metadata, selectors, quantities, pod templates and
+//! specs, workload and job specs, ...) and the JSON accessors they read with.
+//! Pod's, PodTemplate's and ReplicationController's rules are still in
+//! `corev1.rs`.
 
 pub(crate) mod config_data;
 pub(crate) mod corev1;
