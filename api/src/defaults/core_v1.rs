@@ -7,15 +7,6 @@ use super::{
     child, default_pointer, default_zero, each_item, ensure_child, is_zero, str_field, Object,
 };
 
-/// `SetObjectDefaults_Pod`: the pod-only defaults, then the PodSpec's.
-pub(crate) fn pod(pod: &mut Object) {
-    let Some(spec) = ensure_child(pod, "spec") else {
-        return;
-    };
-    pod_only(spec);
-    pod_spec(spec);
-}
-
 /// `SetObjectDefaults_PodTemplate`.
 pub(crate) fn pod_template(template: &mut Object) {
     if let Some(template) = ensure_child(template, "template") {
@@ -124,49 +115,8 @@ pub(crate) fn workload_template(spec: &mut Object) {
     }
 }
 
-/// `SetDefaults_Pod`: only for Pod objects, not for templates.
-fn pod_only(spec: &mut Object) {
-    for key in ["containers", "initContainers"] {
-        each_item(spec, key, requests_from_limits);
-    }
-    default_pointer(spec, "enableServiceLinks", json!(true));
-    if spec.get("hostNetwork").and_then(Value::as_bool) == Some(true) {
-        for key in ["containers", "initContainers"] {
-            each_item(spec, key, |container| {
-                each_item(container, "ports", |port| {
-                    if is_zero(port, "hostPort") {
-                        if let Some(container_port) = port.get("containerPort").cloned() {
-                            port.insert("hostPort".into(), container_port);
-                        }
-                    }
-                });
-            });
-        }
-    }
-}
-
-/// A container's requests default to its limits, resource by resource.
-fn requests_from_limits(container: &mut Object) {
-    let Some(resources) = child(container, "resources") else {
-        return;
-    };
-    let Some(limits) = resources
-        .get("limits")
-        .and_then(Value::as_object)
-        .filter(|l| !l.is_empty())
-        .cloned()
-    else {
-        return;
-    };
-    if let Some(requests) = ensure_child(resources, "requests") {
-        for (name, quantity) in limits {
-            requests.entry(name).or_insert(quantity);
-        }
-    }
-}
-
 /// `SetDefaults_PodSpec` and everything zz_generated calls beneath a PodSpec.
-fn pod_spec(spec: &mut Object) {
+pub(crate) fn pod_spec(spec: &mut Object) {
     default_zero(spec, "dnsPolicy", json!("ClusterFirst"));
     default_zero(spec, "restartPolicy", json!("Always"));
     default_pointer(spec, "securityContext", json!({}));

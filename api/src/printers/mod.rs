@@ -47,7 +47,6 @@ pub struct TableColumn {
 /// default table convertor (Name, Created At).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Printer {
-    Pod,
     PodTemplate,
     ReplicationController,
     Service,
@@ -105,29 +104,6 @@ pub(crate) fn containers_images_cols() -> [TableColumn; 2] {
 pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
     use Printer::*;
     match printer {
-        Pod => vec![
-            name_col(),
-            col(
-                "Ready",
-                "string",
-                "The aggregate readiness state of this pod for accepting traffic.",
-            ),
-            col(
-                "Status",
-                "string",
-                "The aggregate status of the containers in this pod.",
-            ),
-            col(
-                "Restarts",
-                "string",
-                "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
-            ),
-            age_col(),
-            wide("IP", "string", D_POD_IP),
-            wide("Node", "string", D_POD_NODE),
-            wide("Nominated Node", "string", D_POD_NOMINATED),
-            wide("Readiness Gates", "string", D_POD_READINESS_GATES),
-        ],
         PodTemplate => vec![
             name_col(),
             col("Containers", "string", D_CONTAINERS),
@@ -180,7 +156,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
     use Printer::*;
     let o = object;
     match printer {
-        Pod => pod_cells(o, now),
         PodTemplate => pod_template_cells(o),
         ReplicationController => replication_controller_cells(o, now),
         Service => service_cells(o, now),

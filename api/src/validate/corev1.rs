@@ -1,4 +1,4 @@
-//! The core ("") group: Pod, PodTemplate, ReplicationController.
+//! The core ("") group: PodTemplate, ReplicationController.
 
 use serde_json::Value;
 
@@ -6,21 +6,6 @@ use super::meta::{self, go_string_map};
 use super::pod;
 use super::{field, int_of, map_of, opt};
 use crate::error::FieldError;
-
-pub fn pod(object: &Value) -> Vec<FieldError> {
-    let spec = field(object, "spec");
-    let mut errs = pod::pod_spec(spec, "spec", true);
-    errs.extend(pod::pod_only(spec));
-    errs
-}
-
-pub fn pod_create_only(object: &Value) -> Vec<FieldError> {
-    pod::pod_create_only(field(object, "spec"))
-}
-
-pub fn pod_update(object: &Value, old: &Value) -> Vec<FieldError> {
-    pod::pod_update(object, old)
-}
 
 pub fn pod_template(object: &Value) -> Vec<FieldError> {
     pod::template_spec(field(object, "template"), "template")
