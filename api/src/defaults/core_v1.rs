@@ -7,42 +7,6 @@ use super::{
     child, default_pointer, default_zero, each_item, ensure_child, is_zero, str_field, Object,
 };
 
-/// `SetObjectDefaults_PodTemplate`.
-pub(crate) fn pod_template(template: &mut Object) {
-    if let Some(template) = ensure_child(template, "template") {
-        pod_template_spec(template);
-    }
-}
-
-/// `SetDefaults_ReplicationController` (selector and labels from the template,
-/// replicas 1) and the template's PodSpec defaults.
-pub(crate) fn replication_controller(rc: &mut Object) {
-    let template_labels = rc
-        .get("spec")
-        .and_then(|spec| spec.get("template"))
-        .and_then(|template| template.get("metadata"))
-        .and_then(|meta| meta.get("labels"))
-        .and_then(Value::as_object)
-        .filter(|labels| !labels.is_empty())
-        .cloned();
-    let Some(spec) = ensure_child(rc, "spec") else {
-        return;
-    };
-    default_pointer(spec, "replicas", json!(1));
-    if let Some(labels) = &template_labels {
-        default_zero(spec, "selector", Value::Object(labels.clone()));
-    }
-    // Template is a pointer in ReplicationControllerSpec: defaulted only when sent.
-    if let Some(template) = child(spec, "template") {
-        pod_template_spec(template);
-    }
-    if let Some(labels) = template_labels {
-        if let Some(meta) = ensure_child(rc, "metadata") {
-            default_zero(meta, "labels", Value::Object(labels));
-        }
-    }
-}
-
 /// The volume-source defaults of a PersistentVolumeSpec (also used for the
 /// inline spec of a VolumeAttachment).
 pub(crate) fn persistent_volume_source(spec: &mut Object) {

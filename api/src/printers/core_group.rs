@@ -5,30 +5,6 @@ use serde_json::Value;
 
 use super::values::*;
 
-pub(super) fn pod_template_cells(o: &Value) -> Vec<Value> {
-    let (names, images) = container_cells(get(o, "/template/spec"));
-    vec![
-        name(o).into(),
-        names.into(),
-        images.into(),
-        format_labels(o, "/template/metadata/labels").into(),
-    ]
-}
-
-pub(super) fn replication_controller_cells(o: &Value, now: DateTime<Utc>) -> Vec<Value> {
-    let (names, images) = container_cells(get(o, "/spec/template/spec"));
-    vec![
-        name(o).into(),
-        int_opt(o, "/spec/replicas").unwrap_or(1).into(),
-        int(o, "/status/replicas").into(),
-        int(o, "/status/readyReplicas").into(),
-        age(o, now),
-        names.into(),
-        images.into(),
-        format_labels(o, "/spec/selector").into(),
-    ]
-}
-
 pub(super) fn service_external_ip(svc: &Value) -> String {
     let external_ips: Vec<String> = items(svc, "/spec/externalIPs")
         .iter()

@@ -47,8 +47,6 @@ pub struct TableColumn {
 /// default table convertor (Name, Created At).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Printer {
-    PodTemplate,
-    ReplicationController,
     Service,
     Event { events_api: bool },
     Default,
@@ -90,9 +88,6 @@ pub(crate) fn age_col() -> TableColumn {
     col("Age", "string", D_CREATED)
 }
 
-const D_CONTAINERS: &str = "Names of each container in the template.";
-const D_IMAGES: &str = "Images referenced by each container in the template.";
-
 pub(crate) fn containers_images_cols() -> [TableColumn; 2] {
     [
         wide("Containers", "string", D_CONTAINERS),
@@ -104,24 +99,6 @@ pub(crate) fn containers_images_cols() -> [TableColumn; 2] {
 pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
     use Printer::*;
     match printer {
-        PodTemplate => vec![
-            name_col(),
-            col("Containers", "string", D_CONTAINERS),
-            col("Images", "string", D_IMAGES),
-            col("Pod Labels", "string", "The labels for the pod template."),
-        ],
-        ReplicationController => {
-            let mut c = vec![
-                name_col(),
-                col("Desired", "integer", D_RC_SPEC_REPLICAS),
-                col("Current", "integer", D_RC_STATUS_REPLICAS),
-                col("Ready", "integer", D_RC_STATUS_READY),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_RC_SPEC_SELECTOR));
-            c
-        }
         Service => vec![
             name_col(),
             col("Type", "string", D_SVC_TYPE),
@@ -156,8 +133,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
     use Printer::*;
     let o = object;
     match printer {
-        PodTemplate => pod_template_cells(o),
-        ReplicationController => replication_controller_cells(o, now),
         Service => service_cells(o, now),
         Event { events_api } => event_cells(o, events_api, now),
         Default => {

@@ -12,11 +12,8 @@
 //! Each kind's rules live in its file in `kinds/`; what is here is what
 //! several kinds share (metadata, selectors, quantities, pod templates and
 //! specs, workload and job specs, ...) and the JSON accessors they read with.
-//! Pod's, PodTemplate's and ReplicationController's rules are still in
-//! `corev1.rs`.
 
 pub(crate) mod config_data;
-pub(crate) mod corev1;
 pub mod ip;
 pub(crate) mod job_spec;
 pub mod meta;
