@@ -5,53 +5,6 @@ use serde_json::Value;
 
 use super::values::*;
 
-pub(super) fn service_external_ip(svc: &Value) -> String {
-    let external_ips: Vec<String> = items(svc, "/spec/externalIPs")
-        .iter()
-        .map(scalar_text)
-        .collect();
-    match str_or(svc, "/spec/type", "ClusterIP") {
-        "ClusterIP" | "NodePort" => or_none(external_ips.join(",")),
-        "LoadBalancer" => {
-            let mut all = load_balancer_ingress(svc, "/status/loadBalancer/ingress");
-            if all.is_empty() && external_ips.is_empty() {
-                return "<pending>".to_string();
-            }
-            all.extend(external_ips);
-            all.join(",")
-        }
-        "ExternalName" => text(svc, "/spec/externalName").to_string(),
-        _ => "<unknown>".to_string(),
-    }
-}
-
-pub(super) fn service_cells(svc: &Value, now: DateTime<Utc>) -> Vec<Value> {
-    let cluster_ip = match items(svc, "/spec/clusterIPs").first() {
-        Some(ip) => scalar_text(ip),
-        None => text(svc, "/spec/clusterIP").to_string(),
-    };
-    let ports: Vec<String> = items(svc, "/spec/ports")
-        .iter()
-        .map(|p| {
-            let port = int(p, "/port");
-            let protocol = str_or(p, "/protocol", "TCP");
-            match int(p, "/nodePort") {
-                node_port if node_port > 0 => format!("{port}:{node_port}/{protocol}"),
-                _ => format!("{port}/{protocol}"),
-            }
-        })
-        .collect();
-    vec![
-        name(svc).into(),
-        str_or(svc, "/spec/type", "ClusterIP").into(),
-        or_none(cluster_ip).into(),
-        service_external_ip(svc).into(),
-        or_none(ports.join(",")).into(),
-        age(svc, now),
-        format_labels(svc, "/spec/selector").into(),
-    ]
-}
-
 /// Prints core/v1 events and events.k8s.io/v1 events; the latter rename the
 /// fields, and upstream prints both from the same internal type.
 pub(super) fn event_cells(ev: &Value, events_api: bool, now: DateTime<Utc>) -> Vec<Value> {

@@ -47,7 +47,6 @@ pub struct TableColumn {
 /// default table convertor (Name, Created At).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Printer {
-    Service,
     Event { events_api: bool },
     Default,
 }
@@ -99,15 +98,6 @@ pub(crate) fn containers_images_cols() -> [TableColumn; 2] {
 pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
     use Printer::*;
     match printer {
-        Service => vec![
-            name_col(),
-            col("Type", "string", D_SVC_TYPE),
-            col("Cluster-IP", "string", D_SVC_CLUSTER_IP),
-            col("External-IP", "string", D_SVC_EXTERNAL_IPS),
-            col("Port(s)", "string", D_SVC_PORTS),
-            age_col(),
-            wide("Selector", "string", D_SVC_SELECTOR),
-        ],
         Event { .. } => vec![
             col("Last Seen", "string", D_EV_LAST),
             col("Type", "string", D_EV_TYPE),
@@ -133,7 +123,6 @@ pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<
     use Printer::*;
     let o = object;
     match printer {
-        Service => service_cells(o, now),
         Event { events_api } => event_cells(o, events_api, now),
         Default => {
             // Upstream formats Go's zero time when the timestamp is missing.
