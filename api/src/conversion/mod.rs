@@ -2,11 +2,9 @@
 //! one version per kind (upstream's storage version); a request at another
 //! version is converted on the way in and every read on the way out. In
 //! kube-apiserver 1.32 that is HorizontalPodAutoscaler (autoscaling/v1 and
-//! autoscaling/v2; stored as v2, converted in its kind file) and Event
-//! (core/v1, which is stored, and events.k8s.io/v1: see [`events`]). What
-//! every conversion shares is here: its error and an object's type.
-
-mod events;
+//! autoscaling/v2; stored as v2) and Event (core/v1, which is stored, and
+//! events.k8s.io/v1), each converted in its kind file. What every conversion
+//! shares is here: its error and an object's type.
 
 use serde_json::Value;
 
@@ -58,19 +56,4 @@ pub fn unconvertible(object: Value, target_api_version: &str) -> Result<Value, C
         return Ok(object);
     }
     Err(unsupported(kind, api_version, target_api_version))
-}
-
-/// Event between core/v1 and events.k8s.io/v1.
-pub fn event(object: Value, target_api_version: &str) -> Result<Value, ConversionError> {
-    let (api_version, kind) = type_meta(&object)?;
-    let ours = [events::CORE_API_VERSION, events::EVENTS_API_VERSION];
-    match object {
-        _ if api_version == target_api_version => Ok(object),
-        Value::Object(map)
-            if ours.contains(&api_version.as_str()) && ours.contains(&target_api_version) =>
-        {
-            Ok(Value::Object(events::convert(map, target_api_version)))
-        }
-        _ => Err(unsupported(kind, api_version, target_api_version)),
-    }
 }

@@ -42,22 +42,6 @@ pub(crate) fn persistent_volume_claim_spec(spec: &mut Object) {
     default_pointer(spec, "volumeMode", json!("Filesystem"));
 }
 
-/// Not a defaulter upstream, but what Go's encoding of a core/v1 Event
-/// always shows: the reporting strings and the two references have no
-/// `omitempty`, so clients read them as "" and {} when nobody set them.
-pub(crate) fn event(event: &mut Object) {
-    for field in ["reportingComponent", "reportingInstance"] {
-        event
-            .entry(field)
-            .or_insert_with(|| Value::String(String::new()));
-    }
-    for field in ["involvedObject", "source"] {
-        event
-            .entry(field)
-            .or_insert_with(|| Value::Object(Object::new()));
-    }
-}
-
 /// A PodTemplateSpec: its metadata as upstream encodes it and its PodSpec's defaults.
 pub(crate) fn pod_template_spec(template: &mut Object) {
     // ObjectMeta is a non-pointer struct in PodTemplateSpec and its zero

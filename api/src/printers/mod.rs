@@ -13,7 +13,6 @@
 //! missing value prints as that default; anything else missing prints as
 //! upstream's zero value ("", 0, "<none>", "<unknown>").
 
-mod core_group;
 pub(crate) mod descriptions;
 #[cfg(test)]
 mod tests;
@@ -28,7 +27,7 @@ pub use values::{human_duration, label_selector_string};
 
 // Most kinds print themselves (their `table_columns`/`table_cells`); the
 // dispatch below is what the core group's kinds still use.
-use {core_group::*, descriptions::*, values::*};
+use {descriptions::*, values::*};
 
 /// One column of a metav1.Table.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -47,7 +46,6 @@ pub struct TableColumn {
 /// default table convertor (Name, Created At).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Printer {
-    Event { events_api: bool },
     Default,
 }
 
@@ -98,32 +96,16 @@ pub(crate) fn containers_images_cols() -> [TableColumn; 2] {
 pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
     use Printer::*;
     match printer {
-        Event { .. } => vec![
-            col("Last Seen", "string", D_EV_LAST),
-            col("Type", "string", D_EV_TYPE),
-            col("Reason", "string", D_EV_REASON),
-            col("Object", "string", D_EV_OBJECT),
-            wide("Subobject", "string", D_OBJREF_FIELD_PATH),
-            wide("Source", "string", D_EV_SOURCE),
-            col("Message", "string", D_EV_MESSAGE),
-            wide("First Seen", "string", D_EV_FIRST),
-            wide("Count", "string", D_EV_COUNT),
-            TableColumn {
-                priority: 1,
-                ..name_col()
-            },
-        ],
         Default => vec![name_col(), col("Created At", "date", D_CREATED)],
     }
 }
 
 /// One row's cells (same length as the columns), for one object (Kubernetes JSON).
 /// `now` is passed in so AGE is testable.
-pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+pub fn table_cells(printer: Printer, object: &Value, _now: DateTime<Utc>) -> Vec<Value> {
     use Printer::*;
     let o = object;
     match printer {
-        Event { events_api } => event_cells(o, events_api, now),
         Default => {
             // Upstream formats Go's zero time when the timestamp is missing.
             let created = timestamp(o, "/metadata/creationTimestamp")
