@@ -1,4 +1,5 @@
-//! Column descriptions, from the API field docs (the swagger docs upstream reads them from).
+//! Column descriptions several kinds' printers share, from the API field docs
+//! (the swagger docs upstream reads them from).
 
 pub(super) const D_NAME: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 pub(crate) const D_CONTAINERS: &str = "Names of each container in the template.";

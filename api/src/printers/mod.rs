@@ -12,21 +12,24 @@
 //! API default (replicas 1, protocol TCP, Service type ClusterIP, ...) a
 //! missing value prints as that default; anything else missing prints as
 //! upstream's zero value ("", 0, "<none>", "<unknown>").
+//!
+//! Each kind prints itself, in its file in `kinds/`; here is what their
+//! printers share: [`TableColumn`] and the column builders, the cell helpers
+//! (`values.rs`), the descriptions of columns several kinds show, upstream's
+//! default table for kinds without a printer, and the tests of every printer.
 
 pub(crate) mod descriptions;
 #[cfg(test)]
 mod tests;
 pub(crate) mod values;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::SecondsFormat;
 use std::borrow::Cow;
 
 use serde_json::Value;
 
 pub use values::{human_duration, label_selector_string};
 
-// Most kinds print themselves (their `table_columns`/`table_cells`); the
-// dispatch below is what the core group's kinds still use.
 use {descriptions::*, values::*};
 
 /// One column of a metav1.Table.
@@ -39,14 +42,6 @@ pub struct TableColumn {
     pub format: Cow<'static, str>,
     pub description: Cow<'static, str>,
     pub priority: i32,
-}
-
-/// Upstream's printers for the built-in kinds; a kind names its own
-/// ([`crate::kinds::Kind::printer`]). Kinds without one get upstream's
-/// default table convertor (Name, Created At).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Printer {
-    Default,
 }
 
 pub(crate) fn col(
@@ -92,26 +87,17 @@ pub(crate) fn containers_images_cols() -> [TableColumn; 2] {
     ]
 }
 
-/// The columns `printer` prints.
-pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
-    use Printer::*;
-    match printer {
-        Default => vec![name_col(), col("Created At", "date", D_CREATED)],
-    }
+/// The columns of upstream's default table convertor, which prints every
+/// kind without a printer of its own.
+pub fn default_table_columns() -> Vec<TableColumn> {
+    vec![name_col(), col("Created At", "date", D_CREATED)]
 }
 
-/// One row's cells (same length as the columns), for one object (Kubernetes JSON).
-/// `now` is passed in so AGE is testable.
-pub fn table_cells(printer: Printer, object: &Value, _now: DateTime<Utc>) -> Vec<Value> {
-    use Printer::*;
-    let o = object;
-    match printer {
-        Default => {
-            // Upstream formats Go's zero time when the timestamp is missing.
-            let created = timestamp(o, "/metadata/creationTimestamp")
-                .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
-                .unwrap_or_else(|| "0001-01-01T00:00:00Z".to_string());
-            vec![name(o).into(), created.into()]
-        }
-    }
+/// A row of upstream's default table convertor.
+pub fn default_table_cells(object: &Value) -> Vec<Value> {
+    // Upstream formats Go's zero time when the timestamp is missing.
+    let created = timestamp(object, "/metadata/creationTimestamp")
+        .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
+        .unwrap_or_else(|| "0001-01-01T00:00:00Z".to_string());
+    vec![name(object).into(), created.into()]
 }
