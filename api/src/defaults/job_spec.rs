@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::core_v1::pod_template_spec;
+use super::pod_spec::pod_template_spec;
 use super::{child, default_zero, each_item, ensure_child, Object};
 
 /// What zz_generated calls beneath a JobSpec.

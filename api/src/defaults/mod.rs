@@ -11,9 +11,10 @@
 //! never set.
 //!
 //! Service defaults live in the service strategy and Namespace's name label in
-//! the namespace strategy; both are left out here on purpose. (The strategy
-//! also sets a namespace's phase on create and delete; the default here is
-//! upstream's decode-time one, which status writes rely on.)
+//! the namespace strategy, so those kinds fill them in when they prepare a
+//! write, not as defaults. (The strategy also sets a namespace's phase on
+//! create and delete; its default is upstream's decode-time one, which status
+//! writes rely on.)
 //!
 //! Upstream also defaults every object it decodes from storage, so defaults
 //! show through whatever a strategy cleared or added after the request was
@@ -27,10 +28,11 @@
 //! (pod-level resources, image volumes' pull policy).
 
 // Each kind defaults itself in its file in `kinds/`; here are the defaults
-// several kinds share (pod templates and specs, claims, job specs) and the
-// helpers every defaulter uses.
-pub(crate) mod core_v1;
+// several kinds share (pod templates and specs, volume sources and claims,
+// job specs) and the helpers every defaulter uses.
 pub(crate) mod job_spec;
+pub(crate) mod pod_spec;
+pub(crate) mod volumes;
 
 use serde_json::{Map, Value};
 

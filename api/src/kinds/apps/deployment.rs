@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
-use crate::defaults::core_v1::workload_template;
+use crate::defaults::pod_spec::workload_template;
 use crate::defaults::{default_pointer, default_zero, ensure_child, str_field, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
-use crate::defaults::core_v1::{persistent_volume_claim, workload_template};
+use crate::defaults::pod_spec::workload_template;
+use crate::defaults::volumes::persistent_volume_claim;
 use crate::defaults::{
     child, default_pointer, default_zero, each_item, ensure_child, is_zero, str_field, Object,
 };

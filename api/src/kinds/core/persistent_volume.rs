@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
-use crate::defaults::core_v1::persistent_volume_source;
+use crate::defaults::volumes::persistent_volume_source;
 use crate::defaults::{default_pointer, default_zero, ensure_child, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;

@@ -66,7 +66,7 @@ impl Kind for PersistentVolumeClaim {
     }
 
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::core_v1::persistent_volume_claim(object);
+        crate::defaults::volumes::persistent_volume_claim(object);
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {

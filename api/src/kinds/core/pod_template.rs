@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::defaults::core_v1::pod_template_spec;
+use crate::defaults::pod_spec::pod_template_spec;
 use crate::defaults::{ensure_child, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;

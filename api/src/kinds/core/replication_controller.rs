@@ -5,7 +5,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
-use crate::defaults::core_v1::pod_template_spec;
+use crate::defaults::pod_spec::pod_template_spec;
 use crate::defaults::{child, default_pointer, default_zero, ensure_child, Object};
 use crate::error::FieldError;
 use crate::kinds::{Kind, ScaleParts};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
-use crate::defaults::core_v1::persistent_volume_source;
+use crate::defaults::volumes::persistent_volume_source;
 use crate::defaults::{child, Object};
 use crate::kinds::Kind;
 use crate::printers::values::{age, boolean, name, text};

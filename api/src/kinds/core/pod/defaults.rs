@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::defaults::core_v1::pod_spec;
+use crate::defaults::pod_spec::pod_spec;
 use crate::defaults::{child, default_pointer, each_item, ensure_child, is_zero, Object};
 
 /// `SetObjectDefaults_Pod`: the pod-only defaults, then the PodSpec's.

@@ -1,7 +1,7 @@
 //! Pod (core/v1): containers scheduled together on one node.
 //!
 //! A pod's spec follows the PodSpec rules every pod template shares
-//! (`validate::pod`, `defaults::core_v1`); what only a Pod does is in this
+//! (`validate::pod`, `defaults::pod_spec`); what only a Pod does is in this
 //! folder: its own validation, defaults, QoS class, quota usage and printer.
 
 use std::sync::Arc;

@@ -1,46 +1,16 @@
-//! core/v1 defaulters: pkg/apis/core/v1/defaults.go, the `+default` tags of
-//! k8s.io/api/core/v1/types.go, and the call graph of zz_generated.defaults.go.
+//! The defaults of a pod template and its PodSpec, which Pods and every
+//! kind that embeds a template share: pkg/apis/core/v1/defaults.go, the
+//! `+default` tags of k8s.io/api/core/v1/types.go, and the call graph of
+//! zz_generated.defaults.go beneath a PodSpec.
 
 use serde_json::{json, Map, Value};
 
+use super::volumes::{
+    azure_disk_defaults, persistent_volume_claim_spec, rbd_defaults, scale_io_defaults,
+};
 use super::{
     child, default_pointer, default_zero, each_item, ensure_child, is_zero, str_field, Object,
 };
-
-/// The volume-source defaults of a PersistentVolumeSpec (also used for the
-/// inline spec of a VolumeAttachment).
-pub(crate) fn persistent_volume_source(spec: &mut Object) {
-    if let Some(host_path) = child(spec, "hostPath") {
-        default_pointer(host_path, "type", json!(""));
-    }
-    if let Some(rbd) = child(spec, "rbd") {
-        rbd_defaults(rbd);
-    }
-    if let Some(iscsi) = child(spec, "iscsi") {
-        default_zero(iscsi, "iscsiInterface", json!("default"));
-    }
-    if let Some(azure_disk) = child(spec, "azureDisk") {
-        azure_disk_defaults(azure_disk);
-    }
-    if let Some(scale_io) = child(spec, "scaleIO") {
-        scale_io_defaults(scale_io);
-    }
-}
-
-/// `SetObjectDefaults_PersistentVolumeClaim`.
-pub(crate) fn persistent_volume_claim(pvc: &mut Object) {
-    if let Some(spec) = ensure_child(pvc, "spec") {
-        persistent_volume_claim_spec(spec);
-    }
-    if let Some(status) = ensure_child(pvc, "status") {
-        default_zero(status, "phase", json!("Pending"));
-    }
-}
-
-/// `SetDefaults_PersistentVolumeClaimSpec`.
-pub(crate) fn persistent_volume_claim_spec(spec: &mut Object) {
-    default_pointer(spec, "volumeMode", json!("Filesystem"));
-}
 
 /// A PodTemplateSpec: its metadata as upstream encodes it and its PodSpec's defaults.
 pub(crate) fn pod_template_spec(template: &mut Object) {
@@ -158,27 +128,6 @@ fn downward_api_file(file: &mut Object) {
 /// `SetDefaults_ObjectFieldSelector`.
 fn object_field_selector(selector: &mut Object) {
     default_zero(selector, "apiVersion", json!("v1"));
-}
-
-/// RBDVolumeSource / RBDPersistentVolumeSource `+default` tags.
-fn rbd_defaults(rbd: &mut Object) {
-    default_zero(rbd, "pool", json!("rbd"));
-    default_zero(rbd, "user", json!("admin"));
-    default_zero(rbd, "keyring", json!("/etc/ceph/keyring"));
-}
-
-/// AzureDiskVolumeSource `+default` tags.
-fn azure_disk_defaults(disk: &mut Object) {
-    default_pointer(disk, "cachingMode", json!("ReadWrite"));
-    default_pointer(disk, "fsType", json!("ext4"));
-    default_pointer(disk, "readOnly", json!(false));
-    default_pointer(disk, "kind", json!("Shared"));
-}
-
-/// ScaleIOVolumeSource / ScaleIOPersistentVolumeSource `+default` tags.
-fn scale_io_defaults(scale_io: &mut Object) {
-    default_zero(scale_io, "storageMode", json!("ThinProvisioned"));
-    default_zero(scale_io, "fsType", json!("xfs"));
 }
 
 /// `SetDefaults_Container` and the defaults of what a container holds.
