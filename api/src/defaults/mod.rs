@@ -11,9 +11,10 @@
 //! never set.
 //!
 //! Service defaults live in the service strategy and Namespace's name label in
-//! the namespace strategy; both are left out here on purpose. (The strategy
-//! also sets a namespace's phase on create and delete; the default here is
-//! upstream's decode-time one, which status writes rely on.)
+//! the namespace strategy, so those kinds fill them in when they prepare a
+//! write, not as defaults. (The strategy also sets a namespace's phase on
+//! create and delete; its default is upstream's decode-time one, which status
+//! writes rely on.)
 //!
 //! Upstream also defaults every object it decodes from storage, so defaults
 //! show through whatever a strategy cleared or added after the request was
@@ -26,29 +27,26 @@
 //! canonicalization), and defaults behind feature gates that are off in 1.32
 //! (pod-level resources, image volumes' pull policy).
 
-pub(crate) mod apps;
-pub(crate) mod batch;
-pub(crate) mod core_v1;
-// Also holds the defaulters of kinds later issues serve (admission,
-// flow control, CRDs, APIServices); their tests call them directly.
-#[allow(dead_code)]
-pub(crate) mod other;
+// Each kind defaults itself in its file in `kinds/`; here are the defaults
+// several kinds share (pod templates and specs, volume sources and claims,
+// job specs) and the helpers every defaulter uses.
+pub(crate) mod job_spec;
+pub(crate) mod pod_spec;
+pub(crate) mod volumes;
 
 use serde_json::{Map, Value};
 
-pub use batch::generate_job_selector;
-
-type Object = Map<String, Value>;
+pub(crate) type Object = Map<String, Value>;
 
 /// The child object at `key`, if there is one.
-fn child<'a>(map: &'a mut Object, key: &str) -> Option<&'a mut Object> {
+pub(crate) fn child<'a>(map: &'a mut Object, key: &str) -> Option<&'a mut Object> {
     map.get_mut(key).and_then(Value::as_object_mut)
 }
 
 /// The child object at `key`, created empty when absent or null: for fields
 /// upstream declares as non-pointer structs, which always exist in Go and so
 /// are always defaulted. `None` only when the field holds a non-object.
-fn ensure_child<'a>(map: &'a mut Object, key: &str) -> Option<&'a mut Object> {
+pub(crate) fn ensure_child<'a>(map: &'a mut Object, key: &str) -> Option<&'a mut Object> {
     let slot = map.entry(key).or_insert_with(|| Value::Object(Map::new()));
     if slot.is_null() {
         *slot = Value::Object(Map::new());
@@ -57,7 +55,7 @@ fn ensure_child<'a>(map: &'a mut Object, key: &str) -> Option<&'a mut Object> {
 }
 
 /// Calls `f` on every object in the array at `key`.
-fn each_item(map: &mut Object, key: &str, mut f: impl FnMut(&mut Object)) {
+pub(crate) fn each_item(map: &mut Object, key: &str, mut f: impl FnMut(&mut Object)) {
     if let Some(items) = map.get_mut(key).and_then(Value::as_array_mut) {
         items
             .iter_mut()
@@ -67,13 +65,13 @@ fn each_item(map: &mut Object, key: &str, mut f: impl FnMut(&mut Object)) {
 }
 
 /// Whether a pointer field is nil.
-fn is_nil(map: &Object, key: &str) -> bool {
+pub(crate) fn is_nil(map: &Object, key: &str) -> bool {
     map.get(key).is_none_or(Value::is_null)
 }
 
 /// Whether a field holds nothing in Go terms: nil, "", 0, false, or an empty
 /// map or slice.
-fn is_zero(map: &Object, key: &str) -> bool {
+pub(crate) fn is_zero(map: &Object, key: &str) -> bool {
     match map.get(key) {
         None | Some(Value::Null) => true,
         Some(Value::String(s)) => s.is_empty(),
@@ -85,21 +83,21 @@ fn is_zero(map: &Object, key: &str) -> bool {
 }
 
 /// Defaults a pointer field (`if obj.X == nil`).
-fn default_pointer(map: &mut Object, key: &str, value: Value) {
+pub(crate) fn default_pointer(map: &mut Object, key: &str, value: Value) {
     if is_nil(map, key) {
         map.insert(key.to_string(), value);
     }
 }
 
 /// Defaults a non-pointer field (`if obj.X == ""`, `== 0`, `len(obj.X) == 0`).
-fn default_zero(map: &mut Object, key: &str, value: Value) {
+pub(crate) fn default_zero(map: &mut Object, key: &str, value: Value) {
     if is_zero(map, key) {
         map.insert(key.to_string(), value);
     }
 }
 
 /// The string at `key`, "" when absent.
-fn str_field<'a>(map: &'a Object, key: &str) -> &'a str {
+pub(crate) fn str_field<'a>(map: &'a Object, key: &str) -> &'a str {
     map.get(key).and_then(Value::as_str).unwrap_or("")
 }
 

@@ -3,36 +3,12 @@
 
 use serde_json::{json, Value};
 
-use super::{generate_job_selector, other};
+use crate::kinds::batch::job::generate_job_selector;
 
-/// The kind's defaulting at `version`. Kinds not served yet (the
-/// admission, flow-control and extension kinds) call their defaulters
-/// directly.
+/// The kind's defaulting at `version`.
 fn apply_defaults(group: &str, version: &str, kind: &str, object: &mut Value) {
     let map = object.as_object_mut().expect("an object");
-    match (group, kind) {
-        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
-            other::webhook_configuration(map, true)
-        }
-        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
-            other::webhook_configuration(map, false)
-        }
-        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => {
-            other::validating_admission_policy(map)
-        }
-        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding") => {
-            other::validating_admission_policy_binding(map)
-        }
-        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => other::flow_schema(map),
-        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
-            other::priority_level_configuration(map)
-        }
-        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
-            other::custom_resource_definition(map)
-        }
-        ("apiregistration.k8s.io", "APIService") => other::api_service(map),
-        _ => crate::kinds::builtin(group, kind).apply_defaults(version, map),
-    }
+    crate::kinds::builtin(group, kind).apply_defaults(version, map);
 }
 
 fn defaulted(api_version: &str, kind: &str, mut object: Value) -> Value {

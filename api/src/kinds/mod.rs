@@ -15,7 +15,7 @@ use crate::auth::UserInfo;
 use crate::conversion::ConversionError;
 use crate::error::FieldError;
 use crate::openapi::TypeMismatch;
-use crate::printers::{Printer, TableColumn};
+use crate::printers::TableColumn;
 use crate::registry::ResourceDef;
 
 pub mod admissionregistration;
@@ -340,19 +340,15 @@ pub trait Kind: Send + Sync {
         None
     }
 
-    /// The built-in printer for `kubectl get`; kinds that print their own
-    /// way override the two table methods instead.
-    fn printer(&self) -> Printer {
-        Printer::Default
-    }
-
+    /// The columns `kubectl get` shows: upstream's printer for the kind, or
+    /// its default table (Name, Created At) for a kind without one.
     fn table_columns(&self) -> Vec<TableColumn> {
-        crate::printers::table_columns(self.printer())
+        crate::printers::default_table_columns()
     }
 
     /// One row's cells, one per column; `now` makes ages testable.
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        crate::printers::table_cells(self.printer(), object, now)
+    fn table_cells(&self, object: &Value, _now: DateTime<Utc>) -> Vec<Value> {
+        crate::printers::default_table_cells(object)
     }
 
     /// How a Table of several objects orders its rows, when upstream's

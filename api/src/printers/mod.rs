@@ -12,24 +12,25 @@
 //! API default (replicas 1, protocol TCP, Service type ClusterIP, ...) a
 //! missing value prints as that default; anything else missing prints as
 //! upstream's zero value ("", 0, "<none>", "<unknown>").
+//!
+//! Each kind prints itself, in its file in `kinds/`; here is what their
+//! printers share: [`TableColumn`] and the column builders, the cell helpers
+//! (`values.rs`), the descriptions of columns several kinds show, upstream's
+//! default table for kinds without a printer, and the tests of every printer.
 
-mod core_group;
-mod descriptions;
-mod others;
+pub(crate) mod descriptions;
 #[cfg(test)]
 mod tests;
-mod values;
-mod workloads;
+pub(crate) mod values;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::SecondsFormat;
 use std::borrow::Cow;
 
 use serde_json::Value;
 
 pub use values::{human_duration, label_selector_string};
 
-// The dispatch below calls each group's cells; they share only values.rs.
-use {core_group::*, descriptions::*, others::*, values::*, workloads::*};
+use {descriptions::*, values::*};
 
 /// One column of a metav1.Table.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -43,60 +44,11 @@ pub struct TableColumn {
     pub priority: i32,
 }
 
-/// Upstream's printers for the built-in kinds; a kind names its own
-/// ([`crate::kinds::Kind::printer`]). Kinds without one get upstream's
-/// default table convertor (Name, Created At).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Printer {
-    Pod,
-    PodTemplate,
-    ReplicationController,
-    Service,
-    Endpoints,
-    Node,
-    Event { events_api: bool },
-    Namespace,
-    Secret,
-    ServiceAccount,
-    ConfigMap,
-    PersistentVolume,
-    PersistentVolumeClaim,
-    ResourceQuota,
-    ComponentStatus,
-    Deployment,
-    ReplicaSet,
-    StatefulSet,
-    DaemonSet,
-    ControllerRevision,
-    Job,
-    CronJob,
-    HorizontalPodAutoscaler,
-    Ingress,
-    IngressClass,
-    NetworkPolicy,
-    RoleBinding { cluster: bool },
-    PodDisruptionBudget,
-    StorageClass,
-    CsiDriver,
-    CsiNode,
-    VolumeAttachment,
-    Lease,
-    PriorityClass,
-    RuntimeClass,
-    EndpointSlice,
-    WebhookConfiguration,
-    ValidatingAdmissionPolicy,
-    ValidatingAdmissionPolicyBinding,
-    APIService,
-    CertificateSigningRequest,
-    FlowSchema,
-    PriorityLevelConfiguration,
-    IPAddress,
-    ServiceCIDR,
-    Default,
-}
-
-fn col(name: &'static str, type_: &'static str, description: &'static str) -> TableColumn {
+pub(crate) fn col(
+    name: &'static str,
+    type_: &'static str,
+    description: &'static str,
+) -> TableColumn {
     TableColumn {
         name: Cow::Borrowed(name),
         type_: Cow::Borrowed(type_),
@@ -106,638 +58,46 @@ fn col(name: &'static str, type_: &'static str, description: &'static str) -> Ta
     }
 }
 
-fn wide(name: &'static str, type_: &'static str, description: &'static str) -> TableColumn {
+pub(crate) fn wide(
+    name: &'static str,
+    type_: &'static str,
+    description: &'static str,
+) -> TableColumn {
     TableColumn {
         priority: 1,
         ..col(name, type_, description)
     }
 }
 
-fn name_col() -> TableColumn {
+pub(crate) fn name_col() -> TableColumn {
     TableColumn {
         format: Cow::Borrowed("name"),
         ..col("Name", "string", D_NAME)
     }
 }
 
-fn age_col() -> TableColumn {
+pub(crate) fn age_col() -> TableColumn {
     col("Age", "string", D_CREATED)
 }
 
-const D_APISERVICE_SERVICE: &str = "The reference to the service that hosts this API endpoint.";
-const D_APISERVICE_AVAILABLE: &str = "Whether this service is available.";
-const D_CONTAINERS: &str = "Names of each container in the template.";
-const D_IMAGES: &str = "Images referenced by each container in the template.";
-
-fn containers_images_cols() -> [TableColumn; 2] {
+pub(crate) fn containers_images_cols() -> [TableColumn; 2] {
     [
         wide("Containers", "string", D_CONTAINERS),
         wide("Images", "string", D_IMAGES),
     ]
 }
 
-/// The columns `printer` prints.
-pub fn table_columns(printer: Printer) -> Vec<TableColumn> {
-    use Printer::*;
-    match printer {
-        Pod => vec![
-            name_col(),
-            col(
-                "Ready",
-                "string",
-                "The aggregate readiness state of this pod for accepting traffic.",
-            ),
-            col(
-                "Status",
-                "string",
-                "The aggregate status of the containers in this pod.",
-            ),
-            col(
-                "Restarts",
-                "string",
-                "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
-            ),
-            age_col(),
-            wide("IP", "string", D_POD_IP),
-            wide("Node", "string", D_POD_NODE),
-            wide("Nominated Node", "string", D_POD_NOMINATED),
-            wide("Readiness Gates", "string", D_POD_READINESS_GATES),
-        ],
-        PodTemplate => vec![
-            name_col(),
-            col("Containers", "string", D_CONTAINERS),
-            col("Images", "string", D_IMAGES),
-            col("Pod Labels", "string", "The labels for the pod template."),
-        ],
-        ReplicationController => {
-            let mut c = vec![
-                name_col(),
-                col("Desired", "integer", D_RC_SPEC_REPLICAS),
-                col("Current", "integer", D_RC_STATUS_REPLICAS),
-                col("Ready", "integer", D_RC_STATUS_READY),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_RC_SPEC_SELECTOR));
-            c
-        }
-        Service => vec![
-            name_col(),
-            col("Type", "string", D_SVC_TYPE),
-            col("Cluster-IP", "string", D_SVC_CLUSTER_IP),
-            col("External-IP", "string", D_SVC_EXTERNAL_IPS),
-            col("Port(s)", "string", D_SVC_PORTS),
-            age_col(),
-            wide("Selector", "string", D_SVC_SELECTOR),
-        ],
-        Endpoints => vec![
-            name_col(),
-            col("Endpoints", "string", D_EP_SUBSETS),
-            age_col(),
-        ],
-        Node => vec![
-            name_col(),
-            col("Status", "string", "The status of the node"),
-            col("Roles", "string", "The roles of the node"),
-            age_col(),
-            col("Version", "string", D_NODE_KUBELET),
-            wide("Internal-IP", "string", D_NODE_ADDRESSES),
-            wide("External-IP", "string", D_NODE_ADDRESSES),
-            wide("OS-Image", "string", D_NODE_OS_IMAGE),
-            wide("Kernel-Version", "string", D_NODE_KERNEL),
-            wide("Container-Runtime", "string", D_NODE_RUNTIME),
-        ],
-        Event { .. } => vec![
-            col("Last Seen", "string", D_EV_LAST),
-            col("Type", "string", D_EV_TYPE),
-            col("Reason", "string", D_EV_REASON),
-            col("Object", "string", D_EV_OBJECT),
-            wide("Subobject", "string", D_OBJREF_FIELD_PATH),
-            wide("Source", "string", D_EV_SOURCE),
-            col("Message", "string", D_EV_MESSAGE),
-            wide("First Seen", "string", D_EV_FIRST),
-            wide("Count", "string", D_EV_COUNT),
-            TableColumn {
-                priority: 1,
-                ..name_col()
-            },
-        ],
-        Namespace => vec![
-            name_col(),
-            col("Status", "string", "The status of the namespace"),
-            age_col(),
-        ],
-        Secret => vec![
-            name_col(),
-            col("Type", "string", D_SECRET_TYPE),
-            col("Data", "string", D_SECRET_DATA),
-            age_col(),
-        ],
-        ServiceAccount => vec![
-            name_col(),
-            col("Secrets", "string", D_SA_SECRETS),
-            age_col(),
-        ],
-        ConfigMap => vec![name_col(), col("Data", "string", D_CM_DATA), age_col()],
-        PersistentVolume => vec![
-            name_col(),
-            col("Capacity", "string", D_PV_CAPACITY),
-            col("Access Modes", "string", D_PV_ACCESS),
-            col("Reclaim Policy", "string", D_PV_RECLAIM),
-            col("Status", "string", D_PV_PHASE),
-            col("Claim", "string", D_PV_CLAIM),
-            col("StorageClass", "string", "StorageClass of the pv"),
-            col(
-                "VolumeAttributesClass",
-                "string",
-                "VolumeAttributesClass of the pv",
-            ),
-            col("Reason", "string", D_PV_REASON),
-            age_col(),
-            wide("VolumeMode", "string", D_PV_VOLUME_MODE),
-        ],
-        PersistentVolumeClaim => vec![
-            name_col(),
-            col("Status", "string", D_PVC_PHASE),
-            col("Volume", "string", D_PVC_VOLUME),
-            col("Capacity", "string", D_PVC_CAPACITY),
-            col("Access Modes", "string", D_PVC_ACCESS),
-            col("StorageClass", "string", "StorageClass of the pvc"),
-            col(
-                "VolumeAttributesClass",
-                "string",
-                "VolumeAttributesClass of the pvc",
-            ),
-            age_col(),
-            wide("VolumeMode", "string", D_PVC_VOLUME_MODE),
-        ],
-        ResourceQuota => vec![
-            name_col(),
-            col(
-                "Request",
-                "string",
-                "Request represents a minimum amount of cpu/memory that a container may consume.",
-            ),
-            col(
-                "Limit",
-                "string",
-                "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
-            ),
-            age_col(),
-        ],
-        ComponentStatus => vec![
-            name_col(),
-            col("Status", "string", "Status of the component conditions"),
-            col("Message", "string", "Message of the component conditions"),
-            col("Error", "string", "Error of the component conditions"),
-        ],
-        Deployment => {
-            let mut c = vec![
-                name_col(),
-                col("Ready", "string", "Number of the pod with ready state"),
-                col("Up-to-date", "string", D_DEPLOY_UPDATED),
-                col("Available", "string", D_DEPLOY_AVAILABLE),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_DEPLOY_SELECTOR));
-            c
-        }
-        ReplicaSet => {
-            let mut c = vec![
-                name_col(),
-                col("Desired", "integer", D_RS_SPEC_REPLICAS),
-                col("Current", "integer", D_RS_STATUS_REPLICAS),
-                col("Ready", "integer", D_RS_STATUS_READY),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_RS_SPEC_SELECTOR));
-            c
-        }
-        StatefulSet => {
-            let mut c = vec![
-                name_col(),
-                col("Ready", "string", "Number of the pod with ready state"),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c
-        }
-        DaemonSet => {
-            let mut c = vec![
-                name_col(),
-                col("Desired", "integer", D_DS_DESIRED),
-                col("Current", "integer", D_DS_CURRENT),
-                col("Ready", "integer", D_DS_READY),
-                col("Up-to-date", "integer", D_DS_UPDATED),
-                col("Available", "integer", D_DS_AVAILABLE),
-                col("Node Selector", "string", D_POD_NODE_SELECTOR),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_DS_SELECTOR));
-            c
-        }
-        ControllerRevision => vec![
-            name_col(),
-            col("Controller", "string", "Controller of the object"),
-            col("Revision", "string", D_CR_REVISION),
-            age_col(),
-        ],
-        Job => {
-            let mut c = vec![
-                name_col(),
-                col("Status", "string", "Status of the job."),
-                col("Completions", "string", D_JOB_SUCCEEDED),
-                col("Duration", "string", "Time required to complete the job."),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_JOB_SELECTOR));
-            c
-        }
-        CronJob => {
-            let mut c = vec![
-                name_col(),
-                col("Schedule", "string", D_CJ_SCHEDULE),
-                col("Timezone", "string", D_CJ_TIMEZONE),
-                col("Suspend", "boolean", D_CJ_SUSPEND),
-                col("Active", "integer", D_CJ_ACTIVE),
-                col("Last Schedule", "string", D_CJ_LAST_SCHEDULE),
-                age_col(),
-            ];
-            c.extend(containers_images_cols());
-            c.push(wide("Selector", "string", D_JOB_SELECTOR));
-            c
-        }
-        HorizontalPodAutoscaler => vec![
-            name_col(),
-            col("Reference", "string", D_HPA_REF),
-            col("Targets", "string", D_HPA_METRICS),
-            col("MinPods", "string", D_HPA_MIN),
-            col("MaxPods", "string", D_HPA_MAX),
-            col("Replicas", "string", D_HPA_CURRENT),
-            age_col(),
-        ],
-        Ingress => vec![
-            name_col(),
-            col(
-                "Class",
-                "string",
-                "The name of the IngressClass resource that should be used for additional configuration",
-            ),
-            col(
-                "Hosts",
-                "string",
-                "Hosts that incoming requests are matched against before the ingress rule",
-            ),
-            col(
-                "Address",
-                "string",
-                "Address is a list containing ingress points for the load-balancer",
-            ),
-            col("Ports", "string", "Ports of TLS configurations that open"),
-            age_col(),
-        ],
-        IngressClass => vec![
-            name_col(),
-            col(
-                "Controller",
-                "string",
-                "Controller that is responsible for handling this class",
-            ),
-            col(
-                "Parameters",
-                "string",
-                "A reference to a resource with additional parameters",
-            ),
-            age_col(),
-        ],
-        NetworkPolicy => vec![
-            name_col(),
-            col("Pod-Selector", "string", D_NETPOL_POD_SELECTOR),
-            age_col(),
-        ],
-        RoleBinding { cluster } => {
-            let (role_ref, users, groups, sas) = if cluster {
-                (
-                    D_CRB_ROLE_REF,
-                    "Users in the clusterRoleBinding",
-                    "Groups in the clusterRoleBinding",
-                    "ServiceAccounts in the clusterRoleBinding",
-                )
-            } else {
-                (
-                    D_RB_ROLE_REF,
-                    "Users in the roleBinding",
-                    "Groups in the roleBinding",
-                    "ServiceAccounts in the roleBinding",
-                )
-            };
-            vec![
-                name_col(),
-                col("Role", "string", role_ref),
-                age_col(),
-                wide("Users", "string", users),
-                wide("Groups", "string", groups),
-                wide("ServiceAccounts", "string", sas),
-            ]
-        }
-        PodDisruptionBudget => vec![
-            name_col(),
-            col(
-                "Min Available",
-                "string",
-                "The minimum number of pods that must be available.",
-            ),
-            col(
-                "Max Unavailable",
-                "string",
-                "The maximum number of pods that may be unavailable.",
-            ),
-            col(
-                "Allowed Disruptions",
-                "integer",
-                "Calculated number of pods that may be disrupted at this time.",
-            ),
-            age_col(),
-        ],
-        StorageClass => vec![
-            name_col(),
-            col("Provisioner", "string", D_SC_PROVISIONER),
-            col("ReclaimPolicy", "string", D_SC_RECLAIM),
-            col("VolumeBindingMode", "string", D_SC_BINDING_MODE),
-            col("AllowVolumeExpansion", "string", D_SC_EXPANSION),
-            age_col(),
-        ],
-        CsiDriver => vec![
-            name_col(),
-            col("AttachRequired", "boolean", D_CSID_ATTACH),
-            col("PodInfoOnMount", "boolean", D_CSID_POD_INFO),
-            col("StorageCapacity", "boolean", D_CSID_CAPACITY),
-            col("TokenRequests", "string", D_CSID_TOKEN),
-            col("RequiresRepublish", "boolean", D_CSID_REPUBLISH),
-            col("Modes", "string", D_CSID_MODES),
-            age_col(),
-        ],
-        CsiNode => vec![
-            name_col(),
-            col(
-                "Drivers",
-                "integer",
-                "Drivers indicates the number of CSI drivers registered on the node",
-            ),
-            age_col(),
-        ],
-        VolumeAttachment => vec![
-            name_col(),
-            // Upstream marks this column as a name column too; kept for parity.
-            TableColumn {
-                format: Cow::Borrowed("name"),
-                ..col("Attacher", "string", D_VA_ATTACHER)
-            },
-            col("PV", "string", D_VA_PV),
-            col("Node", "string", D_VA_NODE),
-            col("Attached", "boolean", D_VA_ATTACHED),
-            age_col(),
-        ],
-        Lease => vec![
-            name_col(),
-            col("Holder", "string", D_LEASE_HOLDER),
-            age_col(),
-        ],
-        PriorityClass => vec![
-            name_col(),
-            col("Value", "integer", D_PC_VALUE),
-            col("Global-Default", "boolean", D_PC_GLOBAL_DEFAULT),
-            age_col(),
-            col("PreemptionPolicy", "string", D_PC_PREEMPTION),
-        ],
-        // Upstream looks the description up under a key ObjectMeta does not
-        // have, so it is empty there too.
-        RuntimeClass => vec![name_col(), col("Handler", "string", ""), age_col()],
-        FlowSchema => vec![
-            name_col(),
-            col("PriorityLevel", "string", D_FS_PRIORITY_LEVEL),
-            col("MatchingPrecedence", "string", D_FS_PRECEDENCE),
-            col("DistinguisherMethod", "string", D_FS_DISTINGUISHER),
-            age_col(),
-            col("MissingPL", "string", D_FS_MISSING_PL),
-        ],
-        PriorityLevelConfiguration => vec![
-            name_col(),
-            col("Type", "string", D_PL_TYPE),
-            col("NominalConcurrencyShares", "string", D_PL_SHARES),
-            col("Queues", "string", D_PL_QUEUES),
-            col("HandSize", "string", D_PL_HAND_SIZE),
-            col("QueueLengthLimit", "string", D_PL_QUEUE_LENGTH),
-            age_col(),
-        ],
-        // Upstream defines no Age column but sends an age cell in each row
-        // (kubectl prints as many cells as there are columns).
-        IPAddress => vec![name_col(), col("ParentRef", "string", D_IP_PARENT_REF)],
-        ServiceCIDR => vec![name_col(), col("CIDRs", "string", D_SERVICE_CIDRS), age_col()],
-        EndpointSlice => vec![
-            name_col(),
-            col("AddressType", "string", D_EPS_ADDRESS_TYPE),
-            col("Ports", "string", D_EPS_PORTS),
-            col("Endpoints", "string", D_EPS_ENDPOINTS),
-            age_col(),
-        ],
-        WebhookConfiguration => vec![
-            name_col(),
-            col(
-                "Webhooks",
-                "integer",
-                "Webhooks indicates the number of webhooks registered in this configuration",
-            ),
-            age_col(),
-        ],
-        ValidatingAdmissionPolicy => vec![
-            name_col(),
-            col(
-                "Validations",
-                "integer",
-                "Validations indicates the number of validation rules defined in this configuration",
-            ),
-            col(
-                "ParamKind",
-                "string",
-                "ParamKind specifies the kind of resources used to parameterize this policy",
-            ),
-            age_col(),
-        ],
-        APIService => vec![
-            name_col(),
-            col("Service", "string", D_APISERVICE_SERVICE),
-            col("Available", "string", D_APISERVICE_AVAILABLE),
-            age_col(),
-        ],
-        ValidatingAdmissionPolicyBinding => vec![
-            name_col(),
-            col(
-                "PolicyName",
-                "string",
-                "PolicyName indicates the policy definition which the policy binding binded to",
-            ),
-            col(
-                "ParamRef",
-                "string",
-                "ParamRef indicates the param resource which sets the configration param",
-            ),
-            age_col(),
-        ],
-        CertificateSigningRequest => vec![
-            name_col(),
-            age_col(),
-            col("SignerName", "string", D_CSR_SIGNER),
-            col("Requestor", "string", D_CSR_REQUEST),
-            col("RequestedDuration", "string", D_CSR_EXPIRATION),
-            col("Condition", "string", D_CSR_CONDITIONS),
-        ],
-        Default => vec![name_col(), col("Created At", "date", D_CREATED)],
-    }
+/// The columns of upstream's default table convertor, which prints every
+/// kind without a printer of its own.
+pub fn default_table_columns() -> Vec<TableColumn> {
+    vec![name_col(), col("Created At", "date", D_CREATED)]
 }
 
-/// One row's cells (same length as the columns), for one object (Kubernetes JSON).
-/// `now` is passed in so AGE is testable.
-pub fn table_cells(printer: Printer, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-    use Printer::*;
-    let o = object;
-    match printer {
-        Pod => pod_cells(o, now),
-        PodTemplate => pod_template_cells(o),
-        ReplicationController => replication_controller_cells(o, now),
-        Service => service_cells(o, now),
-        Endpoints => vec![name(o).into(), format_endpoints(o).into(), age(o, now)],
-        Node => node_cells(o, now),
-        Event { events_api } => event_cells(o, events_api, now),
-        Namespace => vec![
-            name(o).into(),
-            str_or(o, "/status/phase", "Active").into(),
-            age(o, now),
-        ],
-        Secret => secret_cells(o, now),
-        ServiceAccount => vec![name(o).into(), len_of(o, "/secrets").into(), age(o, now)],
-        ConfigMap => vec![
-            name(o).into(),
-            (len_of(o, "/data") + len_of(o, "/binaryData")).into(),
-            age(o, now),
-        ],
-        PersistentVolume => persistent_volume_cells(o, now),
-        PersistentVolumeClaim => persistent_volume_claim_cells(o, now),
-        ResourceQuota => resource_quota_cells(o, now),
-        ComponentStatus => component_status_cells(o),
-        Deployment => deployment_cells(o, now),
-        ReplicaSet => replica_set_cells(o, now),
-        StatefulSet => statefulset_cells(o, now),
-        DaemonSet => daemonset_cells(o, now),
-        ControllerRevision => controller_revision_cells(o, now),
-        Job => job_cells(o, now),
-        CronJob => cronjob_cells(o, now),
-        HorizontalPodAutoscaler => hpa_cells(o, now),
-        Ingress => ingress_cells(o, now),
-        IngressClass => ingress_class_cells(o, now),
-        NetworkPolicy => vec![
-            name(o).into(),
-            format_label_selector(get(o, "/spec/podSelector")).into(),
-            age(o, now),
-        ],
-        RoleBinding { .. } => role_binding_cells(o, now),
-        PodDisruptionBudget => pdb_cells(o, now),
-        StorageClass => storage_class_cells(o, now),
-        CsiDriver => csi_driver_cells(o, now),
-        CsiNode => vec![
-            name(o).into(),
-            len_of(o, "/spec/drivers").into(),
-            age(o, now),
-        ],
-        VolumeAttachment => vec![
-            name(o).into(),
-            text(o, "/spec/attacher").into(),
-            text(o, "/spec/source/persistentVolumeName").into(),
-            text(o, "/spec/nodeName").into(),
-            boolean(o, "/status/attached").unwrap_or(false).into(),
-            age(o, now),
-        ],
-        Lease => vec![
-            name(o).into(),
-            text(o, "/spec/holderIdentity").into(),
-            age(o, now),
-        ],
-        PriorityClass => vec![
-            name(o).into(),
-            int(o, "/value").into(),
-            boolean(o, "/globalDefault").unwrap_or(false).into(),
-            age(o, now),
-            str_or(o, "/preemptionPolicy", "PreemptLowerPriority").into(),
-        ],
-        RuntimeClass => vec![name(o).into(), text(o, "/handler").into(), age(o, now)],
-        FlowSchema => flow_schema_cells(o, now),
-        PriorityLevelConfiguration => priority_level_cells(o, now),
-        IPAddress => vec![name(o).into(), ip_address_parent(o).into(), age(o, now)],
-        ServiceCIDR => vec![
-            name(o).into(),
-            items(o, "/spec/cidrs")
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(",")
-                .into(),
-            age(o, now),
-        ],
-        EndpointSlice => endpoint_slice_cells(o, now),
-        WebhookConfiguration => vec![name(o).into(), len_of(o, "/webhooks").into(), age(o, now)],
-        ValidatingAdmissionPolicy => {
-            let param_kind = match get(o, "/spec/paramKind") {
-                Some(kind) if !kind.is_null() => {
-                    format!("{}/{}", text(kind, "/apiVersion"), text(kind, "/kind"))
-                }
-                _ => "<unset>".to_string(),
-            };
-            vec![
-                name(o).into(),
-                len_of(o, "/spec/validations").into(),
-                param_kind.into(),
-                age(o, now),
-            ]
-        }
-        APIService => {
-            let service = match get(o, "/spec/service") {
-                Some(service) if !service.is_null() => {
-                    format!("{}/{}", text(service, "/namespace"), text(service, "/name"))
-                }
-                _ => "Local".to_string(),
-            };
-            let available = match condition(items(o, "/status/conditions"), "Available") {
-                None => "Unknown".to_string(),
-                Some(c) => match (text(c, "/status"), text(c, "/reason")) {
-                    ("True", _) => "True".to_string(),
-                    (status, "") => status.to_string(),
-                    (status, reason) => format!("{status} ({reason})"),
-                },
-            };
-            vec![
-                name(o).into(),
-                service.into(),
-                available.into(),
-                age(o, now),
-            ]
-        }
-        ValidatingAdmissionPolicyBinding => vec![
-            name(o).into(),
-            text(o, "/spec/policyName").into(),
-            param_ref_cell(o).into(),
-            age(o, now),
-        ],
-        CertificateSigningRequest => csr_cells(o, now),
-        Default => {
-            // Upstream formats Go's zero time when the timestamp is missing.
-            let created = timestamp(o, "/metadata/creationTimestamp")
-                .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
-                .unwrap_or_else(|| "0001-01-01T00:00:00Z".to_string());
-            vec![name(o).into(), created.into()]
-        }
-    }
+/// A row of upstream's default table convertor.
+pub fn default_table_cells(object: &Value) -> Vec<Value> {
+    // Upstream formats Go's zero time when the timestamp is missing.
+    let created = timestamp(object, "/metadata/creationTimestamp")
+        .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))
+        .unwrap_or_else(|| "0001-01-01T00:00:00Z".to_string());
+    vec![name(object).into(), created.into()]
 }

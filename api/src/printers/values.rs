@@ -7,16 +7,16 @@ pub(super) use serde_json::Value;
 
 /// The value at a JSON pointer; an explicit `null` counts as absent, as it
 /// does when Go decodes into a pointer field.
-pub(super) fn get<'a>(v: &'a Value, ptr: &str) -> Option<&'a Value> {
+pub(crate) fn get<'a>(v: &'a Value, ptr: &str) -> Option<&'a Value> {
     v.pointer(ptr).filter(|x| !x.is_null())
 }
 
-pub(super) fn text<'a>(v: &'a Value, ptr: &str) -> &'a str {
+pub(crate) fn text<'a>(v: &'a Value, ptr: &str) -> &'a str {
     get(v, ptr).and_then(Value::as_str).unwrap_or("")
 }
 
 /// A string field with an API default applied when it is missing or empty.
-pub(super) fn str_or<'a>(v: &'a Value, ptr: &str, default: &'a str) -> &'a str {
+pub(crate) fn str_or<'a>(v: &'a Value, ptr: &str, default: &'a str) -> &'a str {
     match text(v, ptr) {
         "" => default,
         s => s,
@@ -24,26 +24,26 @@ pub(super) fn str_or<'a>(v: &'a Value, ptr: &str, default: &'a str) -> &'a str {
 }
 
 /// A `*string` field: set (even to "") wins, absent prints `default`.
-pub(super) fn ptr_str<'a>(v: &'a Value, ptr: &str, default: &'a str) -> &'a str {
+pub(crate) fn ptr_str<'a>(v: &'a Value, ptr: &str, default: &'a str) -> &'a str {
     get(v, ptr).and_then(Value::as_str).unwrap_or(default)
 }
 
-pub(super) fn int_opt(v: &Value, ptr: &str) -> Option<i64> {
+pub(crate) fn int_opt(v: &Value, ptr: &str) -> Option<i64> {
     let x = get(v, ptr)?;
     x.as_i64()
         .or_else(|| x.as_u64().map(|u| i64::try_from(u).unwrap_or(i64::MAX)))
         .or_else(|| x.as_f64().map(|f| f as i64))
 }
 
-pub(super) fn int(v: &Value, ptr: &str) -> i64 {
+pub(crate) fn int(v: &Value, ptr: &str) -> i64 {
     int_opt(v, ptr).unwrap_or(0)
 }
 
-pub(super) fn boolean(v: &Value, ptr: &str) -> Option<bool> {
+pub(crate) fn boolean(v: &Value, ptr: &str) -> Option<bool> {
     get(v, ptr).and_then(Value::as_bool)
 }
 
-pub(super) fn items<'a>(v: &'a Value, ptr: &str) -> &'a [Value] {
+pub(crate) fn items<'a>(v: &'a Value, ptr: &str) -> &'a [Value] {
     get(v, ptr)
         .and_then(Value::as_array)
         .map(Vec::as_slice)
@@ -51,7 +51,7 @@ pub(super) fn items<'a>(v: &'a Value, ptr: &str) -> &'a [Value] {
 }
 
 /// Number of entries in a list or map field.
-pub(super) fn len_of(v: &Value, ptr: &str) -> i64 {
+pub(crate) fn len_of(v: &Value, ptr: &str) -> i64 {
     let n = match get(v, ptr) {
         Some(Value::Array(a)) => a.len(),
         Some(Value::Object(m)) => m.len(),
@@ -60,7 +60,7 @@ pub(super) fn len_of(v: &Value, ptr: &str) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-pub(super) fn string_map(v: &Value, ptr: &str) -> BTreeMap<String, String> {
+pub(crate) fn string_map(v: &Value, ptr: &str) -> BTreeMap<String, String> {
     let Some(Value::Object(m)) = get(v, ptr) else {
         return BTreeMap::new();
     };
@@ -70,7 +70,7 @@ pub(super) fn string_map(v: &Value, ptr: &str) -> BTreeMap<String, String> {
 }
 
 /// Renders a scalar (quantity, int-or-string, ...) as text.
-pub(super) fn scalar_text(v: &Value) -> String {
+pub(crate) fn scalar_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
@@ -80,7 +80,7 @@ pub(super) fn scalar_text(v: &Value) -> String {
 
 /// A resource.Quantity field. JSON carries quantities as strings already in
 /// their serialized form; a missing one prints like Go's zero Quantity.
-pub(super) fn quantity(v: &Value, ptr: &str) -> String {
+pub(crate) fn quantity(v: &Value, ptr: &str) -> String {
     match get(v, ptr) {
         Some(q) => scalar_text(q),
         None => "0".to_string(),
@@ -89,44 +89,44 @@ pub(super) fn quantity(v: &Value, ptr: &str) -> String {
 
 /// A `*resource.Quantity` upstream formats with `String()`, which prints
 /// "<nil>" for a nil pointer.
-pub(super) fn quantity_ptr(v: &Value, ptr: &str) -> String {
+pub(crate) fn quantity_ptr(v: &Value, ptr: &str) -> String {
     get(v, ptr)
         .map(scalar_text)
         .unwrap_or_else(|| "<nil>".to_string())
 }
 
-pub(super) fn timestamp(v: &Value, ptr: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn timestamp(v: &Value, ptr: &str) -> Option<DateTime<Utc>> {
     let s = get(v, ptr)?.as_str()?;
     DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.with_timezone(&Utc))
 }
 
-pub(super) fn name(v: &Value) -> &str {
+pub(crate) fn name(v: &Value) -> &str {
     text(v, "/metadata/name")
 }
 
-pub(super) fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
+pub(crate) fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
     match t {
         Some(t) => human_duration(now - t),
         None => "<unknown>".to_string(),
     }
 }
 
-pub(super) fn age(v: &Value, now: DateTime<Utc>) -> Value {
+pub(crate) fn age(v: &Value, now: DateTime<Utc>) -> Value {
     since(timestamp(v, "/metadata/creationTimestamp"), now).into()
 }
 
-pub(super) fn deleting(v: &Value) -> bool {
+pub(crate) fn deleting(v: &Value) -> bool {
     get(v, "/metadata/deletionTimestamp").is_some()
 }
 
 /// JSON pointer segments must escape "~" and "/" (label keys contain "/").
-pub(super) fn escape_pointer(segment: &str) -> String {
+pub(crate) fn escape_pointer(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
-pub(super) fn or_none(s: String) -> String {
+pub(crate) fn or_none(s: String) -> String {
     if s.is_empty() {
         "<none>".to_string()
     } else {
@@ -135,7 +135,7 @@ pub(super) fn or_none(s: String) -> String {
 }
 
 /// labels.FormatLabels: sorted `k=v` pairs, "<none>" when empty.
-pub(super) fn format_labels(v: &Value, ptr: &str) -> String {
+pub(crate) fn format_labels(v: &Value, ptr: &str) -> String {
     let pairs: Vec<String> = string_map(v, ptr)
         .into_iter()
         .map(|(k, val)| format!("{k}={val}"))
@@ -180,7 +180,7 @@ pub fn label_selector_string(sel: Option<&Value>) -> Option<String> {
 }
 
 /// metav1.FormatLabelSelector.
-pub(super) fn format_label_selector(sel: Option<&Value>) -> String {
+pub(crate) fn format_label_selector(sel: Option<&Value>) -> String {
     match label_selector_string(sel) {
         Some(s) => or_none(s),
         None => "<error>".to_string(),
@@ -188,14 +188,14 @@ pub(super) fn format_label_selector(sel: Option<&Value>) -> String {
 }
 
 /// Comma-joined container names and images of a pod spec.
-pub(super) fn container_cells(spec: Option<&Value>) -> (String, String) {
+pub(crate) fn container_cells(spec: Option<&Value>) -> (String, String) {
     let containers = spec.map(|s| items(s, "/containers")).unwrap_or(&[]);
     let names: Vec<&str> = containers.iter().map(|c| text(c, "/name")).collect();
     let images: Vec<&str> = containers.iter().map(|c| text(c, "/image")).collect();
     (names.join(","), images.join(","))
 }
 
-pub(super) fn print_bool(b: bool) -> &'static str {
+pub(crate) fn print_bool(b: bool) -> &'static str {
     if b {
         "True"
     } else {
@@ -205,16 +205,16 @@ pub(super) fn print_bool(b: bool) -> &'static str {
 
 /// First condition of `type_` in a condition list, like upstream's helpers
 /// that stop at the first match.
-pub(super) fn condition<'a>(conditions: &'a [Value], type_: &str) -> Option<&'a Value> {
+pub(crate) fn condition<'a>(conditions: &'a [Value], type_: &str) -> Option<&'a Value> {
     conditions.iter().find(|c| text(c, "/type") == type_)
 }
 
-pub(super) fn condition_true(conditions: &[Value], type_: &str) -> bool {
+pub(crate) fn condition_true(conditions: &[Value], type_: &str) -> bool {
     condition(conditions, type_).is_some_and(|c| text(c, "/status") == "True")
 }
 
 /// net.JoinHostPort: IPv6 literals need brackets.
-pub(super) fn join_host_port(host: &str, port: i64) -> String {
+pub(crate) fn join_host_port(host: &str, port: i64) -> String {
     if host.contains(':') {
         format!("[{host}]:{port}")
     } else {
@@ -223,7 +223,7 @@ pub(super) fn join_host_port(host: &str, port: i64) -> String {
 }
 
 /// "a,b,c + N more..." lists, shared by several printers.
-pub(super) fn list_with_more(list: &[String], more: bool, count: usize, max: usize) -> String {
+pub(crate) fn list_with_more(list: &[String], more: bool, count: usize, max: usize) -> String {
     let ret = list.join(",");
     if more {
         return format!("{ret} + {} more...", count.saturating_sub(max));
@@ -292,7 +292,7 @@ pub fn human_duration(d: TimeDelta) -> String {
 
 /// The distinct IPs/hostnames of a load balancer status, sorted as upstream's
 /// string set does. The server always prints wide, so nothing is clipped.
-pub(super) fn load_balancer_ingress(o: &Value, ptr: &str) -> Vec<String> {
+pub(crate) fn load_balancer_ingress(o: &Value, ptr: &str) -> Vec<String> {
     let set: BTreeSet<String> = items(o, ptr)
         .iter()
         .filter_map(|i| {
@@ -308,4 +308,32 @@ pub(super) fn load_balancer_ingress(o: &Value, ptr: &str) -> Vec<String> {
         })
         .collect();
     set.into_iter().collect()
+}
+
+/// helper.GetAccessModesAsString: fixed order, duplicates dropped.
+pub(crate) fn format_access_modes(o: &Value, ptr: &str) -> String {
+    let modes: BTreeSet<&str> = items(o, ptr).iter().filter_map(Value::as_str).collect();
+    [
+        ("ReadWriteOnce", "RWO"),
+        ("ReadOnlyMany", "ROX"),
+        ("ReadWriteMany", "RWX"),
+        ("ReadWriteOncePod", "RWOP"),
+    ]
+    .iter()
+    .filter(|(mode, _)| modes.contains(mode))
+    .map(|(_, short)| *short)
+    .collect::<Vec<_>>()
+    .join(",")
+}
+
+/// The beta storage-class annotation still wins over the spec field.
+pub(crate) fn storage_class_annotation(o: &Value) -> Option<&str> {
+    get(
+        o,
+        &format!(
+            "/metadata/annotations/{}",
+            escape_pointer("volume.beta.kubernetes.io/storage-class")
+        ),
+    )
+    .and_then(Value::as_str)
 }

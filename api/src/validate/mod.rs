@@ -9,26 +9,19 @@
 //! annotations) is validated by the pipeline; nested ObjectMeta such as a pod
 //! template's labels is validated here.
 //!
-//! Each kind's file in `kinds/` calls the rules that apply to it.
+//! Each kind's rules live in its file in `kinds/`; what is here is what
+//! several kinds share (metadata, selectors, quantities, pod templates and
+//! specs, workload and job specs, ...) and the JSON accessors they read with.
 
-pub(crate) mod admission_policy;
-pub(crate) mod admissionregistration;
-pub(crate) mod apps;
-pub(crate) mod autoscaling;
-pub(crate) mod batch;
-pub(crate) mod coordination;
-pub(crate) mod corev1;
+pub(crate) mod config_data;
 pub mod ip;
+pub(crate) mod job_spec;
 pub mod meta;
-pub(crate) mod networking;
 pub mod object_meta;
 pub(crate) mod pod;
-pub(crate) mod policy;
 pub mod quantity;
-pub(crate) mod rbac;
-pub(crate) mod scheduling;
-pub(crate) mod storage;
-pub mod webhook;
+pub(crate) mod volume_modes;
+pub(crate) mod workloads;
 
 use serde_json::{Map, Value};
 
@@ -36,7 +29,7 @@ use crate::error::FieldError;
 
 /// ValidateNonnegativeField on each of `names` under `parent` (at
 /// `parent_path`), an absent count reading 0 as Go's typed field does.
-fn nonnegative_counts(
+pub(crate) fn nonnegative_counts(
     parent: &Value,
     parent_path: &str,
     names: &[&str],
@@ -53,40 +46,40 @@ fn nonnegative_counts(
 
 static NULL: Value = Value::Null;
 
-fn field<'a>(v: &'a Value, key: &str) -> &'a Value {
+pub(crate) fn field<'a>(v: &'a Value, key: &str) -> &'a Value {
     v.get(key).unwrap_or(&NULL)
 }
 
-fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
+pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
 /// A pointer field: `None` when absent or null.
-fn opt<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+pub(crate) fn opt<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     v.get(key).filter(|f| !f.is_null())
 }
 
-fn int_of(v: &Value, key: &str) -> Option<i64> {
+pub(crate) fn int_of(v: &Value, key: &str) -> Option<i64> {
     v.get(key).and_then(Value::as_i64)
 }
 
-fn bool_of(v: &Value, key: &str) -> bool {
+pub(crate) fn bool_of(v: &Value, key: &str) -> bool {
     v.get(key).and_then(Value::as_bool).unwrap_or(false)
 }
 
-fn list_of<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+pub(crate) fn list_of<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key)
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[])
 }
 
-fn map_of<'a>(v: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
+pub(crate) fn map_of<'a>(v: &'a Value, key: &str) -> Option<&'a Map<String, Value>> {
     v.get(key).and_then(Value::as_object)
 }
 
 /// `base.name`, as field.Path.Child.
-fn child(base: &str, name: &str) -> String {
+pub(crate) fn child(base: &str, name: &str) -> String {
     if base.is_empty() {
         name.to_string()
     } else {
@@ -95,12 +88,12 @@ fn child(base: &str, name: &str) -> String {
 }
 
 /// `base[i]`, as field.Path.Index.
-fn index(base: &str, i: usize) -> String {
+pub(crate) fn index(base: &str, i: usize) -> String {
     format!("{base}[{i}]")
 }
 
 /// `base[key]`, as field.Path.Key.
-fn key(base: &str, k: &str) -> String {
+pub(crate) fn key(base: &str, k: &str) -> String {
     format!("{base}[{k}]")
 }
 

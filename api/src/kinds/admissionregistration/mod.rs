@@ -1,6 +1,7 @@
 //! The admissionregistration.k8s.io API group's kinds, in upstream's
 //! discovery order: what the admission chain (core/src/admission/) reads.
 
+mod matching;
 mod policy;
 mod webhook_configuration;
 

@@ -6,11 +6,13 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
-use crate::printers::Printer;
+use crate::printers::values::{age, condition, get, items, name};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
 /// The label of the APIServices Capstan registers itself: `onstart` for
@@ -43,6 +45,9 @@ pub fn local_available_condition(now: &str) -> Value {
         "message": "Local APIServices are always available",
     })
 }
+
+const D_APISERVICE_SERVICE: &str = "The reference to the service that hosts this API endpoint.";
+const D_APISERVICE_AVAILABLE: &str = "Whether this service is available.";
 
 fn is_local(object: &Value) -> bool {
     object.pointer("/spec/service").is_none_or(Value::is_null)
@@ -105,8 +110,36 @@ impl Kind for APIService {
         errs
     }
 
-    fn printer(&self) -> Printer {
-        Printer::APIService
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Service", "string", D_APISERVICE_SERVICE),
+            col("Available", "string", D_APISERVICE_AVAILABLE),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        let service = match get(object, "/spec/service") {
+            Some(service) if !service.is_null() => {
+                format!("{}/{}", text(service, "/namespace"), text(service, "/name"))
+            }
+            _ => "Local".to_string(),
+        };
+        let available = match condition(items(object, "/status/conditions"), "Available") {
+            None => "Unknown".to_string(),
+            Some(c) => match (text(c, "/status"), text(c, "/reason")) {
+                ("True", _) => "True".to_string(),
+                (status, "") => status.to_string(),
+                (status, reason) => format!("{status} ({reason})"),
+            },
+        };
+        vec![
+            name(object).into(),
+            service.into(),
+            available.into(),
+            age(object, now),
+        ]
     }
 }
 

@@ -2,8 +2,12 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, boolean, int, items, name, text};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct ControllerRevision;
@@ -20,7 +24,46 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for ControllerRevision {
-    fn printer(&self) -> Printer {
-        Printer::ControllerRevision
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Controller", "string", "Controller of the object"),
+            col("Revision", "string", D_CR_REVISION),
+            age_col(),
+        ]
     }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        cells(object, now)
+    }
+}
+
+const D_CR_REVISION: &str = "Revision indicates the revision of the state represented by Data.";
+
+fn cells(cr: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let controller = items(cr, "/metadata/ownerReferences")
+        .iter()
+        .find(|r| boolean(r, "/controller") == Some(true))
+        .map(|r| {
+            let group = match text(r, "/apiVersion").split_once('/') {
+                Some((g, _)) => g,
+                None => "",
+            };
+            let kind = text(r, "/kind");
+            let ref_name = text(r, "/name");
+            // formatResourceName: "kind.group/name", lower-cased, or just the
+            // name when the kind is unknown.
+            match (kind, group) {
+                ("", "") => ref_name.to_string(),
+                (k, "") => format!("{}/{ref_name}", k.to_lowercase()),
+                (k, g) => format!("{}/{ref_name}", format!("{k}.{g}").to_lowercase()),
+            }
+        })
+        .unwrap_or_else(|| "<none>".to_string());
+    vec![
+        name(cr).into(),
+        controller.into(),
+        int(cr, "/revision").into(),
+        age(cr, now),
+    ]
 }

@@ -2,13 +2,22 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
+use crate::defaults::pod_spec::workload_template;
+use crate::defaults::{default_pointer, ensure_child, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{
+    age, container_cells, format_label_selector, get, int, int_opt, name,
+};
+use crate::printers::{age_col, col, containers_images_cols, name_col, wide, TableColumn};
 use crate::registry::ResourceDef;
-use crate::validate::apps as rules;
+use crate::validate::field;
+use crate::validate::workloads::{
+    nonnegative, replica_set_status, replica_set_template, selector, selector_update,
+};
 
 pub struct ReplicaSet;
 
@@ -33,7 +42,7 @@ impl Kind for ReplicaSet {
     }
 
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::apps::replica_set(object);
+        set_defaults(object);
     }
 
     fn empty_status(&self) -> Value {
@@ -41,17 +50,17 @@ impl Kind for ReplicaSet {
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
-        rules::replica_set(object)
+        validate(object)
     }
 
     fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = rules::replica_set(object);
-        errs.extend(rules::selector_update(object, old));
+        let mut errs = validate(object);
+        errs.extend(selector_update(object, old));
         errs
     }
 
     fn validate_status_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
-        rules::replica_set_status(object, old)
+        replica_set_status(object, old)
     }
 
     fn absent_field_value(&self, field: &str) -> &'static str {
@@ -61,7 +70,65 @@ impl Kind for ReplicaSet {
         }
     }
 
-    fn printer(&self) -> Printer {
-        Printer::ReplicaSet
+    fn table_columns(&self) -> Vec<TableColumn> {
+        let mut c = vec![
+            name_col(),
+            col("Desired", "integer", D_RS_SPEC_REPLICAS),
+            col("Current", "integer", D_RS_STATUS_REPLICAS),
+            col("Ready", "integer", D_RS_STATUS_READY),
+            age_col(),
+        ];
+        c.extend(containers_images_cols());
+        c.push(wide("Selector", "string", D_RS_SPEC_SELECTOR));
+        c
     }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        cells(object, now)
+    }
+}
+
+/// `SetDefaults_ReplicaSet`: replicas 1.
+fn set_defaults(replica_set: &mut Object) {
+    let Some(spec) = ensure_child(replica_set, "spec") else {
+        return;
+    };
+    default_pointer(spec, "replicas", json!(1));
+    workload_template(spec);
+}
+
+fn validate(object: &Value) -> Vec<FieldError> {
+    let spec = field(object, "spec");
+    let mut errs = Vec::new();
+    nonnegative(spec, "replicas", 1, &mut errs);
+    nonnegative(spec, "minReadySeconds", 0, &mut errs);
+    // Upstream's ReplicaSet check says "deployment" too.
+    let selector = selector(spec, "deployment", &mut errs);
+    replica_set_template(
+        selector.as_ref(),
+        field(spec, "template"),
+        "ReplicaSet",
+        &mut errs,
+    );
+    errs
+}
+
+const D_RS_SPEC_REPLICAS: &str = "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset";
+const D_RS_SPEC_SELECTOR: &str = "Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+const D_RS_STATUS_REPLICAS: &str = "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset";
+const D_RS_STATUS_READY: &str =
+    "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.";
+
+fn cells(rs: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let (names, images) = container_cells(get(rs, "/spec/template/spec"));
+    vec![
+        name(rs).into(),
+        int_opt(rs, "/spec/replicas").unwrap_or(1).into(),
+        int(rs, "/status/replicas").into(),
+        int(rs, "/status/readyReplicas").into(),
+        age(rs, now),
+        names.into(),
+        images.into(),
+        format_label_selector(get(rs, "/spec/selector")).into(),
+    ]
 }

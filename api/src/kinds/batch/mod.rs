@@ -1,7 +1,7 @@
 //! The batch API group's kinds, in upstream's discovery order.
 
 mod cron_job;
-mod job;
+pub(crate) mod job;
 
 pub use cron_job::CronJob;
 pub use job::Job;

@@ -2,8 +2,12 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
 use crate::kinds::{Handling, Kind};
-use crate::printers::Printer;
+use crate::printers::values::{condition, items, name, text};
+use crate::printers::{col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct ComponentStatus;
@@ -26,7 +30,32 @@ impl Kind for ComponentStatus {
         Handling::ComponentStatus
     }
 
-    fn printer(&self) -> Printer {
-        Printer::ComponentStatus
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Status", "string", "Status of the component conditions"),
+            col("Message", "string", "Message of the component conditions"),
+            col("Error", "string", "Error of the component conditions"),
+        ]
     }
+
+    fn table_cells(&self, object: &Value, _now: DateTime<Utc>) -> Vec<Value> {
+        cells(object)
+    }
+}
+
+fn cells(cs: &Value) -> Vec<Value> {
+    let (status, message, error) = match condition(items(cs, "/conditions"), "Healthy") {
+        Some(c) => (
+            if text(c, "/status") == "True" {
+                "Healthy"
+            } else {
+                "Unhealthy"
+            },
+            text(c, "/message"),
+            text(c, "/error"),
+        ),
+        None => ("Unknown", "", ""),
+    };
+    vec![name(cs).into(), status.into(), message.into(), error.into()]
 }

@@ -2,10 +2,13 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
 
+use crate::defaults::{default_zero, each_item, Object};
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, int, items, join_host_port, name, text};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct Endpoints;
@@ -25,10 +28,77 @@ pub fn resources() -> Vec<ResourceDef> {
 
 impl Kind for Endpoints {
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::core_v1::endpoints(object);
+        set_defaults(object);
     }
 
-    fn printer(&self) -> Printer {
-        Printer::Endpoints
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Endpoints", "string", D_EP_SUBSETS),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        vec![
+            name(object).into(),
+            format_endpoints(object).into(),
+            age(object, now),
+        ]
+    }
+}
+
+/// `SetDefaults_Endpoints`: port protocol TCP.
+fn set_defaults(endpoints: &mut Object) {
+    each_item(endpoints, "subsets", |subset| {
+        each_item(subset, "ports", |port| {
+            default_zero(port, "protocol", json!("TCP"));
+        });
+    });
+}
+
+const D_EP_SUBSETS: &str = "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.";
+
+/// Up to three `ip:port` endpoints, then a count of the rest.
+fn format_endpoints(ep: &Value) -> String {
+    let subsets = items(ep, "/subsets");
+    if subsets.is_empty() {
+        return "<none>".to_string();
+    }
+    const MAX: usize = 3;
+    let mut list: Vec<String> = Vec::new();
+    let mut more = false;
+    let mut count = 0usize;
+    for ss in subsets {
+        let addresses = items(ss, "/addresses");
+        let ports = items(ss, "/ports");
+        if ports.is_empty() {
+            // Headless services may have no ports at all.
+            count += addresses.len();
+            for a in addresses {
+                if list.len() == MAX {
+                    more = true;
+                    break;
+                }
+                list.push(text(a, "/ip").to_string());
+            }
+            continue;
+        }
+        for port in ports {
+            count += addresses.len();
+            for a in addresses {
+                if list.len() == MAX {
+                    more = true;
+                    break;
+                }
+                list.push(join_host_port(text(a, "/ip"), int(port, "/port")));
+            }
+        }
+    }
+    let ret = list.join(",");
+    if more {
+        format!("{ret} + {} more...", count.saturating_sub(MAX))
+    } else {
+        ret
     }
 }

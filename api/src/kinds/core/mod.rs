@@ -28,7 +28,6 @@ pub use namespace::Namespace;
 pub use node::Node;
 pub use persistent_volume::PersistentVolume;
 pub use persistent_volume_claim::PersistentVolumeClaim;
-pub(crate) use pod::qos_class;
 pub use pod::Pod;
 pub use pod_template::PodTemplate;
 pub use replication_controller::ReplicationController;

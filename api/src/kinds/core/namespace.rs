@@ -2,13 +2,17 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use crate::defaults::{default_zero, ensure_child, Object};
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
-use crate::printers::Printer;
+use crate::printers::values::{age, name, str_or};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
-use crate::validate::corev1 as rules;
+use crate::validate::meta;
+use crate::validate::{field, list_of, opt, str_of};
 use serde_json::json;
 
 pub struct Namespace;
@@ -93,23 +97,35 @@ impl Kind for Namespace {
     }
 
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::core_v1::namespace(object);
+        set_defaults(object);
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
-        rules::namespace(object)
+        validate(object)
     }
 
     fn validate_update(&self, object: &Value, _old: &Value) -> Vec<FieldError> {
-        rules::namespace(object)
+        validate(object)
     }
 
     fn validate_status_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
-        rules::namespace_status(object, old)
+        validate_status(object, old)
     }
 
-    fn printer(&self) -> Printer {
-        Printer::Namespace
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Status", "string", "The status of the namespace"),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        vec![
+            name(object).into(),
+            str_or(object, "/status/phase", "Active").into(),
+            age(object, now),
+        ]
     }
 }
 
@@ -130,6 +146,47 @@ fn label_with_own_name(object: &mut Value) {
         if let Some(labels) = labels.as_object_mut() {
             labels.insert("kubernetes.io/metadata.name".into(), Value::String(name));
         }
+    }
+}
+
+/// `SetDefaults_NamespaceStatus`: a namespace is Active unless it says
+/// otherwise. The status struct always exists in Go, so a status write
+/// without one stores `{"phase": "Active"}`.
+fn set_defaults(namespace: &mut Object) {
+    if let Some(status) = ensure_child(namespace, "status") {
+        default_zero(status, "phase", json!("Active"));
+    }
+}
+
+/// Namespace spec.finalizers (reported on `spec.finalizers`, unindexed, as
+/// upstream does).
+fn validate(object: &Value) -> Vec<FieldError> {
+    list_of(field(object, "spec"), "finalizers")
+        .iter()
+        .flat_map(|f| meta::finalizer_name(f.as_str().unwrap_or(""), "spec.finalizers"))
+        .collect()
+}
+
+/// ValidateNamespaceStatusUpdate: the phase follows the deletion timestamp
+/// (upstream's path, `status.Phase`, capitalised as it is).
+fn validate_status(object: &Value, _old: &Value) -> Vec<FieldError> {
+    let phase = str_of(field(object, "status"), "phase");
+    let deleting = opt(field(object, "metadata"), "deletionTimestamp").is_some();
+    let (expected, message) = if deleting {
+        (
+            "Terminating",
+            "may only be 'Terminating' if `deletionTimestamp` is not empty",
+        )
+    } else {
+        (
+            "Active",
+            "may only be 'Active' if `deletionTimestamp` is empty",
+        )
+    };
+    if phase == expected {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid("status.Phase", phase, message)]
     }
 }
 

@@ -2,13 +2,19 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use crate::defaults::pod_spec::pod_template_spec;
+use crate::defaults::{ensure_child, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::descriptions::{D_CONTAINERS, D_IMAGES};
+use crate::printers::values::{container_cells, format_labels, get, name};
+use crate::printers::{col, name_col, TableColumn};
 use crate::registry::ResourceDef;
-use crate::validate::corev1 as rules;
+use crate::validate::field;
+use crate::validate::pod::template_spec;
 
 pub struct PodTemplate;
 
@@ -25,18 +31,48 @@ pub fn resources() -> Vec<ResourceDef> {
 
 impl Kind for PodTemplate {
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::core_v1::pod_template(object);
+        set_defaults(object);
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
-        rules::pod_template(object)
+        validate(object)
     }
 
     fn validate_update(&self, object: &Value, _old: &Value) -> Vec<FieldError> {
-        rules::pod_template(object)
+        validate(object)
     }
 
-    fn printer(&self) -> Printer {
-        Printer::PodTemplate
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Containers", "string", D_CONTAINERS),
+            col("Images", "string", D_IMAGES),
+            col("Pod Labels", "string", "The labels for the pod template."),
+        ]
     }
+
+    fn table_cells(&self, object: &Value, _now: DateTime<Utc>) -> Vec<Value> {
+        cells(object)
+    }
+}
+
+/// `SetObjectDefaults_PodTemplate`.
+fn set_defaults(template: &mut Object) {
+    if let Some(template) = ensure_child(template, "template") {
+        pod_template_spec(template);
+    }
+}
+
+fn validate(object: &Value) -> Vec<FieldError> {
+    template_spec(field(object, "template"), "template")
+}
+
+fn cells(o: &Value) -> Vec<Value> {
+    let (names, images) = container_cells(get(o, "/template/spec"));
+    vec![
+        name(o).into(),
+        names.into(),
+        images.into(),
+        format_labels(o, "/template/metadata/labels").into(),
+    ]
 }

@@ -3,9 +3,11 @@
 use std::sync::Arc;
 
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, name, string_map};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::quantity::Quantity;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 pub struct ResourceQuota;
@@ -28,7 +30,50 @@ impl Kind for ResourceQuota {
         vec![("resourcequotas".into(), Quantity::count(1))]
     }
 
-    fn printer(&self) -> Printer {
-        Printer::ResourceQuota
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+        name_col(),
+        col(
+            "Request",
+            "string",
+            "Request represents a minimum amount of cpu/memory that a container may consume.",
+        ),
+        col(
+            "Limit",
+            "string",
+            "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+        ),
+        age_col(),
+    ]
     }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        cells(object, now)
+    }
+}
+
+fn cells(rq: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let used = string_map(rq, "/status/used");
+    let mut requests: Vec<String> = Vec::new();
+    let mut limits: Vec<String> = Vec::new();
+    for (resource, hard) in string_map(rq, "/status/hard") {
+        let used = used
+            .get(&resource)
+            .cloned()
+            .unwrap_or_else(|| "0".to_string());
+        let entry = format!("{resource}: {used}/{hard}");
+        let mut pieces = resource.split('.');
+        let is_limit = pieces.next() == Some("limits") && pieces.next().is_some();
+        if is_limit {
+            limits.push(entry);
+        } else {
+            requests.push(entry);
+        }
+    }
+    vec![
+        name(rq).into(),
+        requests.join(", ").into(),
+        limits.join(", ").into(),
+        age(rq, now),
+    ]
 }

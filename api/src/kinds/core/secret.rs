@@ -1,18 +1,24 @@
 //! Secret (core/v1): sensitive data.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
 
 use base64::Engine as _;
 
+use crate::defaults::{default_zero, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, name, str_or, string_map};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
-use crate::validate::corev1 as rules;
+use crate::validate::config_data::{decoded_len, immutable_data, MAX_SECRET_SIZE};
+use crate::validate::meta::go_quote;
 use crate::validate::object_meta;
 use crate::validate::quantity::Quantity;
+use crate::validate::{field, key, map_of, opt, str_of};
 
 pub struct Secret;
 
@@ -37,24 +43,33 @@ impl Kind for Secret {
     }
 
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::core_v1::secret(object);
+        set_defaults(object);
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
         let mut errs = Self::data_keys(object);
-        errs.extend(rules::secret(object));
+        errs.extend(validate(object));
         errs
     }
 
     fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = Self::data_keys(object);
-        errs.extend(rules::secret(object));
-        errs.extend(rules::secret_update(object, old));
+        errs.extend(validate(object));
+        errs.extend(validate_update(object, old));
         errs
     }
 
-    fn printer(&self) -> Printer {
-        Printer::Secret
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Type", "string", D_SECRET_TYPE),
+            col("Data", "string", D_SECRET_DATA),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        cells(object, now)
     }
 }
 
@@ -111,6 +126,139 @@ impl Secret {
         }
         errs
     }
+}
+
+/// `SetDefaults_Secret`.
+fn set_defaults(secret: &mut Object) {
+    default_zero(secret, "type", json!("Opaque"));
+}
+
+fn secret_data<'a>(object: &'a Value, name: &str) -> Option<&'a Value> {
+    map_of(object, "data").and_then(|d| d.get(name))
+}
+
+/// Secret rules beyond the data keys and base64 (those are the strategy's):
+/// total size and the keys each well-known type requires.
+fn validate(object: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let total: usize = map_of(object, "data")
+        .into_iter()
+        .flatten()
+        .map(|(_, v)| decoded_len(v))
+        .sum();
+    if total > MAX_SECRET_SIZE {
+        errs.push(FieldError::too_long_bytes("data", MAX_SECRET_SIZE));
+    }
+    let require = |name: &str, errs: &mut Vec<FieldError>| {
+        if secret_data(object, name).is_none() {
+            errs.push(FieldError::required(key("data", name), ""));
+        }
+    };
+    match str_of(object, "type") {
+        "kubernetes.io/service-account-token" => {
+            let annotation = opt(field(object, "metadata"), "annotations")
+                .and_then(|a| a.get("kubernetes.io/service-account.name"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if annotation.is_empty() {
+                errs.push(FieldError::required(
+                    "metadata.annotations[kubernetes.io/service-account.name]",
+                    "",
+                ));
+            }
+        }
+        "kubernetes.io/dockercfg" => errs.extend(docker_config(object, ".dockercfg")),
+        "kubernetes.io/dockerconfigjson" => errs.extend(docker_config(object, ".dockerconfigjson")),
+        "kubernetes.io/basic-auth"
+            if secret_data(object, "username").is_none()
+                && secret_data(object, "password").is_none() =>
+        {
+            require("username", &mut errs);
+            require("password", &mut errs);
+        }
+        "kubernetes.io/ssh-auth"
+            if secret_data(object, "ssh-privatekey").is_none_or(|v| decoded_len(v) == 0) =>
+        {
+            errs.push(FieldError::required("data[ssh-privatekey]", ""));
+        }
+        "kubernetes.io/tls" => {
+            require("tls.crt", &mut errs);
+            require("tls.key", &mut errs);
+        }
+        _ => {}
+    }
+    errs
+}
+
+/// A docker config key must be present and hold a JSON object.
+fn docker_config(object: &Value, name: &str) -> Vec<FieldError> {
+    let path = key("data", name);
+    let Some(raw) = secret_data(object, name) else {
+        return vec![FieldError::required(path, "")];
+    };
+    let bytes = raw
+        .as_str()
+        .and_then(|s| base64::engine::general_purpose::STANDARD.decode(s).ok())
+        .unwrap_or_default();
+    let problem = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(_)) | Ok(Value::Null) => None,
+        Ok(other) => Some(format!(
+            "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            go_json_kind(&other)
+        )),
+        Err(e) if e.is_eof() => Some("unexpected end of JSON input".to_string()),
+        Err(_) => {
+            let first = String::from_utf8_lossy(&bytes)
+                .trim_start()
+                .chars()
+                .next()
+                .unwrap_or(' ');
+            Some(format!(
+                "invalid character '{first}' looking for beginning of value"
+            ))
+        }
+    };
+    problem
+        .map(|msg| FieldError::invalid(path, "<secret contents redacted>", &msg))
+        .into_iter()
+        .collect()
+}
+
+fn go_json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        _ => "object",
+    }
+}
+
+fn validate_update(object: &Value, old: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let new_type = str_of(object, "type");
+    let old_type = str_of(old, "type");
+    if new_type != old_type {
+        errs.push(FieldError::immutable("type", &go_quote(new_type)));
+    }
+    errs.extend(immutable_data(object, old, &["data"]));
+    errs
+}
+
+const D_SECRET_TYPE: &str = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types";
+const D_SECRET_DATA: &str = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
+
+fn cells(o: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    // stringData is write-only and merged into data upstream; count the union
+    // in case an object still carries it.
+    let mut keys: BTreeSet<String> = string_map(o, "/data").into_keys().collect();
+    keys.extend(string_map(o, "/stringData").into_keys());
+    vec![
+        name(o).into(),
+        str_or(o, "/type", "Opaque").into(),
+        i64::try_from(keys.len()).unwrap_or(i64::MAX).into(),
+        age(o, now),
+    ]
 }
 
 #[cfg(test)]

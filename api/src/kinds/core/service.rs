@@ -2,11 +2,15 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
-use crate::printers::Printer;
+use crate::printers::values::{
+    age, format_labels, int, items, load_balancer_ingress, name, or_none, scalar_text, str_or, text,
+};
+use crate::printers::{age_col, col, name_col, wide, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::object_meta;
 use crate::validate::quantity::Quantity;
@@ -84,8 +88,20 @@ impl Kind for Service {
         json!({"loadBalancer": {}})
     }
 
-    fn printer(&self) -> Printer {
-        Printer::Service
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Type", "string", D_SVC_TYPE),
+            col("Cluster-IP", "string", D_SVC_CLUSTER_IP),
+            col("External-IP", "string", D_SVC_EXTERNAL_IPS),
+            col("Port(s)", "string", D_SVC_PORTS),
+            age_col(),
+            wide("Selector", "string", D_SVC_SELECTOR),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        cells(object, now)
     }
 }
 
@@ -183,4 +199,58 @@ impl Service {
         }
         errs
     }
+}
+
+const D_SVC_TYPE: &str = "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types";
+const D_SVC_CLUSTER_IP: &str = "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
+const D_SVC_EXTERNAL_IPS: &str = "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.";
+const D_SVC_PORTS: &str = "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
+const D_SVC_SELECTOR: &str = "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/";
+
+/// The EXTERNAL-IP cell, as upstream's getServiceExternalIP.
+fn external_ip(svc: &Value) -> String {
+    let external_ips: Vec<String> = items(svc, "/spec/externalIPs")
+        .iter()
+        .map(scalar_text)
+        .collect();
+    match str_or(svc, "/spec/type", "ClusterIP") {
+        "ClusterIP" | "NodePort" => or_none(external_ips.join(",")),
+        "LoadBalancer" => {
+            let mut all = load_balancer_ingress(svc, "/status/loadBalancer/ingress");
+            if all.is_empty() && external_ips.is_empty() {
+                return "<pending>".to_string();
+            }
+            all.extend(external_ips);
+            all.join(",")
+        }
+        "ExternalName" => text(svc, "/spec/externalName").to_string(),
+        _ => "<unknown>".to_string(),
+    }
+}
+
+fn cells(svc: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let cluster_ip = match items(svc, "/spec/clusterIPs").first() {
+        Some(ip) => scalar_text(ip),
+        None => text(svc, "/spec/clusterIP").to_string(),
+    };
+    let ports: Vec<String> = items(svc, "/spec/ports")
+        .iter()
+        .map(|p| {
+            let port = int(p, "/port");
+            let protocol = str_or(p, "/protocol", "TCP");
+            match int(p, "/nodePort") {
+                node_port if node_port > 0 => format!("{port}:{node_port}/{protocol}"),
+                _ => format!("{port}/{protocol}"),
+            }
+        })
+        .collect();
+    vec![
+        name(svc).into(),
+        str_or(svc, "/spec/type", "ClusterIP").into(),
+        or_none(cluster_ip).into(),
+        external_ip(svc).into(),
+        or_none(ports.join(",")).into(),
+        age(svc, now),
+        format_labels(svc, "/spec/selector").into(),
+    ]
 }

@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::FieldError;
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, len_of, name};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
-use crate::validate::corev1 as rules;
 
 pub struct ServiceAccount;
 
@@ -28,14 +29,33 @@ pub fn resources() -> Vec<ResourceDef> {
 
 impl Kind for ServiceAccount {
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
-        rules::service_account(object)
+        validate(object)
     }
 
     fn validate_update(&self, object: &Value, _old: &Value) -> Vec<FieldError> {
-        rules::service_account(object)
+        validate(object)
     }
 
-    fn printer(&self) -> Printer {
-        Printer::ServiceAccount
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Secrets", "string", D_SA_SECRETS),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        vec![
+            name(object).into(),
+            len_of(object, "/secrets").into(),
+            age(object, now),
+        ]
     }
 }
+
+/// ServiceAccounts carry nothing upstream validates beyond metadata.
+fn validate(_object: &Value) -> Vec<FieldError> {
+    Vec::new()
+}
+
+const D_SA_SECRETS: &str = "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The \"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces to isolate access to mounted secrets. This field should not be used to find auto-generated service account token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, or service account token secrets can be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret";

@@ -4,12 +4,15 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
 
 use super::{bootstrap, conditions, strings, EXEMPT};
+use crate::defaults::{default_zero, ensure_child, Object};
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
-use crate::printers::Printer;
+use crate::printers::values::{age, condition, get, int, items, name, text};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{go_quote, go_string_slice};
 use crate::validate::object_meta::name_problems;
@@ -47,7 +50,7 @@ impl Kind for FlowSchema {
     }
 
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::other::flow_schema(object);
+        set_defaults(object);
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
@@ -63,8 +66,19 @@ impl Kind for FlowSchema {
         conditions(object)
     }
 
-    fn printer(&self) -> Printer {
-        Printer::FlowSchema
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("PriorityLevel", "string", D_FS_PRIORITY_LEVEL),
+            col("MatchingPrecedence", "string", D_FS_PRECEDENCE),
+            col("DistinguisherMethod", "string", D_FS_DISTINGUISHER),
+            age_col(),
+            col("MissingPL", "string", D_FS_MISSING_PL),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        cells(object, now)
     }
 
     fn table_row_order(&self) -> Option<fn(&Value, &Value) -> Ordering> {
@@ -428,6 +442,37 @@ fn non_resource_url_problem(url: &str) -> Option<&'static str> {
     let stars = url.matches('*').count();
     (stars > 1 || (stars == 1 && !url.ends_with("/*")))
         .then_some("wildcard can only do suffix matching")
+}
+
+/// flowcontrol/v1 `SetDefaults_FlowSchemaSpec`: matching precedence 1000.
+fn set_defaults(schema: &mut Object) {
+    if let Some(spec) = ensure_child(schema, "spec") {
+        default_zero(spec, "matchingPrecedence", json!(1000));
+    }
+}
+
+const D_FS_PRIORITY_LEVEL: &str =
+    "`name` is the name of the priority level configuration being referenced Required.";
+const D_FS_PRECEDENCE: &str = "`matchingPrecedence` is used to choose among the FlowSchemas that match a given request. The chosen FlowSchema is among those with the numerically lowest (which we take to be logically highest) MatchingPrecedence.  Each MatchingPrecedence value must be ranged in [1,10000]. Note that if the precedence is not specified, it will be set to 1000 as default.";
+const D_FS_DISTINGUISHER: &str = "`distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema. `nil` specifies that the distinguisher is disabled and thus will always be the empty string.";
+const D_FS_MISSING_PL: &str = "references a broken or non-existent PriorityLevelConfiguration";
+
+fn cells(fs: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let distinguisher = match get(fs, "/spec/distinguisherMethod") {
+        Some(method) if !method.is_null() => text(method, "/type").to_string(),
+        _ => "<none>".to_string(),
+    };
+    let missing = condition(items(fs, "/status/conditions"), "Dangling")
+        .map(|dangling| text(dangling, "/status").to_string())
+        .unwrap_or_else(|| "?".to_string());
+    vec![
+        name(fs).into(),
+        text(fs, "/spec/priorityLevelConfiguration/name").into(),
+        int(fs, "/spec/matchingPrecedence").into(),
+        distinguisher.into(),
+        age(fs, now),
+        missing.into(),
+    ]
 }
 
 #[cfg(test)]

@@ -4,12 +4,15 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
 
 use super::{bootstrap, conditions, EXEMPT};
+use crate::defaults::{child, default_pointer, default_zero, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, get, name, text};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct PriorityLevelConfiguration;
@@ -38,7 +41,7 @@ impl Kind for PriorityLevelConfiguration {
     }
 
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::other::priority_level_configuration(object);
+        set_defaults(object);
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
@@ -54,8 +57,20 @@ impl Kind for PriorityLevelConfiguration {
         conditions(object)
     }
 
-    fn printer(&self) -> Printer {
-        Printer::PriorityLevelConfiguration
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Type", "string", D_PL_TYPE),
+            col("NominalConcurrencyShares", "string", D_PL_SHARES),
+            col("Queues", "string", D_PL_QUEUES),
+            col("HandSize", "string", D_PL_HAND_SIZE),
+            col("QueueLengthLimit", "string", D_PL_QUEUE_LENGTH),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        cells(object, now)
     }
 }
 
@@ -269,6 +284,59 @@ fn validate_queuing(queuing: &Value, path: &str) -> Vec<FieldError> {
         ));
     }
     errs
+}
+
+/// flowcontrol/v1 priority levels: shares, lendable percent and queuing shape.
+fn set_defaults(configuration: &mut Object) {
+    let Some(spec) = child(configuration, "spec") else {
+        return;
+    };
+    if let Some(limited) = child(spec, "limited") {
+        // A pointer in v1: an explicit 0 is kept (it means "no seats").
+        default_pointer(limited, "nominalConcurrencyShares", json!(30));
+        default_pointer(limited, "lendablePercent", json!(0));
+        if let Some(queuing) = child(limited, "limitResponse").and_then(|r| child(r, "queuing")) {
+            default_zero(queuing, "handSize", json!(8));
+            default_zero(queuing, "queues", json!(64));
+            default_zero(queuing, "queueLengthLimit", json!(50));
+        }
+    }
+    if let Some(exempt) = child(spec, "exempt") {
+        default_pointer(exempt, "nominalConcurrencyShares", json!(0));
+        default_pointer(exempt, "lendablePercent", json!(0));
+    }
+}
+
+const D_PL_TYPE: &str = "`type` indicates whether this priority level is subject to limitation on request execution.  A value of `\"Exempt\"` means that requests of this priority level are not subject to a limit (and thus are never queued) and do not detract from the capacity made available to other priority levels.  A value of `\"Limited\"` means that (a) requests of this priority level _are_ subject to limits and (b) some of the server's limited capacity is made available exclusively to this priority level. Required.";
+const D_PL_SHARES: &str = "`nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats available at this priority level. This is used both for requests dispatched from this priority level as well as requests dispatched from other priority levels borrowing seats from this level. The server's concurrency limit (ServerCL) is divided among the Limited priority levels in proportion to their NCS values:\n\nNominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs ) sum_ncs = sum[priority level k] NCS(k)\n\nBigger numbers mean a larger nominal concurrency limit, at the expense of every other priority level.\n\nIf not specified, this field defaults to a value of 30.\n\nSetting this field to zero supports the construction of a \"jail\" for this priority level that is used to hold some request(s)";
+const D_PL_QUEUES: &str = "`queues` is the number of queues for this priority level. The queues exist independently at each apiserver. The value must be positive.  Setting it to 1 effectively precludes shufflesharding and thus makes the distinguisher method of associated flow schemas irrelevant.  This field has a default value of 64.";
+const D_PL_HAND_SIZE: &str = "`handSize` is a small positive number that configures the shuffle sharding of requests into queues.  When enqueuing a request at this priority level the request's flow identifier (a string pair) is hashed and the hash value is used to shuffle the list of queues and deal a hand of the size specified here.  The request is put into one of the shortest queues in that hand. `handSize` must be no larger than `queues`, and should be significantly smaller (so that a few heavy flows do not saturate most of the queues).  See the user-facing documentation for more extensive guidance on setting this field.  This field has a default value of 8.";
+const D_PL_QUEUE_LENGTH: &str = "`queueLengthLimit` is the maximum number of requests allowed to be waiting in a given queue of this priority level at a time; excess requests are rejected.  This value must be positive.  If not specified, it will be defaulted to 50.";
+
+fn cells(pl: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let limited = get(pl, "/spec/limited").filter(|l| !l.is_null());
+    let shares: Value = match limited {
+        Some(limited) => int(limited, "/nominalConcurrencyShares").into(),
+        None => "<none>".into(),
+    };
+    let queuing = limited
+        .and_then(|l| get(l, "/limitResponse/queuing"))
+        .filter(|q| !q.is_null());
+    let setting = |key: &str| -> Value {
+        match queuing {
+            Some(queuing) => int(queuing, key).into(),
+            None => "<none>".into(),
+        }
+    };
+    vec![
+        name(pl).into(),
+        text(pl, "/spec/type").into(),
+        shares,
+        setting("/queues"),
+        setting("/handSize"),
+        setting("/queueLengthLimit"),
+        age(pl, now),
+    ]
 }
 
 #[cfg(test)]

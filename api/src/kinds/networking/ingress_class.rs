@@ -2,10 +2,13 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
 
+use crate::defaults::{child, default_pointer, Object};
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, get, name, text};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct IngressClass;
@@ -23,10 +26,53 @@ pub fn resources() -> Vec<ResourceDef> {
 
 impl Kind for IngressClass {
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::other::ingress_class(object);
+        set_defaults(object);
     }
 
-    fn printer(&self) -> Printer {
-        Printer::IngressClass
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col(
+                "Controller",
+                "string",
+                "Controller that is responsible for handling this class",
+            ),
+            col(
+                "Parameters",
+                "string",
+                "A reference to a resource with additional parameters",
+            ),
+            age_col(),
+        ]
     }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        cells(object, now)
+    }
+}
+
+/// networking/v1 `SetDefaults_IngressClass`: parameters scope Cluster.
+fn set_defaults(class: &mut Object) {
+    if let Some(parameters) = child(class, "spec").and_then(|spec| child(spec, "parameters")) {
+        default_pointer(parameters, "scope", json!("Cluster"));
+    }
+}
+
+fn cells(ic: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    let parameters = match get(ic, "/spec/parameters") {
+        Some(p) => {
+            let mut s = text(p, "/kind").to_string();
+            if let Some(g) = get(p, "/apiGroup").and_then(Value::as_str) {
+                s = format!("{s}.{g}");
+            }
+            format!("{s}/{}", text(p, "/name"))
+        }
+        None => "<none>".to_string(),
+    };
+    vec![
+        name(ic).into(),
+        text(ic, "/spec/controller").into(),
+        parameters.into(),
+        age(ic, now),
+    ]
 }

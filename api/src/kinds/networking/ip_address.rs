@@ -4,11 +4,13 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
-use crate::printers::Printer;
+use crate::printers::values::{self, age, get, text};
+use crate::printers::{col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{go_quote, name, path_segment_name};
 
@@ -61,8 +63,18 @@ impl Kind for IPAddress {
         errs
     }
 
-    fn printer(&self) -> Printer {
-        Printer::IPAddress
+    fn table_columns(&self) -> Vec<TableColumn> {
+        // Upstream defines no Age column but sends an age cell in each row
+        // (kubectl prints as many cells as there are columns).
+        vec![name_col(), col("ParentRef", "string", D_IP_PARENT_REF)]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        vec![
+            values::name(object).into(),
+            parent_cell(object).into(),
+            age(object, now),
+        ]
     }
 }
 
@@ -109,6 +121,26 @@ fn parent_reference(parent: Option<&Value>) -> Vec<FieldError> {
     errs
 }
 
+const D_IP_PARENT_REF: &str = "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.";
+
+/// `resource[.group][/namespace]/name` of an IPAddress's parent.
+fn parent_cell(ip: &Value) -> String {
+    let Some(parent) = get(ip, "/spec/parentRef").filter(|p| !p.is_null()) else {
+        return "<none>".to_string();
+    };
+    let mut rendered = text(parent, "/resource").to_string();
+    let group = text(parent, "/group");
+    if !group.is_empty() {
+        rendered = format!("{rendered}.{group}");
+    }
+    rendered = rendered.to_lowercase();
+    let namespace = text(parent, "/namespace");
+    if !namespace.is_empty() {
+        rendered = format!("{rendered}/{namespace}");
+    }
+    format!("{rendered}/{}", text(parent, "/name"))
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -140,6 +172,24 @@ mod tests {
             [
                 r#"spec.parentRef: Invalid value: networking.ParentReference{Group:"", Resource:"services", Namespace:"default", Name:"b"}: field is immutable"#
             ]
+        );
+    }
+
+    #[test]
+    fn parent_references_print_as_upstreams() {
+        use super::parent_cell as ip_address_parent;
+        let parent =
+            |reference: Value| ip_address_parent(&json!({"spec": {"parentRef": reference}}));
+        assert_eq!(ip_address_parent(&json!({"spec": {}})), "<none>");
+        assert_eq!(
+            parent(json!({"resource": "services", "namespace": "default", "name": "web"})),
+            "services/default/web"
+        );
+        assert_eq!(
+            parent(
+                json!({"group": "gateway.networking.k8s.io", "resource": "Gateways", "name": "gw"})
+            ),
+            "gateways.gateway.networking.k8s.io/gw"
         );
     }
 }

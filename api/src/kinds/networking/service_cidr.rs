@@ -5,11 +5,13 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::FieldError;
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, items, name};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::ip::cidr_problems;
 use crate::validate::meta::go_string_slice;
@@ -72,8 +74,25 @@ impl Kind for ServiceCIDR {
         )]
     }
 
-    fn printer(&self) -> Printer {
-        Printer::ServiceCIDR
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("CIDRs", "string", D_SERVICE_CIDRS),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        vec![
+            name(object).into(),
+            items(object, "/spec/cidrs")
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(",")
+                .into(),
+            age(object, now),
+        ]
     }
 }
 
@@ -119,6 +138,8 @@ fn spec(list: Option<&Value>) -> Vec<FieldError> {
     }
     errs
 }
+
+const D_SERVICE_CIDRS: &str = "CIDRs defines the IP blocks in CIDR notation (e.g. \"192.168.0.0/24\" or \"2001:db8::/64\") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.";
 
 #[cfg(test)]
 mod tests {

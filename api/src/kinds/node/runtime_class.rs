@@ -2,8 +2,12 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, name, text};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct RuntimeClass;
@@ -20,7 +24,17 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for RuntimeClass {
-    fn printer(&self) -> Printer {
-        Printer::RuntimeClass
+    fn table_columns(&self) -> Vec<TableColumn> {
+        // Upstream looks the description up under a key ObjectMeta does not
+        // have, so it is empty there too.
+        vec![name_col(), col("Handler", "string", ""), age_col()]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        vec![
+            name(object).into(),
+            text(object, "/handler").into(),
+            age(object, now),
+        ]
     }
 }

@@ -4,10 +4,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::policy_rule::rules;
 use crate::error::FieldError;
 use crate::kinds::{Grant, Kind, NameRule};
 use crate::registry::ResourceDef;
-use crate::validate::rbac as rules;
+use crate::validate::meta;
+use crate::validate::{index, list_of, opt};
 
 pub struct ClusterRole;
 
@@ -32,10 +34,30 @@ impl Kind for ClusterRole {
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
-        rules::cluster_role(object)
+        validate(object)
     }
 
     fn validate_update(&self, object: &Value, _old: &Value) -> Vec<FieldError> {
-        rules::cluster_role(object)
+        validate(object)
     }
+}
+
+fn validate(object: &Value) -> Vec<FieldError> {
+    let mut errs = rules(object, false);
+    if let Some(aggregation) = opt(object, "aggregationRule") {
+        let selectors = list_of(aggregation, "clusterRoleSelectors");
+        if selectors.is_empty() {
+            errs.push(FieldError::required(
+                "aggregationRule.clusterRoleSelectors",
+                "at least one clusterRoleSelector required if aggregationRule is non-nil",
+            ));
+        }
+        for (i, selector) in selectors.iter().enumerate() {
+            errs.extend(meta::label_selector(
+                Some(selector),
+                &index("aggregationRule.clusterRoleSelectors", i),
+            ));
+        }
+    }
+    errs
 }

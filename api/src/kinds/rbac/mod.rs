@@ -1,7 +1,9 @@
 //! The rbac.authorization.k8s.io API group's kinds, in upstream's discovery order.
 
+mod binding;
 mod cluster_role;
 mod cluster_role_binding;
+mod policy_rule;
 mod role;
 mod role_binding;
 

@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::policy_rule::rules;
 use crate::error::FieldError;
 use crate::kinds::{Grant, Kind, NameRule};
 use crate::registry::ResourceDef;
-use crate::validate::rbac as rules;
 
 pub struct Role;
 
@@ -32,10 +32,14 @@ impl Kind for Role {
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
-        rules::role(object)
+        validate(object)
     }
 
     fn validate_update(&self, object: &Value, _old: &Value) -> Vec<FieldError> {
-        rules::role(object)
+        validate(object)
     }
+}
+
+fn validate(object: &Value) -> Vec<FieldError> {
+    rules(object, true)
 }

@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use super::binding;
 use crate::error::FieldError;
 use crate::kinds::{Grant, Kind, NameRule};
-use crate::printers::Printer;
+use crate::printers::{age_col, col, name_col, wide, TableColumn};
 use crate::registry::ResourceDef;
-use crate::validate::rbac as rules;
 
 pub struct RoleBinding;
 
@@ -33,20 +34,43 @@ impl Kind for RoleBinding {
     }
 
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::other::role_binding(object);
+        binding::set_defaults(object);
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
-        rules::role_binding(object)
+        validate(object)
     }
 
     fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = rules::role_binding(object);
-        errs.extend(rules::role_ref_update(object, old));
+        let mut errs = validate(object);
+        errs.extend(binding::role_ref_update(object, old));
         errs
     }
 
-    fn printer(&self) -> Printer {
-        Printer::RoleBinding { cluster: false }
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col("Role", "string", D_RB_ROLE_REF),
+            age_col(),
+            wide("Users", "string", "Users in the roleBinding"),
+            wide("Groups", "string", "Groups in the roleBinding"),
+            wide(
+                "ServiceAccounts",
+                "string",
+                "ServiceAccounts in the roleBinding",
+            ),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        binding::cells(object, now)
     }
 }
+
+fn validate(object: &Value) -> Vec<FieldError> {
+    let mut errs = binding::role_ref(object, &["Role", "ClusterRole"]);
+    errs.extend(binding::subjects(object, true));
+    errs
+}
+
+const D_RB_ROLE_REF: &str = "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.";

@@ -2,8 +2,12 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, len_of, name};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct CSINode;
@@ -20,7 +24,23 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for CSINode {
-    fn printer(&self) -> Printer {
-        Printer::CsiNode
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col(
+                "Drivers",
+                "integer",
+                "Drivers indicates the number of CSI drivers registered on the node",
+            ),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        vec![
+            name(object).into(),
+            len_of(object, "/spec/drivers").into(),
+            age(object, now),
+        ]
     }
 }

@@ -1,11 +1,16 @@
 //! VolumeAttachment (storage.k8s.io/v1): a volume to attach to a node.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
+use crate::defaults::volumes::persistent_volume_source;
+use crate::defaults::{child, Object};
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::values::{age, boolean, name, text};
+use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct VolumeAttachment;
@@ -24,14 +29,52 @@ pub fn resources() -> Vec<ResourceDef> {
 
 impl Kind for VolumeAttachment {
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::other::volume_attachment(object);
+        set_defaults(object);
     }
 
     fn empty_status(&self) -> Value {
         json!({"attached": false})
     }
 
-    fn printer(&self) -> Printer {
-        Printer::VolumeAttachment
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            // Upstream marks this column as a name column too; kept for parity.
+            TableColumn {
+                format: Cow::Borrowed("name"),
+                ..col("Attacher", "string", D_VA_ATTACHER)
+            },
+            col("PV", "string", D_VA_PV),
+            col("Node", "string", D_VA_NODE),
+            col("Attached", "boolean", D_VA_ATTACHED),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        vec![
+            name(object).into(),
+            text(object, "/spec/attacher").into(),
+            text(object, "/spec/source/persistentVolumeName").into(),
+            text(object, "/spec/nodeName").into(),
+            boolean(object, "/status/attached").unwrap_or(false).into(),
+            age(object, now),
+        ]
     }
 }
+
+/// storage/v1 VolumeAttachment: the inline PersistentVolumeSpec's source defaults.
+fn set_defaults(attachment: &mut Object) {
+    if let Some(inline) = child(attachment, "spec")
+        .and_then(|spec| child(spec, "source"))
+        .and_then(|source| child(source, "inlineVolumeSpec"))
+    {
+        persistent_volume_source(inline);
+    }
+}
+
+const D_VA_ATTACHER: &str = "attacher indicates the name of the volume driver that MUST handle this request. This is the name returned by GetPluginName().";
+const D_VA_NODE: &str = "nodeName represents the node that the volume should be attached to.";
+const D_VA_PV: &str =
+    "persistentVolumeName represents the name of the persistent volume to attach.";
+const D_VA_ATTACHED: &str = "attached indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.";

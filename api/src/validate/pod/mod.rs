@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::meta::{self, go_opt_int, NEGATIVE_MSG};
+use super::meta::{self, NEGATIVE_MSG};
 use super::quantity::{self, QUANTITY_FORMAT_MSG};
 use super::{bool_of, child, field, index, int_of, key, list_of, map_of, opt, str_of};
 use crate::error::FieldError;
@@ -15,12 +15,8 @@ use crate::kinds::NameRule;
 
 // The spec's checks and the containers' see each other's helpers.
 use containers::*;
-pub use containers::{ephemeral_containers_only_added, resize};
 
 const MAX_INT32: i64 = 2_147_483_647;
-
-/// The fields a pod update may change, as upstream lists them.
-const UPDATABLE_POD_SPEC_FIELDS: &str = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
 
 /// The pod's restart policy, "Always" when unset (upstream's default).
 pub fn restart_policy(spec: &Value) -> &str {
@@ -403,198 +399,6 @@ pub fn taint_effect(effect: &str, path: &str) -> Option<FieldError> {
             &["NoSchedule", "PreferNoSchedule", "NoExecute"],
         )),
     }
-}
-
-/// ValidatePodUpdate's checks beyond validating the new pod: container count,
-/// images, activeDeadlineSeconds, tolerations, and the spec allow-list.
-pub fn pod_update(new: &Value, old: &Value) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let new_spec = field(new, "spec");
-    let old_spec = field(old, "spec");
-    for list in ["containers", "initContainers"] {
-        let new_list = list_of(new_spec, list);
-        let list_path = child("spec", list);
-        if new_list.len() != list_of(old_spec, list).len() {
-            errs.push(FieldError::forbidden(
-                list_path,
-                "pod updates may not add or remove containers",
-            ));
-            return errs;
-        }
-        for (i, ctr) in new_list.iter().enumerate() {
-            let image = str_of(ctr, "image");
-            let image_path = child(&index(&list_path, i), "image");
-            if image.is_empty() {
-                errs.push(FieldError::required(&image_path, ""));
-            }
-            if image.trim() != image {
-                errs.push(FieldError::invalid(
-                    image_path,
-                    image,
-                    "must not have leading or trailing whitespace",
-                ));
-            }
-        }
-    }
-    let deadline_path = "spec.activeDeadlineSeconds";
-    let new_deadline = int_of(new_spec, "activeDeadlineSeconds");
-    let old_deadline = int_of(old_spec, "activeDeadlineSeconds");
-    match (new_deadline, old_deadline) {
-        (Some(n), _) if !(0..=MAX_INT32).contains(&n) => {
-            errs.push(FieldError::invalid_rendered(
-                deadline_path,
-                &n.to_string(),
-                "must be between 0 and 2147483647, inclusive",
-            ));
-            return errs;
-        }
-        (Some(n), Some(o)) if o < n => {
-            errs.push(FieldError::invalid_rendered(
-                deadline_path,
-                &n.to_string(),
-                "must be less than or equal to previous value",
-            ));
-            return errs;
-        }
-        (None, Some(_)) => errs.push(FieldError::invalid_rendered(
-            deadline_path,
-            &go_opt_int(None),
-            "must not update from a positive integer to nil value",
-        )),
-        _ => {}
-    }
-    errs.extend(only_added_tolerations(
-        list_of(new_spec, "tolerations"),
-        list_of(old_spec, "tolerations"),
-    ));
-    errs.extend(only_deleted_scheduling_gates(
-        list_of(new_spec, "schedulingGates"),
-        list_of(old_spec, "schedulingGates"),
-    ));
-    if meta::semantically_equal(new_spec, old_spec) {
-        return errs;
-    }
-    let munged = munge_updatable(new_spec, old_spec);
-    errs.extend(forbidden_change(
-        "spec",
-        &format!("pod updates may not change fields other than {UPDATABLE_POD_SPEC_FIELDS}"),
-        old_spec,
-        &munged,
-    ));
-    errs
-}
-
-/// The new spec with every field a pod update may change taken from the old
-/// spec, so whatever still differs is a forbidden change.
-fn munge_updatable(new_spec: &Value, old_spec: &Value) -> Value {
-    let mut munged = new_spec.clone();
-    let Some(obj) = munged.as_object_mut() else {
-        return munged;
-    };
-    for list in ["containers", "initContainers"] {
-        if let Some(items) = obj.get_mut(list).and_then(Value::as_array_mut) {
-            for (i, ctr) in items.iter_mut().enumerate() {
-                let old_image = old_spec
-                    .get(list)
-                    .and_then(|l| l.get(i))
-                    .and_then(|c| c.get("image"))
-                    .cloned();
-                if let (Some(ctr), Some(image)) = (ctr.as_object_mut(), old_image) {
-                    ctr.insert("image".into(), image);
-                }
-            }
-        }
-    }
-    for name in ["activeDeadlineSeconds", "schedulingGates", "tolerations"] {
-        match old_spec.get(name) {
-            Some(v) => obj.insert(name.into(), v.clone()),
-            None => obj.remove(name),
-        };
-    }
-    let old_grace = int_of(old_spec, "terminationGracePeriodSeconds");
-    let new_grace = int_of(new_spec, "terminationGracePeriodSeconds");
-    if old_grace.is_some_and(|g| g < 0) && new_grace == Some(1) {
-        if let Some(v) = old_spec.get("terminationGracePeriodSeconds") {
-            obj.insert("terminationGracePeriodSeconds".into(), v.clone());
-        }
-    }
-    munged
-}
-
-/// validateOnlyAddedTolerations: existing tolerations may only change their
-/// tolerationSeconds.
-fn only_added_tolerations(new: &[Value], old: &[Value]) -> Vec<FieldError> {
-    let without_seconds = |t: &Value| {
-        let mut t = t.clone();
-        if let Some(obj) = t.as_object_mut() {
-            obj.remove("tolerationSeconds");
-        }
-        t
-    };
-    for existing in old {
-        let wanted = without_seconds(existing);
-        if !new.iter().any(|t| without_seconds(t) == wanted) {
-            return vec![FieldError::forbidden(
-                "spec.tolerations",
-                "existing toleration can not be modified except its tolerationSeconds",
-            )];
-        }
-    }
-    tolerations(new, "spec.tolerations")
-}
-
-fn only_deleted_scheduling_gates(new: &[Value], old: &[Value]) -> Vec<FieldError> {
-    let old_names: HashSet<&str> = old.iter().map(|g| str_of(g, "name")).collect();
-    new.iter()
-        .enumerate()
-        .filter(|(_, g)| !old_names.contains(str_of(g, "name")))
-        .map(|(i, g)| {
-            FieldError::forbidden(
-                child(&index("spec.schedulingGates", i), "name"),
-                &format!(
-                    "only deletion is allowed, but found new scheduling gate '{}'",
-                    str_of(g, "name")
-                ),
-            )
-        })
-        .collect()
-}
-
-/// ValidatePodCreate's extra rules: no ephemeral containers, no node for a
-/// gated pod.
-pub fn pod_create_only(spec: &Value) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    if !list_of(spec, "ephemeralContainers").is_empty() {
-        errs.push(FieldError::forbidden(
-            "spec.ephemeralContainers",
-            "cannot be set on create",
-        ));
-    }
-    if !str_of(spec, "nodeName").is_empty() && !list_of(spec, "schedulingGates").is_empty() {
-        errs.push(FieldError::forbidden(
-            "spec.nodeName",
-            "cannot be set until all schedulingGates have been cleared",
-        ));
-    }
-    errs
-}
-
-/// Pod-only checks (not for templates): images without surrounding space.
-pub fn pod_only(spec: &Value) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    for list in ["containers", "initContainers"] {
-        for (i, ctr) in list_of(spec, list).iter().enumerate() {
-            let image = str_of(ctr, "image");
-            if image.trim() != image {
-                errs.push(FieldError::invalid(
-                    child(&index(&child("spec", list), i), "image"),
-                    image,
-                    "must not have leading or trailing whitespace",
-                ));
-            }
-        }
-    }
-    errs
 }
 
 /// `%#v` of a pod template's labels, for selector mismatches.

@@ -58,7 +58,7 @@ pub(super) fn scope_matches(requirement: &Value, pod: &Value) -> bool {
         .get("activeDeadlineSeconds")
         .and_then(Value::as_i64)
         .is_some_and(|s| s >= 0);
-    let best_effort = super::qos_class(spec) == "BestEffort";
+    let best_effort = super::qos::qos_class(spec) == "BestEffort";
     let holds = match text("scopeName") {
         "Terminating" => terminating,
         "NotTerminating" => !terminating,

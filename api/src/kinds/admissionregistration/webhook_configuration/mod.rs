@@ -1,42 +1,134 @@
-//! admissionregistration.k8s.io/v1: upstream's ValidateMutatingWebhookConfiguration
-//! and ValidateValidatingWebhookConfiguration (and their updates).
+//! ValidatingWebhookConfiguration and MutatingWebhookConfiguration
+//! (admissionregistration.k8s.io/v1): the webhooks admission calls. One
+//! kind serves both; they differ only in the mutating webhook's
+//! reinvocation policy.
 
-use serde_json::Value;
+use std::sync::Arc;
 
-use super::meta::{go_string_slice, label_selector};
-use super::object_meta::{name_problems, qualified_name_problems};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
+
+use super::matching::{default_rule, match_conditions, rule_with_operations, strings, text};
+use super::PROTOCOL_ANNOTATION;
+use crate::defaults::{child, default_pointer, each_item, Object};
 use crate::error::FieldError;
-use crate::kinds::admissionregistration::PROTOCOL_ANNOTATION;
+use crate::kinds::Kind;
 use crate::kinds::NameRule;
+use crate::printers::values::{age, len_of, name};
+use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::registry::ResourceDef;
+use crate::validate::meta::{go_string_slice, label_selector};
+use crate::validate::object_meta::name_problems;
 
-const OPERATIONS: [&str; 5] = ["*", "CONNECT", "CREATE", "DELETE", "UPDATE"];
-const SCOPES: [&str; 3] = ["*", "Cluster", "Namespaced"];
+mod client_config;
+
+pub struct WebhookConfiguration {
+    pub mutating: bool,
+}
+
+pub fn resources() -> Vec<ResourceDef> {
+    [
+        (
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+            false,
+        ),
+        (
+            "mutatingwebhookconfigurations",
+            "MutatingWebhookConfiguration",
+            true,
+        ),
+    ]
+    .into_iter()
+    .map(|(plural, kind, mutating)| {
+        ResourceDef::new(
+            "admissionregistration.k8s.io",
+            "v1",
+            plural,
+            kind,
+            false,
+            Arc::new(WebhookConfiguration { mutating }),
+        )
+        .categories(&["api-extensions"])
+    })
+    .collect()
+}
+
+impl Kind for WebhookConfiguration {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn spec_changed(&self, object: &Value, old: &Value) -> bool {
+        object.get("webhooks") != old.get("webhooks")
+    }
+
+    fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
+        set_defaults(object, self.mutating);
+    }
+
+    fn validate_create(&self, object: &Value) -> Vec<FieldError> {
+        validate(object, None, self.mutating)
+    }
+
+    fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
+        validate(object, Some(old), self.mutating)
+    }
+
+    fn table_columns(&self) -> Vec<TableColumn> {
+        vec![
+            name_col(),
+            col(
+                "Webhooks",
+                "integer",
+                "Webhooks indicates the number of webhooks registered in this configuration",
+            ),
+            age_col(),
+        ]
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        vec![
+            name(object).into(),
+            len_of(object, "/webhooks").into(),
+            age(object, now),
+        ]
+    }
+}
+
+/// admissionregistration/v1 webhook defaults (`SetDefaults_ValidatingWebhook`,
+/// `SetDefaults_MutatingWebhook`, `SetDefaults_Rule`, `SetDefaults_ServiceReference`).
+/// sideEffects and admissionReviewVersions are required in v1, not defaulted.
+fn set_defaults(configuration: &mut Object, mutating: bool) {
+    each_item(configuration, "webhooks", |webhook| {
+        default_pointer(webhook, "failurePolicy", json!("Fail"));
+        default_pointer(webhook, "matchPolicy", json!("Equivalent"));
+        default_pointer(webhook, "namespaceSelector", json!({}));
+        default_pointer(webhook, "objectSelector", json!({}));
+        default_pointer(webhook, "timeoutSeconds", json!(10));
+        if mutating {
+            default_pointer(webhook, "reinvocationPolicy", json!("Never"));
+        }
+        each_item(webhook, "rules", default_rule);
+        if let Some(service) =
+            child(webhook, "clientConfig").and_then(|config| child(config, "service"))
+        {
+            default_pointer(service, "port", json!(443));
+        }
+    });
+}
+
 const REVIEW_VERSIONS: [&str; 2] = ["v1", "v1beta1"];
 const NO_SIDE_EFFECTS: [&str; 2] = ["None", "NoneOnDryRun"];
 const SIDE_EFFECTS: [&str; 4] = ["None", "NoneOnDryRun", "Some", "Unknown"];
-const MAX_MATCH_CONDITIONS: usize = 64;
+
 /// How Capstan calls a configuration's webhooks: AdmissionReview JSON
 /// over HTTPS (upstream's, the default) or capstan.webhook.v1 over gRPC.
 const PROTOCOLS: [&str; 2] = ["grpc", "https"];
 
-fn strings(value: Option<&Value>) -> Vec<&str> {
-    value
-        .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
-fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key).and_then(Value::as_str)
-}
-
 /// A webhook configuration; `old` on update relaxes what upstream lets
 /// existing configurations keep.
-pub fn webhook_configuration(
-    configuration: &Value,
-    old: Option<&Value>,
-    mutating: bool,
-) -> Vec<FieldError> {
+fn validate(configuration: &Value, old: Option<&Value>, mutating: bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let protocol = configuration
         .pointer("/metadata/annotations")
@@ -153,7 +245,7 @@ fn one_webhook(webhook: &Value, path: &str, mutating: bool, strict: bool) -> Vec
     for key in ["namespaceSelector", "objectSelector"] {
         errs.extend(label_selector(webhook.get(key), &format!("{path}.{key}")));
     }
-    errs.extend(super::webhook::client_config(
+    errs.extend(client_config::client_config(
         &format!("{path}.clientConfig"),
         webhook.get("clientConfig"),
     ));
@@ -188,134 +280,6 @@ fn fully_qualified_name(path: &str, name: &str) -> Vec<FieldError> {
         )];
     }
     Vec::new()
-}
-
-/// validateRuleWithOperations and the rule it embeds.
-pub(crate) fn rule_with_operations(rule: &Value, path: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let operations = strings(rule.get("operations"));
-    if operations.is_empty() {
-        errs.push(FieldError::required(format!("{path}.operations"), ""));
-    }
-    if operations.len() > 1 && operations.contains(&"*") {
-        errs.push(FieldError::invalid_rendered(
-            format!("{path}.operations"),
-            &go_string_slice(
-                "[]admissionregistration.OperationType",
-                rule.get("operations"),
-            ),
-            "if '*' is present, must not specify other operations",
-        ));
-    }
-    for (k, operation) in operations.iter().enumerate() {
-        if !OPERATIONS.contains(operation) {
-            errs.push(FieldError::not_supported(
-                format!("{path}.operations[{k}]"),
-                operation,
-                &OPERATIONS,
-            ));
-        }
-    }
-    errs.extend(rule_of(rule, path));
-    errs
-}
-
-/// validateRule, subresources allowed.
-fn rule_of(rule: &Value, path: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    for (key, what) in [("apiGroups", "API groups"), ("apiVersions", "API versions")] {
-        let values = strings(rule.get(key));
-        if values.is_empty() {
-            errs.push(FieldError::required(format!("{path}.{key}"), ""));
-        }
-        if values.len() > 1 && values.contains(&"*") {
-            errs.push(FieldError::invalid_rendered(
-                format!("{path}.{key}"),
-                &go_string_slice("[]string", rule.get(key)),
-                &format!("if '*' is present, must not specify other {what}"),
-            ));
-        }
-    }
-    for (k, version) in strings(rule.get("apiVersions")).iter().enumerate() {
-        if version.is_empty() {
-            errs.push(FieldError::required(format!("{path}.apiVersions[{k}]"), ""));
-        }
-    }
-    errs.extend(resources(
-        rule.get("resources"),
-        &format!("{path}.resources"),
-    ));
-    if let Some(scope) = text(rule, "scope").filter(|s| !SCOPES.contains(s)) {
-        errs.push(FieldError::not_supported(
-            format!("{path}.scope"),
-            scope,
-            &SCOPES,
-        ));
-    }
-    errs
-}
-
-/// validateResources: `x/*`, `*/x`, `*/*` and `*` must not overlap others.
-fn resources(list: Option<&Value>, path: &str) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let entries = strings(list);
-    if entries.is_empty() {
-        errs.push(FieldError::required(path, ""));
-    }
-    let mut wildcard_subresources: Vec<&str> = Vec::new();
-    let mut wildcard_resources: Vec<&str> = Vec::new();
-    let mut double_wildcard = false;
-    let mut single_wildcard = false;
-    // Upstream assigns rather than accumulates this flag, so only the
-    // last entry without a subresource counts.
-    let mut without_subresource = false;
-    for (i, entry) in entries.iter().enumerate() {
-        if entry.is_empty() {
-            errs.push(FieldError::required(format!("{path}[{i}]"), ""));
-            continue;
-        }
-        double_wildcard |= *entry == "*/*";
-        single_wildcard |= *entry == "*";
-        let Some((resource, subresource)) = entry.split_once('/') else {
-            without_subresource = *entry != "*";
-            continue;
-        };
-        if wildcard_subresources.contains(&resource) {
-            errs.push(FieldError::invalid(
-                format!("{path}[{i}]"),
-                entry,
-                &format!("if '{resource}/*' is present, must not specify {entry}"),
-            ));
-        }
-        if wildcard_resources.contains(&subresource) {
-            errs.push(FieldError::invalid(
-                format!("{path}[{i}]"),
-                entry,
-                &format!("if '*/{subresource}' is present, must not specify {entry}"),
-            ));
-        }
-        if subresource == "*" {
-            wildcard_subresources.push(resource);
-        }
-        if resource == "*" {
-            wildcard_resources.push(subresource);
-        }
-    }
-    if entries.len() > 1 && double_wildcard {
-        errs.push(FieldError::invalid_rendered(
-            path,
-            &go_string_slice("[]string", list),
-            "if '*/*' is present, must not specify other resources",
-        ));
-    }
-    if single_wildcard && without_subresource {
-        errs.push(FieldError::invalid_rendered(
-            path,
-            &go_string_slice("[]string", list),
-            "if '*' is present, must not specify other resources without subresources",
-        ));
-    }
-    errs
 }
 
 /// validateAdmissionReviewVersions.
@@ -360,62 +324,11 @@ fn review_versions(list: Option<&Value>, path: &str, require_known: bool) -> Vec
     errs
 }
 
-/// matchConditions (of a webhook or a policy): at most 64, each
-/// expression compiling, each name qualified and unique.
-pub(crate) fn match_conditions(list: Option<&Value>, path: &str) -> Vec<FieldError> {
-    let conditions = list
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let mut errs = Vec::new();
-    if conditions.len() > MAX_MATCH_CONDITIONS {
-        errs.push(FieldError::too_many(
-            path,
-            conditions.len(),
-            MAX_MATCH_CONDITIONS,
-        ));
-    }
-    let mut names: Vec<&str> = Vec::new();
-    for (k, condition) in conditions.iter().enumerate() {
-        let expression = text(condition, "expression").unwrap_or("");
-        let expression_path = format!("{path}[{k}].expression");
-        if expression.trim().is_empty() {
-            errs.push(FieldError::required(expression_path, ""));
-        } else {
-            errs.extend(compile_problem(&expression_path, expression.trim()));
-        }
-        let name = text(condition, "name").unwrap_or("");
-        let name_path = format!("{path}[{k}].name");
-        if name.is_empty() {
-            errs.push(FieldError::required(name_path.clone(), ""));
-        } else {
-            for problem in qualified_name_problems(name) {
-                errs.push(FieldError::invalid(name_path.clone(), name, &problem));
-            }
-        }
-        if !name.is_empty() {
-            if names.contains(&name) {
-                errs.push(FieldError::duplicate(name_path, name));
-            } else {
-                names.push(name);
-            }
-        }
-    }
-    errs
-}
-
-/// A CEL expression that does not compile, as upstream's validation
-/// reports it.
-pub(crate) fn compile_problem(path: &str, expression: &str) -> Option<FieldError> {
-    kube_cel::cel::Program::compile(expression)
-        .err()
-        .map(|err| FieldError::invalid(path, expression, &format!("compilation failed: {err}")))
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
+    use super::validate as webhook_configuration;
     use super::*;
 
     fn rendered(errors: Vec<FieldError>) -> Vec<String> {

@@ -1,19 +1,27 @@
 //! Pod (core/v1): containers scheduled together on one node.
+//!
+//! A pod's spec follows the PodSpec rules every pod template shares
+//! (`validate::pod`, `defaults::pod_spec`); what only a Pod does is in this
+//! folder: its own validation, defaults, QoS class, quota usage and printer.
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use chrono::{DateTime, Utc};
+use serde_json::{json, Map, Value};
 
 use crate::error::FieldError;
 use crate::kinds::Kind;
-use crate::printers::Printer;
+use crate::printers::TableColumn;
 use crate::registry::ResourceDef;
-use crate::validate::corev1 as rules;
 use crate::validate::quantity::Quantity;
-use serde_json::json;
 
-#[path = "pod_quota.rs"]
+mod defaults;
+mod printer;
+mod qos;
 mod quota;
+mod validation;
+
+use qos::qos_class;
 
 pub struct Pod;
 
@@ -110,30 +118,30 @@ impl Kind for Pod {
     ) -> Option<Vec<FieldError>> {
         // The pod as on create, without the create-only rules, and what
         // the subresource may change checked against the stored pod.
-        let mut errs = rules::pod(object);
+        let mut errs = validation::validate(object);
         match subresource {
-            "ephemeralcontainers" => errs.extend(
-                crate::validate::pod::ephemeral_containers_only_added(object, old),
-            ),
-            "resize" => errs.extend(crate::validate::pod::resize(object, old)),
+            "ephemeralcontainers" => {
+                errs.extend(validation::ephemeral_containers_only_added(object, old))
+            }
+            "resize" => errs.extend(validation::resize(object, old)),
             _ => return None,
         }
         Some(errs)
     }
 
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
-        crate::defaults::core_v1::pod(object);
+        defaults::set_defaults(object);
     }
 
     fn validate_create(&self, object: &Value) -> Vec<FieldError> {
-        let mut errs = rules::pod(object);
-        errs.extend(rules::pod_create_only(object));
+        let mut errs = validation::validate(object);
+        errs.extend(validation::create_only(object));
         errs
     }
 
     fn validate_update(&self, object: &Value, old: &Value) -> Vec<FieldError> {
-        let mut errs = rules::pod(object);
-        errs.extend(rules::pod_update(object, old));
+        let mut errs = validation::validate(object);
+        errs.extend(validation::update(object, old));
         errs
     }
 
@@ -144,8 +152,12 @@ impl Kind for Pod {
         }
     }
 
-    fn printer(&self) -> Printer {
-        Printer::Pod
+    fn table_columns(&self) -> Vec<TableColumn> {
+        printer::columns()
+    }
+
+    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+        printer::cells(object, now)
     }
 }
 
@@ -184,45 +196,6 @@ pub(crate) fn pod_resized(old: &Value, new: &Value) -> Value {
         }
     }
     updated
-}
-
-/// Upstream's GetPodQOS over cpu and memory of the (init) containers:
-/// BestEffort without any request or limit, Guaranteed when every container
-/// limits both and requests what it limits, Burstable otherwise. Requests
-/// and limits are compared per container as written (defaulting has copied
-/// limits into missing requests); upstream compares the sums, which only
-/// differs for equal amounts spelled differently.
-pub(crate) fn qos_class(spec: &Value) -> &'static str {
-    const COMPUTE: [&str; 2] = ["cpu", "memory"];
-    let containers = ["containers", "initContainers"]
-        .into_iter()
-        .filter_map(|field| spec.get(field).and_then(Value::as_array))
-        .flatten();
-    // Malformed quantities do not count as zero; validation rejects them.
-    let is_zero = |q: &Value| crate::validate::quantity::from_json(q).is_ok_and(|q| q.is_zero());
-    let mut any = false;
-    let mut guaranteed = true;
-    for container in containers {
-        let resources = |kind: &str| {
-            container
-                .pointer(&format!("/resources/{kind}"))
-                .and_then(Value::as_object)
-        };
-        let (requests, limits) = (resources("requests"), resources("limits"));
-        for name in COMPUTE {
-            let request = requests.and_then(|r| r.get(name)).filter(|q| !is_zero(q));
-            let limit = limits.and_then(|l| l.get(name)).filter(|q| !is_zero(q));
-            any |= request.is_some() || limit.is_some();
-            if limit.is_none() || request.is_some_and(|r| Some(r) != limit) {
-                guaranteed = false;
-            }
-        }
-    }
-    match (any, guaranteed) {
-        (false, _) => "BestEffort",
-        (true, true) => "Guaranteed",
-        (true, false) => "Burstable",
-    }
 }
 
 #[cfg(test)]

@@ -4,14 +4,14 @@
 
 use serde_json::Value;
 
-use super::object_meta::name_problems;
 use crate::error::FieldError;
 use crate::kinds::NameRule;
+use crate::validate::object_meta::name_problems;
 
 const FORM: &str = "; desired format: https://host[/path]";
 
 /// ValidateWebhookURL with https forced.
-pub fn url(path: &str, raw: &str) -> Vec<FieldError> {
+fn url(path: &str, raw: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let parsed = match ::url::Url::parse(raw) {
         Ok(parsed) => parsed,
@@ -83,7 +83,7 @@ pub fn url(path: &str, raw: &str) -> Vec<FieldError> {
 /// ValidateWebhookService. Upstream's caller hands name and namespace over
 /// in each other's places (kubernetes#141353), so a missing name is reported
 /// at `.namespace` and the reverse; clients see that, so this does too.
-pub fn service(path: &str, service: &Value) -> Vec<FieldError> {
+fn service(path: &str, service: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let text = |key: &str| service.get(key).and_then(Value::as_str).unwrap_or("");
     if text("name").is_empty() {
@@ -147,7 +147,7 @@ pub fn service(path: &str, service: &Value) -> Vec<FieldError> {
 }
 
 /// A client config naming exactly one of url and service, each valid.
-pub fn client_config(path: &str, config: Option<&Value>) -> Vec<FieldError> {
+pub(super) fn client_config(path: &str, config: Option<&Value>) -> Vec<FieldError> {
     let config = config.unwrap_or(&Value::Null);
     match (config.get("url"), config.get("service")) {
         (Some(url_value), None) => url(
