@@ -15,6 +15,7 @@ use capstan_core::connect::{
     SPDY_PROTOCOL, TUNNELING_PROTOCOL, WEBSOCKET_PROTOCOL,
 };
 use capstan_core::error::{ApiError, StatusReason};
+use capstan_core::kinds::ConnectTo;
 use http_body_util::BodyExt;
 
 use crate::request_info::ResourcePath;
@@ -114,22 +115,22 @@ pub(super) async fn serve(
     let query: Vec<(String, String)> =
         serde_urlencoded::from_str(req.uri().query().unwrap_or("")).unwrap_or_default();
     let subpath = subpath(req.uri().path(), target, subresource);
-    let connection = match (def.resource.as_str(), subresource) {
-        ("services", "proxy") => {
+    let connection = match def.kind_impl.connect_to(subresource) {
+        Some(ConnectTo::ServiceProxy) => {
             core.service_proxy_location(namespace, name, &subpath)
                 .await?
         }
-        ("pods", "proxy") => core.pod_proxy_location(namespace, name, &subpath).await?,
-        ("nodes", "proxy") => core.node_proxy_location(name, &subpath).await?,
-        ("pods", "log") => {
+        Some(ConnectTo::PodProxy) => core.pod_proxy_location(namespace, name, &subpath).await?,
+        Some(ConnectTo::NodeProxy) => core.node_proxy_location(name, &subpath).await?,
+        Some(ConnectTo::PodLog) => {
             let options = PodLogOptions::from_query(&query)?;
             core.pod_log_location(namespace, name, &options).await?
         }
-        ("pods", _) => {
+        Some(ConnectTo::PodStream) => {
             core.pod_stream_location(subresource, namespace, name, &query)
                 .await?
         }
-        _ => return Err(not_found()),
+        None => return Err(not_found()),
     };
     if matches!(connection, Connection::NoContent) {
         return Ok(StatusCode::NO_CONTENT.into_response());

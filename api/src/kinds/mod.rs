@@ -94,6 +94,22 @@ pub enum Grant {
     RoleReference,
 }
 
+/// What a connect subresource of a kind reaches: upstream's Connecter
+/// storages (`pods/proxy`, `pods/log`, `pods/exec`, `services/proxy`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectTo {
+    /// One of the Service's endpoints (or its ExternalName).
+    ServiceProxy,
+    /// The pod's IP.
+    PodProxy,
+    /// The node's kubelet.
+    NodeProxy,
+    /// The kubelet's container logs of the pod.
+    PodLog,
+    /// The kubelet's exec, attach or port-forward stream of the pod.
+    PodStream,
+}
+
 type Object = Map<String, Value>;
 
 /// What the scale subresource shows of an object: its desired and
@@ -282,6 +298,19 @@ pub trait Kind: Send + Sync {
     /// Whether objects of this kind hold ClusterIPs and NodePorts.
     fn allocates_service_addresses(&self) -> bool {
         false
+    }
+
+    /// Where its connect subresource `subresource` leads; None: it has none
+    /// of that name.
+    fn connect_to(&self, _subresource: &str) -> Option<ConnectTo> {
+        None
+    }
+
+    /// The pod template an object of a workload kind holds, which the
+    /// PodSecurity admission plugin checks (upstream's
+    /// DefaultPodSpecResources).
+    fn pod_template<'a>(&self, _object: &'a Value) -> Option<&'a Value> {
+        None
     }
 
     /// The selectable fields its watch cache indexes objects by, so a list

@@ -156,11 +156,19 @@ fn made_of(resources: &[OpenApiResource], kinds: &[(String, Vec<Gvk>)]) -> [u8; 
         put(&resource.version);
         put(&resource.kind);
         put(&resource.resource);
-        put(if resource.namespaced { "namespaced" } else { "cluster" });
+        put(if resource.namespaced {
+            "namespaced"
+        } else {
+            "cluster"
+        });
         put(&resource.verbs.len().to_string());
         resource.verbs.iter().for_each(|verb| put(verb));
         put(&resource.definition);
-        put(&resource.schema.as_ref().map(Value::to_string).unwrap_or_default());
+        put(&resource
+            .schema
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default());
     }
     put(&kinds.len().to_string());
     for (name, gvks) in kinds {

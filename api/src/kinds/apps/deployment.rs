@@ -38,6 +38,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Deployment {
+    fn pod_template<'a>(&self, object: &'a Value) -> Option<&'a Value> {
+        object.pointer("/spec/template")
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -37,6 +37,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for CronJob {
+    fn pod_template<'a>(&self, object: &'a Value) -> Option<&'a Value> {
+        object.pointer("/spec/jobTemplate/spec/template")
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -33,6 +33,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Job {
+    fn pod_template<'a>(&self, object: &'a Value) -> Option<&'a Value> {
+        object.pointer("/spec/template")
+    }
+
     fn prepare_for_create(&self, object: &mut Value) {
         let uid = object
             .pointer("/metadata/uid")

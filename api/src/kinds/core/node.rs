@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::defaults::{ensure_child, is_nil, Object};
 use crate::error::FieldError;
-use crate::kinds::Kind;
+use crate::kinds::{ConnectTo, Kind};
 use crate::printers::values::{age, boolean, items, name, or_none, string_map, text};
 use crate::printers::{age_col, col, name_col, wide, TableColumn};
 use crate::registry::ResourceDef;
@@ -30,6 +30,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Node {
+    fn connect_to(&self, subresource: &str) -> Option<ConnectTo> {
+        (subresource == "proxy").then_some(ConnectTo::NodeProxy)
+    }
+
     fn keeps_status_on_create(&self) -> bool {
         true
     }

@@ -30,6 +30,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for PodTemplate {
+    fn pod_template<'a>(&self, object: &'a Value) -> Option<&'a Value> {
+        object.pointer("/template")
+    }
+
     fn apply_defaults(&self, _version: &str, object: &mut Map<String, Value>) {
         set_defaults(object);
     }

@@ -36,6 +36,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for ReplicationController {
+    fn pod_template<'a>(&self, object: &'a Value) -> Option<&'a Value> {
+        object.pointer("/spec/template")
+    }
+
     fn quota_usage(&self, _object: &Value) -> Vec<(String, Quantity)> {
         vec![("replicationcontrollers".into(), Quantity::count(1))]
     }

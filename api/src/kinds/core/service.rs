@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use crate::error::FieldError;
-use crate::kinds::{Kind, NameRule};
+use crate::kinds::{ConnectTo, Kind, NameRule};
 use crate::printers::values::{
     age, format_labels, int, items, load_balancer_ingress, name, or_none, scalar_text, str_or, text,
 };
@@ -29,6 +29,10 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Service {
+    fn connect_to(&self, subresource: &str) -> Option<ConnectTo> {
+        (subresource == "proxy").then_some(ConnectTo::ServiceProxy)
+    }
+
     fn quota_usage(&self, object: &Value) -> Vec<(String, Quantity)> {
         let spec = object.get("spec").unwrap_or(&Value::Null);
         let ports = spec

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::error::FieldError;
-use crate::kinds::Kind;
+use crate::kinds::{ConnectTo, Kind};
 use crate::printers::TableColumn;
 use crate::registry::ResourceDef;
 use crate::validate::quantity::Quantity;
@@ -57,6 +57,15 @@ pub fn resources() -> Vec<ResourceDef> {
 }
 
 impl Kind for Pod {
+    fn connect_to(&self, subresource: &str) -> Option<ConnectTo> {
+        match subresource {
+            "proxy" => Some(ConnectTo::PodProxy),
+            "log" => Some(ConnectTo::PodLog),
+            "exec" | "attach" | "portforward" => Some(ConnectTo::PodStream),
+            _ => None,
+        }
+    }
+
     fn cache_indexes(&self) -> &[&str] {
         &["spec.nodeName"]
     }

@@ -105,15 +105,9 @@ fn namespace_policy(
 
 /// The pod template a workload writes, if the resource is one.
 fn pod_template<'a>(def: &crate::registry::ResourceDef, object: &'a Value) -> Option<&'a Value> {
-    let pointer = match (def.group.as_str(), def.resource.as_str()) {
-        ("", "replicationcontrollers") => "/spec/template",
-        ("", "podtemplates") => "/template",
-        ("apps", "replicasets" | "deployments" | "statefulsets" | "daemonsets") => "/spec/template",
-        ("batch", "jobs") => "/spec/template",
-        ("batch", "cronjobs") => "/spec/jobTemplate/spec/template",
-        _ => return None,
-    };
-    object.pointer(pointer).filter(|t| !t.is_null())
+    def.kind_impl
+        .pod_template(object)
+        .filter(|template| !template.is_null())
 }
 
 /// Whether a pod update changes what the standards look at.
