@@ -42,3 +42,14 @@ pub(crate) fn volume_mode(spec: &Value, path: &str) -> Option<FieldError> {
     (!matches!(mode, "Block" | "Filesystem"))
         .then(|| FieldError::not_supported(path, mode, &["Block", "Filesystem"]))
 }
+
+/// ValidatePersistentVolumeUpdate's and ValidatePersistentVolumeClaimUpdate's
+/// shared rule: the volume mode never changes.
+pub(crate) fn volume_mode_unchanged(object: &Value, old: &Value) -> Option<FieldError> {
+    fn mode(object: &Value) -> Option<&str> {
+        opt(super::field(object, "spec"), "volumeMode").and_then(Value::as_str)
+    }
+    let new_mode = mode(object);
+    (new_mode != mode(old))
+        .then(|| FieldError::immutable("volumeMode", &super::meta::go_opt_str(new_mode)))
+}

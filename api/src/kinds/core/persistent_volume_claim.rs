@@ -219,14 +219,9 @@ fn validate_update(object: &Value, old: &Value) -> Vec<FieldError> {
             }
         }
     }
-    let new_mode = opt(field(object, "spec"), "volumeMode").and_then(Value::as_str);
-    let old_mode = opt(field(old, "spec"), "volumeMode").and_then(Value::as_str);
-    if new_mode != old_mode {
-        errs.push(FieldError::immutable(
-            "volumeMode",
-            &meta::go_opt_str(new_mode),
-        ));
-    }
+    errs.extend(crate::validate::volume_modes::volume_mode_unchanged(
+        object, old,
+    ));
     errs
 }
 

@@ -173,21 +173,7 @@ fn validate(object: &Value) -> Vec<FieldError> {
         }
     }
     errs.extend(pod::template_spec(template, "spec.template"));
-    let template_spec = field(template, "spec");
-    let policy = pod::restart_policy(template_spec);
-    if policy != "Always" {
-        errs.push(FieldError::not_supported(
-            "spec.template.spec.restartPolicy",
-            policy,
-            &["Always"],
-        ));
-    }
-    if opt(template_spec, "activeDeadlineSeconds").is_some() {
-        errs.push(FieldError::forbidden(
-            "spec.template.spec.activeDeadlineSeconds",
-            "activeDeadlineSeconds in ReplicationController is not Supported",
-        ));
-    }
+    crate::validate::workloads::restart_always(template, "ReplicationController", &mut errs);
     errs
 }
 
