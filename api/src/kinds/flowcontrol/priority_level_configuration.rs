@@ -11,7 +11,7 @@ use super::{bootstrap, conditions, EXEMPT};
 use crate::defaults::{child, default_pointer, default_zero, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
-use crate::printers::values::{age, get, name, text};
+use crate::printers::values::{self, age, get, name, text};
 use crate::printers::{age_col, col, name_col, TableColumn};
 use crate::registry::ResourceDef;
 
@@ -74,6 +74,8 @@ impl Kind for PriorityLevelConfiguration {
     }
 }
 
+/// A field's integer, or None when it is absent (validation tells the two
+/// apart; the printer's `values::int` reads an absent one as 0).
 fn int(value: &Value, key: &str) -> Option<i64> {
     value.get(key).and_then(Value::as_i64)
 }
@@ -316,7 +318,7 @@ const D_PL_QUEUE_LENGTH: &str = "`queueLengthLimit` is the maximum number of req
 fn cells(pl: &Value, now: DateTime<Utc>) -> Vec<Value> {
     let limited = get(pl, "/spec/limited").filter(|l| !l.is_null());
     let shares: Value = match limited {
-        Some(limited) => int(limited, "/nominalConcurrencyShares").into(),
+        Some(limited) => values::int(limited, "/nominalConcurrencyShares").into(),
         None => "<none>".into(),
     };
     let queuing = limited
@@ -324,7 +326,7 @@ fn cells(pl: &Value, now: DateTime<Utc>) -> Vec<Value> {
         .filter(|q| !q.is_null());
     let setting = |key: &str| -> Value {
         match queuing {
-            Some(queuing) => int(queuing, key).into(),
+            Some(queuing) => values::int(queuing, key).into(),
             None => "<none>".into(),
         }
     };
@@ -355,6 +357,60 @@ mod tests {
 
     fn level(name: &str, spec: Value) -> Value {
         json!({"metadata": {"name": name}, "spec": spec})
+    }
+
+    /// Upstream's printer: shares of a Limited level, the queuing settings
+    /// only when it queues, `<none>` otherwise.
+    #[test]
+    fn rows_print_shares_and_queuing_as_upstream() {
+        let now = Utc::now();
+        let cells =
+            |object: &Value| PriorityLevelConfiguration.table_cells(object, now)[..6].to_vec();
+        let rejecting = level(
+            "catch-all",
+            json!({"type": "Limited", "limited": {"nominalConcurrencyShares": 5,
+                   "limitResponse": {"type": "Reject"}}}),
+        );
+        assert_eq!(
+            cells(&rejecting),
+            [
+                json!("catch-all"),
+                json!("Limited"),
+                json!(5),
+                json!("<none>"),
+                json!("<none>"),
+                json!("<none>")
+            ]
+        );
+        let queuing = level(
+            "workload-low",
+            json!({"type": "Limited", "limited": {"nominalConcurrencyShares": 100,
+                   "limitResponse": {"type": "Queue", "queuing":
+                       {"queues": 128, "handSize": 6, "queueLengthLimit": 50}}}}),
+        );
+        assert_eq!(
+            cells(&queuing),
+            [
+                json!("workload-low"),
+                json!("Limited"),
+                json!(100),
+                json!(128),
+                json!(6),
+                json!(50)
+            ]
+        );
+        let exempt = level("exempt", json!({"type": "Exempt", "exempt": {}}));
+        assert_eq!(
+            cells(&exempt),
+            [
+                json!("exempt"),
+                json!("Exempt"),
+                json!("<none>"),
+                json!("<none>"),
+                json!("<none>"),
+                json!("<none>")
+            ]
+        );
     }
 
     #[test]
