@@ -144,7 +144,7 @@ struct CachedGroupVersion {
 /// (a custom resource's schema among them) and the kinds each of its
 /// definitions is published for. Kept instead of a copy, which would hold
 /// every definition's schema twice.
-fn made_of(resources: &[OpenApiResource], kinds: &[(String, Vec<Gvk>)]) -> [u8; 32] {
+fn made_of(resources: &[&OpenApiResource], kinds: &[(String, Vec<Gvk>)]) -> [u8; 32] {
     let mut hasher = Sha256::new();
     let mut put = |part: &str| {
         hasher.update((part.len() as u64).to_le_bytes());
@@ -196,14 +196,14 @@ impl OpenApiCache {
 
 /// The served resources laid out by group-version, with the definitions
 /// k8s-openapi does not have and the kinds each definition is served as.
-struct Plan {
+struct Plan<'a> {
     synthesized: BTreeMap<String, Value>,
     gvks: BTreeMap<String, Vec<Gvk>>,
-    group_versions: BTreeMap<String, GroupVersionParts>,
+    group_versions: BTreeMap<String, GroupVersionParts<'a>>,
 }
 
-impl Plan {
-    fn of(resources: &[OpenApiResource]) -> Result<Self, OpenApiError> {
+impl<'a> Plan<'a> {
+    fn of(resources: &'a [OpenApiResource]) -> Result<Self, OpenApiError> {
         let builtin = definitions::builtin();
         let mut resources: Vec<&OpenApiResource> = resources.iter().collect();
         resources.sort_by(|a, b| {
@@ -213,7 +213,7 @@ impl Plan {
         // Schemas k8s-openapi does not have: list kinds and unknown kinds.
         let mut synthesized: BTreeMap<String, Value> = BTreeMap::new();
         let mut gvks: BTreeMap<String, Vec<Gvk>> = BTreeMap::new();
-        let mut group_versions: BTreeMap<String, GroupVersionParts> = BTreeMap::new();
+        let mut group_versions: BTreeMap<String, GroupVersionParts<'a>> = BTreeMap::new();
         let mut seen = HashSet::new();
 
         for resource in resources {
@@ -246,7 +246,7 @@ impl Plan {
             let list_definition =
                 definitions::list_definition_name(&resource.definition, &resource.kind);
             let parts = group_versions.entry(group_version).or_default();
-            parts.resources.push(resource.clone());
+            parts.resources.push(resource);
             parts.roots.insert(resource.definition.clone());
             if resource.verbs.iter().any(|v| v == "list") {
                 if !builtin.contains_key(&list_definition) {
@@ -521,8 +521,8 @@ impl OpenApiDocuments {
 }
 
 #[derive(Default)]
-struct GroupVersionParts {
-    resources: Vec<OpenApiResource>,
+struct GroupVersionParts<'a> {
+    resources: Vec<&'a OpenApiResource>,
     roots: BTreeSet<String>,
     paths: Vec<PathItem>,
 }

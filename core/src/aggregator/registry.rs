@@ -17,20 +17,18 @@ const GROUP: &str = "apiregistration.k8s.io";
 const FOLLOW_RETRY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl ApiCore {
-    async fn api_services_cache(&self) -> ApiResult<Arc<WatchCache>> {
+    /// The APIServices' watch cache and the key prefix they are under.
+    async fn api_services_cache(&self) -> ApiResult<(Arc<WatchCache>, String)> {
         let def = self.resolve(GROUP, "v1", "apiservices")?;
-        self.watch_cache(&def).await
-    }
-
-    fn api_services_prefix(&self) -> Option<String> {
-        let def = self.resolve(GROUP, "v1", "apiservices").ok()?;
-        Some(def.key_prefix(&self.prefix, None))
+        Ok((
+            self.watch_cache(&def).await?,
+            def.key_prefix(&self.prefix, None),
+        ))
     }
 
     async fn api_service_objects(&self) -> ApiResult<Vec<Arc<Value>>> {
-        let def = self.resolve(GROUP, "v1", "apiservices")?;
-        let cache = self.watch_cache(&def).await?;
-        let (items, _) = cache.list(&def.key_prefix(&self.prefix, None));
+        let (cache, prefix) = self.api_services_cache().await?;
+        let (items, _) = cache.list(&prefix);
         Ok(items.into_iter().map(|(_, object)| object).collect())
     }
 
@@ -64,25 +62,27 @@ impl ApiCore {
     /// as long as the server does.
     pub async fn follow_api_services(self: Arc<Self>) {
         loop {
-            let cache = match self.api_services_cache().await {
-                Ok(cache) => cache,
+            let (cache, prefix) = match self.api_services_cache().await {
+                Ok(found) => found,
                 Err(e) => {
                     tracing::warn!(error = %e, "reading APIServices failed");
                     tokio::time::sleep(FOLLOW_RETRY).await;
                     continue;
                 }
             };
-            let Some(prefix) = self.api_services_prefix() else {
-                return;
-            };
             let (_, _, mut watch) = cache.list_and_watch(&prefix);
             loop {
-                let (objects, _) = cache.list(&prefix);
-                let proxied = objects
-                    .iter()
-                    .filter_map(|(_, object)| RemoteApiService::of(object))
-                    .map(|service| (service.group, service.version))
-                    .collect();
+                let proxied = match self.remote_api_services().await {
+                    Ok(remote) => remote
+                        .into_iter()
+                        .map(|service| (service.group, service.version))
+                        .collect(),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reading APIServices failed");
+                        tokio::time::sleep(FOLLOW_RETRY).await;
+                        break;
+                    }
+                };
                 if self.registry.set_proxied(proxied) {
                     tracing::debug!("proxied group/versions changed");
                 }

@@ -400,8 +400,7 @@ impl ApiCore {
                     def("rolebindings")?,
                     def("clusterrolebindings")?,
                 );
-                let cache =
-                    |def: &ResourceDef| self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
+                let cache = |def: &ResourceDef| self.cache_of(def);
                 let caches = [
                     cache(&roles),
                     cache(&cluster_roles),
