@@ -869,9 +869,9 @@ async fn run(args: Args) -> Result<(), BenchError> {
             run.backend.label()
         );
         println!(
-            "| objects | operation | path | requests | p50 ms | p99 ms | max ms | response bytes |"
+            "| objects | operation | path | requests | p50 ms | p99 ms | max ms | response bytes | server CPU per request, µs |"
         );
-        println!("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |");
+        println!("| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
         for (count, rows, _) in &run.reads {
             for r in rows {
                 let bytes = if r.bytes == 0 {
@@ -879,8 +879,11 @@ async fn run(args: Args) -> Result<(), BenchError> {
                 } else {
                     r.bytes.to_string()
                 };
+                let cpu = r
+                    .server_cpu
+                    .map_or("–".to_string(), |cpu| cpu.as_micros().to_string());
                 println!(
-                    "| {count} | {} | {} | {} | {} | {} | {} | {} |",
+                    "| {count} | {} | {} | {} | {} | {} | {} | {} | {cpu} |",
                     r.operation,
                     r.path,
                     r.requests,
