@@ -312,6 +312,23 @@ impl FieldSelector {
             .all(|term| (field_value(object, &term.field, term.absent) == term.value) == term.equal)
     }
 
+    /// Whether an object named `name` in `namespace` matches, when every
+    /// term is on one of those two fields (None: other fields decide), so
+    /// a watcher can tell from a storage key alone.
+    pub fn matches_name(&self, name: &str, namespace: &str) -> Option<bool> {
+        self.terms
+            .iter()
+            .map(|term| {
+                let value = match term.field.as_str() {
+                    "metadata.name" => name,
+                    "metadata.namespace" => namespace,
+                    _ => return None,
+                };
+                Some((value == term.value) == term.equal)
+            })
+            .try_fold(true, |all, term| Some(all && term?))
+    }
+
     /// The `field=value` terms, which an index on the field can answer.
     pub fn equalities(&self) -> impl Iterator<Item = (&str, &str)> {
         self.terms

@@ -31,7 +31,8 @@ use capstan_core::error::{ApiError, StatusReason};
 use capstan_core::registry::ResourceDef;
 use capstan_core::registry::{Registry, RegistryHandle};
 use capstan_core::verbs::{
-    self, ApiCore, FieldValidation, ListOptions, ObjectList, View, WriteOptions, WriteResult,
+    self, ApiCore, FieldValidation, LazyObject, ListOptions, ObjectList, View, WriteOptions,
+    WriteResult,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -78,7 +79,14 @@ fn json_response<T: Serialize + ?Sized>(
     value: &T,
     content_type: &str,
 ) -> Response {
-    let mut body = serde_json::to_vec(value).unwrap_or_default();
+    json_bytes_response(
+        code,
+        serde_json::to_vec(value).unwrap_or_default(),
+        content_type,
+    )
+}
+
+fn json_bytes_response(code: StatusCode, mut body: Vec<u8>, content_type: &str) -> Response {
     // Go's json.Encoder ends every document with a newline.
     body.push(b'\n');
     let mut resp = (code, body).into_response();
@@ -92,6 +100,10 @@ fn json_response<T: Serialize + ?Sized>(
 /// is in the protobuf envelope.
 trait Document: Serialize {
     fn to_protobuf(&self) -> Result<Vec<u8>, capstan_core::protobuf::ProtobufError>;
+
+    fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
 }
 
 impl Document for Value {
@@ -100,15 +112,27 @@ impl Document for Value {
     }
 }
 
-/// A list whose items are the watch cache's own objects: written out as
-/// they are instead of being copied into a new tree first.
-#[derive(Serialize)]
+/// A list whose items are the watch cache's own objects: in JSON, the
+/// envelope and each item's cached encoding, concatenated; in other forms
+/// written from their trees instead of being copied into a new tree first.
 struct ListDocument<'a> {
     kind: String,
-    #[serde(rename = "apiVersion")]
     api_version: String,
     metadata: Value,
-    items: Vec<&'a Value>,
+    items: &'a [LazyObject],
+}
+
+impl Serialize for ListDocument<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("kind", &self.kind)?;
+        map.serialize_entry("apiVersion", &self.api_version)?;
+        map.serialize_entry("metadata", &self.metadata)?;
+        let items: Vec<&Value> = self.items.iter().map(|item| &**item).collect();
+        map.serialize_entry("items", &items)?;
+        map.end()
+    }
 }
 
 impl Document for ListDocument<'_> {
@@ -117,6 +141,37 @@ impl Document for ListDocument<'_> {
         let tree = serde_json::to_value(self)
             .map_err(|_| capstan_core::protobuf::ProtobufError::NotAnObject)?;
         capstan_core::protobuf::encode_object(&tree)
+    }
+
+    fn to_json(&self) -> Vec<u8> {
+        let cached: usize = self
+            .items
+            .iter()
+            .filter_map(|i| i.json())
+            .map(|j| j.len() + 1)
+            .sum();
+        let mut out = Vec::with_capacity(cached + 128);
+        out.extend_from_slice(b"{\"kind\":");
+        // Strings and trees write into a Vec without failing.
+        let _ = serde_json::to_writer(&mut out, &self.kind);
+        out.extend_from_slice(b",\"apiVersion\":");
+        let _ = serde_json::to_writer(&mut out, &self.api_version);
+        out.extend_from_slice(b",\"metadata\":");
+        let _ = serde_json::to_writer(&mut out, &self.metadata);
+        out.extend_from_slice(b",\"items\":[");
+        for (i, item) in self.items.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match item.json() {
+                Some(json) => out.extend_from_slice(json),
+                None => {
+                    let _ = serde_json::to_writer(&mut out, &**item);
+                }
+            }
+        }
+        out.extend_from_slice(b"]}");
+        out
     }
 }
 
@@ -149,9 +204,9 @@ fn encode<T: Document>(
             }
             // Documents without a protobuf schema go out as JSON, which
             // every protobuf client also accepts.
-            Err(_) => json_response(code, value, "application/json"),
+            Err(_) => json_bytes_response(code, value.to_json(), "application/json"),
         },
-        _ => json_response(code, value, "application/json"),
+        _ => json_bytes_response(code, value.to_json(), "application/json"),
     };
     for value in capstan_core::verbs::warning_values(warnings) {
         if let Ok(v) = HeaderValue::from_str(&value) {
@@ -350,7 +405,7 @@ fn list_document<'a>(def: &ResourceDef, list: &'a ObjectList) -> ListDocument<'a
         kind: def.list_kind(),
         api_version: def.api_version(),
         metadata: list_metadata(list),
-        items: list.items.iter().map(|item| &**item).collect(),
+        items: &list.items,
     }
 }
 
@@ -1168,4 +1223,42 @@ fn write_response(
         &*object_output(def, output, q, &result.object)?,
         &result.warnings,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capstan_core::watch::cached::CachedObject;
+
+    /// A list written from the cache's encodings is, byte for byte, the
+    /// list serde writes from the trees; items without an encoding are
+    /// written from their trees in the same place.
+    #[test]
+    fn a_list_of_cached_objects_is_their_bytes_in_the_envelope() {
+        let a = json!({"kind": "ConfigMap", "apiVersion": "v1",
+            "metadata": {"name": "a", "resourceVersion": "5"},
+            "data": {"k": "v \"quoted\" ü <>&"}});
+        let b = json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "b"}});
+        let items = vec![
+            LazyObject::cached(Arc::new(CachedObject::encode(&a))),
+            LazyObject::from(b.clone()),
+        ];
+        let metadata = json!({"resourceVersion": "9", "continue": "x"});
+        let doc = ListDocument {
+            kind: "ConfigMapList".into(),
+            api_version: "v1".into(),
+            metadata: metadata.clone(),
+            items: &items,
+        };
+        let expected = serde_json::to_string(&json!({"kind": "ConfigMapList",
+            "apiVersion": "v1", "metadata": metadata, "items": [a, b]}))
+        .unwrap();
+        assert_eq!(String::from_utf8(doc.to_json()).unwrap(), expected);
+        assert_eq!(serde_json::to_string(&doc).unwrap(), expected);
+        let empty = ListDocument { items: &[], ..doc };
+        assert_eq!(
+            String::from_utf8(empty.to_json()).unwrap(),
+            r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":"x"},"items":[]}"#
+        );
+    }
 }

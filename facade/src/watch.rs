@@ -116,14 +116,16 @@ pub(super) async fn watch(
 /// object that cannot be encoded becomes an ERROR event carrying an
 /// InternalError Status, so the client learns why rather than seeing the
 /// stream stall.
-pub(super) fn protobuf_watch_frame(
+/// `object` is read only when there is no encoding (a cached object is
+/// not parsed for nothing).
+pub(super) fn protobuf_watch_frame<O: std::borrow::Borrow<Value> + ?Sized>(
     event_type: &str,
-    object: &Value,
+    object: &O,
     embedded: Option<&[u8]>,
 ) -> Vec<u8> {
     let frame = match embedded {
         Some(embedded) => capstan_core::protobuf::watch_frame(event_type, embedded),
-        None => capstan_core::protobuf::encode_watch_event(event_type, object),
+        None => capstan_core::protobuf::encode_watch_event(event_type, object.borrow()),
     };
     frame.unwrap_or_else(|e| {
         let status = ApiError::internal(e).to_status();

@@ -18,7 +18,7 @@ use crate::error::{ApiError, ApiResult, StatusReason};
 use crate::kinds::Grant;
 use crate::object;
 use crate::registry::ResourceDef;
-use crate::verbs::ApiCore;
+use crate::verbs::{ApiCore, LazyObject};
 
 pub const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 const SERVICE_ACCOUNT_PREFIX: &str = "system:serviceaccount:";
@@ -454,7 +454,7 @@ impl ApiCore {
             async move {
                 self.list_stored(&def, ns.as_deref(), everything)
                     .await
-                    .map(|list| list.items)
+                    .map(|list| list.items.into_iter().map(LazyObject::into_tree).collect())
             }
         };
         let namespace = namespace.filter(|ns| !ns.is_empty());

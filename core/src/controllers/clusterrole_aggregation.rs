@@ -59,7 +59,7 @@ async fn reconcile_all(core: &ApiCore) -> crate::ApiResult<String> {
     let list = core
         .list(&UserInfo::system(), &def, None, &ListOptions::default())
         .await?;
-    let mut roles: Vec<&Arc<Value>> = list.items.iter().collect();
+    let mut roles: Vec<&Value> = list.items.iter().map(|role| &**role).collect();
     roles.sort_by(|a, b| object::name(a).cmp(object::name(b)));
     for role in &roles {
         let Some(wanted) = aggregated_rules(role, &roles) else {
@@ -99,7 +99,7 @@ async fn reconcile_all(core: &ApiCore) -> crate::ApiResult<String> {
 
 /// The rules `role` aggregates from `roles` (sorted by name), or None when
 /// it has no aggregationRule.
-fn aggregated_rules(role: &Value, roles: &[&Arc<Value>]) -> Option<Value> {
+fn aggregated_rules(role: &Value, roles: &[&Value]) -> Option<Value> {
     let selectors: Vec<LabelSelector> = role
         .pointer("/aggregationRule/clusterRoleSelectors")?
         .as_array()?
@@ -144,7 +144,7 @@ mod tests {
         .into_iter()
         .map(Arc::new)
         .collect();
-        let mut sorted: Vec<&Arc<Value>> = roles.iter().collect();
+        let mut sorted: Vec<&Value> = roles.iter().map(|role| &**role).collect();
         sorted.sort_by(|a, b| object::name(a).cmp(object::name(b)));
         assert_eq!(aggregated_rules(&view, &sorted), Some(json!([pods, jobs])));
         assert_eq!(aggregated_rules(&roles[0], &sorted), None);

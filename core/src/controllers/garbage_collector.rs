@@ -179,7 +179,7 @@ impl Changed {
     fn note(&mut self, change: &CacheEvent) -> bool {
         let relevant = match change.kind {
             EventKind::Delete => true,
-            EventKind::Put => involved(&change.object),
+            EventKind::Put => change.indexed,
             EventKind::Progress => false,
         };
         if relevant {
@@ -591,7 +591,7 @@ fn owner_cached(core: &ApiCore, dependent: &Node, reference: &Value) -> bool {
     else {
         return false;
     };
-    core.cached_copy(&owner_def, namespace, name)
+    core.cached_copy_once(&owner_def, namespace, name)
         .is_some_and(|owner| object::meta_str(&owner, "uid") == reference_uid(reference))
 }
 

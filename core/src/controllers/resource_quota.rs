@@ -41,8 +41,10 @@ pub async fn run(core: Arc<ApiCore>) {
         let rv = super::resynced(CONTROLLER, || sync_all(&core, None)).await;
         let opts = super::watch_from(rv);
         let mut streams = Vec::new();
+        // Each stream says what it watches, so an object is read only when
+        // its change may matter (the caches need not parse every ConfigMap).
         match core.watch(&system, &quotas, None, None, &opts).await {
-            Ok(stream) => streams.push(stream),
+            Ok(stream) => streams.push(stream.map(|event| ("resourcequotas", event)).boxed()),
             Err(e) => {
                 super::watch_failed(CONTROLLER, &e).await;
                 continue;
@@ -53,7 +55,7 @@ pub async fn run(core: Arc<ApiCore>) {
                 continue;
             };
             if let Ok(stream) = core.watch(&system, &def, None, None, &opts).await {
-                streams.push(stream);
+                streams.push(stream.map(move |event| (resource, event)).boxed());
             }
         }
         let mut events = futures::stream::select_all(streams);
@@ -64,22 +66,27 @@ pub async fn run(core: Arc<ApiCore>) {
                 event = events.next() => event,
                 () = &mut resync => None,
             };
-            let Some(event) = event else { break };
+            let Some((resource, event)) = event else {
+                break;
+            };
             let object = &event.object;
-            let namespace = object::namespace(object);
-            let is_quota = object.get("kind").and_then(Value::as_str) == Some("ResourceQuota");
+            let is_quota = resource == "resourcequotas";
             let replenishes = match event.event_type {
                 EventType::Error => break,
                 EventType::Added | EventType::Modified if is_quota => needs_sync(object),
                 EventType::Deleted => !is_quota,
                 // A pod that finished stops counting most of its usage.
-                EventType::Modified => matches!(
-                    object.pointer("/status/phase").and_then(Value::as_str),
-                    Some("Succeeded" | "Failed")
-                ),
+                EventType::Modified => {
+                    resource == "pods"
+                        && matches!(
+                            object.pointer("/status/phase").and_then(Value::as_str),
+                            Some("Succeeded" | "Failed")
+                        )
+                }
                 _ => false,
             };
             if replenishes {
+                let namespace = object::namespace(object);
                 if let Err(e) = sync_all(&core, Some(namespace)).await {
                     tracing::warn!(namespace, error = %e, "recomputing resource quotas failed");
                 }

@@ -20,7 +20,7 @@ use crate::addresses::{LeakCounts, Repaired};
 use crate::auth::UserInfo;
 use crate::kinds::networking::ip_address::{ALLOCATOR, MANAGED_BY_LABEL};
 use crate::object;
-use crate::verbs::{ApiCore, DeleteOptions, ListOptions, WriteOptions};
+use crate::verbs::{ApiCore, DeleteOptions, LazyObject, ListOptions, WriteOptions};
 
 const CONTROLLER: &str = "service-address-repair";
 /// Upstream's interval for both repair loops.
@@ -55,7 +55,7 @@ async fn repair_once(core: &ApiCore, leaks: &mut LeakCounts) -> crate::ApiResult
                 &ListOptions::default(),
             )
             .await?;
-        Ok(list.items)
+        Ok(list.items.into_iter().map(LazyObject::into_tree).collect())
     };
     core.service_addresses.repair(listed, leaks).await
 }

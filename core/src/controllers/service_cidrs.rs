@@ -21,7 +21,7 @@ use crate::kinds::networking::service_cidr::FINALIZER;
 use crate::object;
 use crate::registry::ResourceDef;
 use crate::validate::meta::{cidr_contains, parse_cidr};
-use crate::verbs::{ApiCore, ListOptions, View, WriteOptions};
+use crate::verbs::{ApiCore, LazyObject, ListOptions, View, WriteOptions};
 
 pub const CONTROLLER: &str = "service-cidr-controller";
 const DEFAULT_CONTROLLER: &str = "kubernetes-service-cidr-controller";
@@ -87,8 +87,13 @@ async fn sync(core: &ApiCore, resources: &Resources, finalizing: bool) -> crate:
         .await?;
     if finalizing {
         let now = Utc::now();
-        for cidr in &listed.items {
-            super::tolerate_races(finalize(core, resources, cidr, &listed.items, now).await)?;
+        let cidrs: Vec<Arc<Value>> = listed
+            .items
+            .into_iter()
+            .map(LazyObject::into_tree)
+            .collect();
+        for cidr in &cidrs {
+            super::tolerate_races(finalize(core, resources, cidr, &cidrs, now).await)?;
         }
     }
     Ok(listed.resource_version)

@@ -23,9 +23,17 @@ pub fn object(obj: &Value) -> Bytes {
 /// A `capstan.v1.ListResponse` of `list`'s items.
 pub fn list_response(api_version: &str, kind: &str, list: &ObjectList) -> Bytes {
     let continue_token = list.continue_token.as_deref().unwrap_or_default();
-    // Every item measured first, so the answer is written into one buffer
-    // of its final size.
-    let items: Vec<Envelope> = list.items.iter().map(|item| Envelope::of(item)).collect();
+    // Every item encoded first, so the answer is written into one buffer of
+    // its final size; a cached object's encoding is made once and kept
+    // with it, so the next list only copies it.
+    let items: Vec<Bytes> = list
+        .items
+        .iter()
+        .map(|item| match item.encodings() {
+            Some(encodings) => encodings.grpc_object.get_or_init(|| object(item)).clone(),
+            None => object(item),
+        })
+        .collect();
     let len = string_len(1, api_version)
         + string_len(2, kind)
         + string_len(3, &list.resource_version)
@@ -48,7 +56,7 @@ pub fn list_response(api_version: &str, kind: &str, list: &ObjectList) -> Bytes 
     for item in &items {
         encode_key(6, WireType::LengthDelimited, &mut buf);
         encode_varint(item.len() as u64, &mut buf);
-        item.write(&mut buf);
+        buf.extend_from_slice(item);
     }
     buf.freeze()
 }
@@ -197,7 +205,6 @@ mod tests {
     use capstan_proto::v1 as pb;
     use prost::Message;
     use serde_json::json;
-    use std::sync::Arc;
 
     fn objects() -> Vec<Value> {
         vec![
@@ -238,7 +245,10 @@ mod tests {
     fn lists_decode_to_the_generated_message() {
         for (continue_token, remaining) in [(None, None), (Some("c".to_string()), Some(0))] {
             let list = ObjectList {
-                items: objects().into_iter().map(Arc::new).collect(),
+                items: objects()
+                    .into_iter()
+                    .map(crate::verbs::LazyObject::from)
+                    .collect(),
                 resource_version: "42".into(),
                 continue_token: continue_token.clone(),
                 remaining_item_count: remaining,

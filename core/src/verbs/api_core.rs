@@ -15,6 +15,7 @@ pub(super) use crate::registry::{RegistryHandle, ResourceDef};
 pub(super) use crate::selectors::{FieldSelector, LabelSelector};
 pub(super) use crate::storage::{KeyValue, ListParams, Storage, StorageError};
 pub(super) use crate::validate::object_meta;
+pub(super) use crate::watch::cached::CachedObject;
 
 /// Attempts of a server-side read-modify-write before giving up on conflicts.
 pub(super) const MAX_CONFLICT_RETRIES: usize = 8;
@@ -285,6 +286,7 @@ impl View {
 }
 
 pub use crate::patch::PatchType;
+pub use crate::watch::cached::LazyObject;
 
 /// A warning as an HTTP `Warning` value, as upstream sends them: code 299,
 /// the "-" agent (RFC 7234) and the text as a quoted string. REST sends it
@@ -350,9 +352,10 @@ impl WriteResult {
 /// One page of a list.
 #[derive(Debug, Clone)]
 pub struct ObjectList {
-    /// Shared with the watch cache when served from it: callers that only
-    /// write them out never copy them.
-    pub items: Vec<Arc<Value>>,
+    /// The watch cache's encoded objects when served from it: callers
+    /// that only write them out as JSON copy their bytes and never parse
+    /// them.
+    pub items: Vec<LazyObject>,
     pub resource_version: String,
     pub continue_token: Option<String>,
     pub remaining_item_count: Option<i64>,

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::error::ApiError;
-use crate::verbs::{ApiCore, ObjectList};
+use crate::verbs::{ApiCore, LazyObject, ObjectList};
 
 impl ApiCore {
     async fn component_statuses(&self) -> Vec<Value> {
@@ -35,7 +35,7 @@ impl ApiCore {
                 .component_statuses()
                 .await
                 .into_iter()
-                .map(std::sync::Arc::new)
+                .map(LazyObject::from)
                 .collect(),
             resource_version: String::new(),
             continue_token: None,

@@ -26,7 +26,7 @@ impl ApiCore {
                 .delete_authorized(def, ns, object::name(&item), opts)
                 .await
             {
-                Ok(done) => deleted.push(served_shared(def, done.object)?),
+                Ok(done) => deleted.push(served_shared(def, done.object)?.into()),
                 // Someone else deleted it meanwhile: the goal is met.
                 Err(e) if e.code() == 404 => {}
                 Err(e) => return Err(e),

@@ -15,6 +15,17 @@ impl ApiCore {
         self.cache_of(def).get(&self.key(def, namespace, name))
     }
 
+    /// The same for a reader that will not come back to it soon (a get, an
+    /// update's starting point): the cache does not keep its tree.
+    pub(crate) fn cached_copy_once(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Arc<Value>> {
+        self.cache_of(def).peek(&self.key(def, namespace, name))
+    }
+
     pub(crate) async fn get_stored(
         &self,
         def: &ResourceDef,
@@ -65,7 +76,7 @@ impl ApiCore {
         }
         let stored = match resource_version {
             "" => self.get_stored(def, namespace, name).await?.1,
-            "0" => match self.cached_copy(def, namespace, name) {
+            "0" => match self.cached_copy_once(def, namespace, name) {
                 Some(object) => Value::clone(&object),
                 // Not seen yet (or a cache still loading): storage knows.
                 None => self.get_stored(def, namespace, name).await?.1,

@@ -38,6 +38,20 @@ pub(super) fn decode_continue(token: &str) -> ApiResult<(i64, String)> {
     Ok((rv, start.to_string()))
 }
 
+/// The cached objects `labels` and `fields` select, each parsed only if a
+/// selector reads it (and not kept: see `CachedObject::parsed`).
+fn selected<'a>(
+    objects: Vec<(String, Arc<CachedObject>)>,
+    labels: &'a LabelSelector,
+    fields: &'a FieldSelector,
+) -> impl Iterator<Item = (String, LazyObject)> + 'a {
+    let selective = !(labels.is_empty() && fields.is_empty());
+    objects
+        .into_iter()
+        .map(|(key, object)| (key, LazyObject::cached(object)))
+        .filter(move |(_, o)| !selective || (labels.matches(o) && fields.matches(o)))
+}
+
 pub(super) const EXPIRED_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 impl ApiCore {
@@ -59,7 +73,9 @@ impl ApiCore {
         if def.transforms_on_read() {
             list.items = std::mem::take(&mut list.items)
                 .into_iter()
-                .map(|item| served(def, Arc::unwrap_or_clone(item)).map(Arc::new))
+                .map(|item| {
+                    served(def, Arc::unwrap_or_clone(item.into_tree())).map(LazyObject::from)
+                })
                 .collect::<ApiResult<_>>()?;
         }
         Ok(list)
@@ -92,10 +108,8 @@ impl ApiCore {
                     // (upstream's cache also ignores limit here).
                     let cache = self.watch_cache(def).await?;
                     let (objects, revision) = cache.list_candidates(&prefix, &fields);
-                    let items = objects
-                        .iter()
-                        .filter(|(_, o)| labels.matches(o) && fields.matches(o))
-                        .map(|(_, o)| o.clone())
+                    let items = selected(objects, &labels, &fields)
+                        .map(|(_, object)| object)
                         .collect();
                     return Ok(ObjectList {
                         items,
@@ -153,7 +167,7 @@ impl ApiCore {
                 last_key = Some(kv.key.clone());
                 let obj = decode(kv)?;
                 if filtered || (labels.matches(&obj) && fields.matches(&obj)) {
-                    items.push(Arc::new(obj));
+                    items.push(obj.into());
                 }
             }
             if limit == 0 || items.len() >= limit || remaining == 0 || page.items.is_empty() {
@@ -226,9 +240,7 @@ impl ApiCore {
         }
         let (objects, revision) = cache.list_candidates(prefix, fields);
         let selective = !(labels.is_empty() && fields.is_empty());
-        let mut matching = objects
-            .into_iter()
-            .filter(|(_, o)| !selective || (labels.matches(o) && fields.matches(o)));
+        let mut matching = selected(objects, labels, fields);
         let limit = usize::try_from(limit).unwrap_or(0);
         let mut items = Vec::new();
         let mut last_key = None;

@@ -210,7 +210,7 @@ impl ApiCore {
         cached: bool,
     ) -> ApiResult<Current> {
         if cached {
-            if let Some(object) = self.cached_copy(def, namespace, name) {
+            if let Some(object) = self.cached_copy_once(def, namespace, name) {
                 if let Ok(revision) = object::resource_version(&object).parse::<i64>() {
                     return Ok(Current {
                         object: Value::clone(&object),

@@ -14,6 +14,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use super::cached::CachedObject;
 use super::field_index::{FieldIndexSpec, FieldIndexes};
 use crate::object;
 use crate::selectors::FieldSelector;
@@ -35,14 +36,18 @@ const JUST_WRITTEN: usize = 256;
 #[derive(Debug)]
 pub struct CacheEvent {
     pub kind: EventKind,
-    pub key: String,
-    /// The new object (Put) or the deleted object with the delete's revision.
-    pub object: Arc<Value>,
+    /// Shared with each watcher's view of the change.
+    pub key: Arc<str>,
+    /// The new object (Put) or the deleted object with the delete's
+    /// revision; its wire forms are made by the first watcher that needs
+    /// one.
+    pub object: Arc<CachedObject>,
     /// The object before the change, for selector transitions.
-    pub prev: Option<Arc<Value>>,
+    pub prev: Option<Arc<CachedObject>>,
     pub revision: i64,
-    /// Wire forms of `object`, made by the first watcher that needs one.
-    pub encodings: Arc<crate::watch::SharedEncodings>,
+    /// Whether the cache's `Index` holds for `object`, so a reader of the
+    /// index need not parse every change.
+    pub indexed: bool,
 }
 
 struct Watcher {
@@ -59,7 +64,7 @@ fn unindexed(_: &Value) -> bool {
 
 #[derive(Default)]
 struct State {
-    objects: BTreeMap<String, Arc<Value>>,
+    objects: BTreeMap<String, Arc<CachedObject>>,
     /// Keys of the objects the cache's `Index` holds for, kept as changes
     /// arrive, so a reader after those few does not walk every object.
     indexed: BTreeSet<String>,
@@ -191,7 +196,7 @@ impl WatchCache {
                         indexed.insert(kv.key.clone());
                     }
                     fields.insert(&kv.key, &obj);
-                    objects.insert(kv.key.clone(), Arc::new(obj));
+                    objects.insert(kv.key.clone(), Arc::new(CachedObject::encode(&obj)));
                 }
             }
             let mut events = match storage.watch_latest(&prefix, listed.revision).await {
@@ -300,7 +305,8 @@ impl WatchCache {
             self.advance(&mut self.write(), ev.revision);
             return;
         }
-        // Decoded before the lock is taken: readers wait only for the swap.
+        // Decoded and encoded before the lock is taken: readers wait only
+        // for the swap.
         let decoded = if ev.kind == EventKind::Delete && ev.value.is_empty() {
             None
         } else if let Some(object) = (ev.kind == EventKind::Put)
@@ -315,34 +321,40 @@ impl WatchCache {
             };
             Some(Arc::new(object))
         };
+        let new = decoded.map(|object| {
+            let indexed = ev.kind == EventKind::Put && (self.index)(&object);
+            (Arc::new(CachedObject::of(&object)), object, indexed)
+        });
         let mut guard = self.write();
         let state = &mut *guard;
-        let (object, prev) = match decoded {
-            Some(object) => {
+        let (object, prev, indexed) = match new {
+            Some((cached, object, indexed)) => {
                 let prev = match ev.kind {
                     EventKind::Put => {
-                        if (self.index)(&object) {
+                        if indexed {
                             state.indexed.insert(ev.key.clone());
                         } else {
                             state.indexed.remove(&ev.key);
                         }
-                        let prev = state.objects.insert(ev.key.clone(), object.clone());
-                        if let Some(prev) = &prev {
-                            state.fields.remove(&ev.key, prev);
+                        let prev = state.objects.insert(ev.key.clone(), cached.clone());
+                        if !state.fields.is_empty() {
+                            if let Some(prev) = &prev {
+                                state.fields.remove(&ev.key, &prev.parsed());
+                            }
+                            state.fields.insert(&ev.key, &object);
                         }
-                        state.fields.insert(&ev.key, &object);
                         prev
                     }
                     EventKind::Delete | EventKind::Progress => {
                         state.indexed.remove(&ev.key);
                         let prev = state.objects.remove(&ev.key);
-                        if let Some(prev) = &prev {
-                            state.fields.remove(&ev.key, prev);
+                        if let Some(prev) = prev.as_ref().filter(|_| !state.fields.is_empty()) {
+                            state.fields.remove(&ev.key, &prev.parsed());
                         }
                         prev
                     }
                 };
-                (object, prev)
+                (cached, prev, indexed)
             }
             // The store left the deleted value out (see `watch_latest`): the
             // cache has it, and upstream reports it at the delete's revision.
@@ -353,14 +365,15 @@ impl WatchCache {
                     self.advance(state, ev.revision);
                     return;
                 };
-                state.fields.remove(&ev.key, &prev);
-                let mut deleted = Value::clone(&prev);
+                let prev_tree = prev.parsed();
+                state.fields.remove(&ev.key, &prev_tree);
+                let mut deleted = Value::clone(&prev_tree);
                 object::set_meta(
                     &mut deleted,
                     "resourceVersion",
                     Value::String(ev.revision.to_string()),
                 );
-                (Arc::new(deleted), Some(prev))
+                (Arc::new(CachedObject::encode(&deleted)), Some(prev), false)
             }
         };
         if ev.revision <= state.revision {
@@ -376,11 +389,11 @@ impl WatchCache {
         }
         let event = Arc::new(CacheEvent {
             kind: ev.kind,
-            key: ev.key,
+            key: ev.key.into(),
             object,
             prev,
             revision: ev.revision,
-            encodings: Arc::default(),
+            indexed,
         });
         state.revision = ev.revision;
         if state.window.len() >= WINDOW {
@@ -435,30 +448,52 @@ impl WatchCache {
         self.len() == 0
     }
 
-    /// One object by key, as the cache last saw it.
+    /// One object by key, as the cache last saw it; its tree is kept for
+    /// the next reader (see `CachedObject::value`).
     pub fn get(&self, key: &str) -> Option<Arc<Value>> {
-        self.read().objects.get(key).cloned()
+        let cached = self.read().objects.get(key).cloned();
+        cached.map(|object| object.value())
+    }
+
+    /// One object by key, its tree not kept (for a reader that will not
+    /// come back to it soon).
+    pub fn peek(&self, key: &str) -> Option<Arc<Value>> {
+        let cached = self.read().objects.get(key).cloned();
+        cached.map(|object| object.parsed())
     }
 
     /// Keys and objects under `prefix` (a namespace's or the whole type's),
-    /// in key order, and the revision they are current at.
+    /// in key order, and the revision they are current at; their trees are
+    /// kept, for readers that come back to the same objects (admission
+    /// plugins, controllers). Lists served to clients take
+    /// `list_candidates`' encoded objects instead.
     pub fn list(&self, prefix: &str) -> (Vec<(String, Arc<Value>)>, i64) {
-        let state = self.read();
-        (Self::entries_under(&state, prefix), state.revision)
+        let (entries, revision) = {
+            let state = self.read();
+            (Self::entries_under(&state, prefix), state.revision)
+        };
+        let trees = entries
+            .into_iter()
+            .map(|(key, object)| (key, object.value()))
+            .collect();
+        (trees, revision)
     }
 
     /// The objects under `prefix` that the cache's index holds for,
     /// without their keys, and the revision they are current at. The cost
     /// is theirs, not that of every object.
     pub fn indexed_under(&self, prefix: &str) -> (Vec<Arc<Value>>, i64) {
-        let state = self.read();
-        let objects = state
-            .indexed
-            .range(prefix.to_string()..)
-            .take_while(|k| k.starts_with(prefix))
-            .filter_map(|k| state.objects.get(k).cloned())
-            .collect();
-        (objects, state.revision)
+        let (objects, revision): (Vec<_>, _) = {
+            let state = self.read();
+            let objects = state
+                .indexed
+                .range(prefix.to_string()..)
+                .take_while(|k| k.starts_with(prefix))
+                .filter_map(|k| state.objects.get(k).cloned())
+                .collect();
+            (objects, state.revision)
+        };
+        (objects.iter().map(|o| o.value()).collect(), revision)
     }
 
     /// The objects under `prefix` that `fields` selects may be among, in
@@ -469,7 +504,7 @@ impl WatchCache {
         &self,
         prefix: &str,
         fields: &FieldSelector,
-    ) -> (Vec<(String, Arc<Value>)>, i64) {
+    ) -> (Vec<(String, Arc<CachedObject>)>, i64) {
         let state = self.read();
         let indexed = fields
             .equalities()
@@ -486,7 +521,7 @@ impl WatchCache {
         (entries, state.revision)
     }
 
-    fn entries_under(state: &State, prefix: &str) -> Vec<(String, Arc<Value>)> {
+    fn entries_under(state: &State, prefix: &str) -> Vec<(String, Arc<CachedObject>)> {
         state
             .objects
             .range(prefix.to_string()..)
@@ -513,7 +548,7 @@ impl WatchCache {
 
     /// The current objects under `prefix` and a watcher from exactly their
     /// revision, taken atomically.
-    pub fn list_and_watch(&self, prefix: &str) -> (Vec<Arc<Value>>, i64, CacheWatch) {
+    pub fn list_and_watch(&self, prefix: &str) -> (Vec<Arc<CachedObject>>, i64, CacheWatch) {
         let mut state = self.write();
         let items = Self::entries_under(&state, prefix)
             .into_iter()
@@ -754,10 +789,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(
-            (ev.key.as_str(), ev.revision),
-            ("/r/cm/a/y", created.mod_revision)
-        );
+        assert_eq!((&*ev.key, ev.revision), ("/r/cm/a/y", created.mod_revision));
         assert!(ev.revision > start);
         // Resuming inside the window replays what was missed, namespace-filtered.
         let resumed = cache.watch("/r/cm/a/", start).unwrap();

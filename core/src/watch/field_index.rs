@@ -31,6 +31,10 @@ impl FieldIndexes {
         }
     }
 
+    pub(super) fn is_empty(&self) -> bool {
+        self.indexes.is_empty()
+    }
+
     pub(super) fn insert(&mut self, key: &str, object: &Value) {
         for (spec, by_value) in &mut self.indexes {
             let value = field_value(object, &spec.field, spec.absent);

@@ -3,6 +3,7 @@
 //! rules (an object that stops matching is DELETED for that watcher).
 
 pub mod cache;
+pub mod cached;
 pub mod field_index;
 
 use std::time::Duration;
@@ -18,6 +19,7 @@ use crate::selectors::{FieldSelector, LabelSelector};
 use crate::storage::{EventKind, ListParams, StorageError, StorageEvent};
 use crate::verbs::ApiCore;
 use crate::watch::cache::{CacheEvent, CacheWatch};
+use crate::watch::cached::LazyObject;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -46,9 +48,10 @@ impl EventType {
 pub struct WatchEvent {
     pub event_type: EventType,
     /// The object, a bookmark (kind + metadata.resourceVersion only), or a
-    /// Status. Shared: every watcher of a change gets the same object, so
-    /// fan-out costs no copies.
-    pub object: Arc<Value>,
+    /// Status. Shared: every watcher of a change gets the same cached
+    /// object, so fan-out costs no copies, and one that writes it as JSON
+    /// never parses it.
+    pub object: LazyObject,
     /// Encodings of `object`, shared like it: the first watcher that needs
     /// one makes it, every other watcher of the same change reuses it.
     pub encodings: Arc<SharedEncodings>,
@@ -59,7 +62,7 @@ impl WatchEvent {
     pub fn new(event_type: EventType, object: Arc<Value>) -> Self {
         Self {
             event_type,
-            object,
+            object: object.into(),
             encodings: Arc::default(),
         }
     }
@@ -106,20 +109,48 @@ pub type WatchStream = BoxStream<'static, WatchEvent>;
 struct Filter {
     labels: LabelSelector,
     fields: FieldSelector,
+    /// Whether the watched resource's keys hold a namespace.
+    namespaced: bool,
 }
 
 impl Filter {
-    fn matches(&self, obj: &Value) -> bool {
-        self.labels.matches(obj) && self.fields.matches(obj)
+    /// Whether `obj` passes; without selectors it is not read at all, so
+    /// a cached object is not parsed for it.
+    fn matches(&self, obj: &LazyObject) -> bool {
+        self.is_empty() || (self.labels.matches(obj) && self.fields.matches(obj))
+    }
+
+    /// The same for the object stored under `key`: a selector on its name
+    /// or namespace alone is answered from the key (as upstream's cacher
+    /// keeps those fields beside each object), without parsing it.
+    fn matches_at(&self, key: &str, obj: &LazyObject) -> bool {
+        if self.labels.is_empty() {
+            let mut segments = key.rsplit('/');
+            let name = segments.next().unwrap_or_default();
+            let namespace = if self.namespaced {
+                segments.next().unwrap_or_default()
+            } else {
+                ""
+            };
+            if let Some(matched) = self.fields.matches_name(name, namespace) {
+                return matched;
+            }
+        }
+        self.matches(obj)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
     }
 }
 
 /// One change, from the cache or from storage, with the object before it.
 struct Change {
     kind: EventKind,
+    key: Arc<str>,
     revision: i64,
-    current: Arc<Value>,
-    prev: Option<Arc<Value>>,
+    current: LazyObject,
+    prev: Option<LazyObject>,
     /// Shared by every watcher of a cache event (fresh for storage ones).
     encodings: Arc<SharedEncodings>,
 }
@@ -131,13 +162,14 @@ impl Change {
         }
         Some(Self {
             kind: ev.kind,
+            key: ev.key.as_str().into(),
             revision: ev.revision,
-            current: Arc::new(object::decode_at(&ev.value, ev.revision)?),
+            current: object::decode_at(&ev.value, ev.revision)?.into(),
             prev: ev
                 .prev_value
                 .as_ref()
                 .and_then(|p| object::decode_at(p, ev.revision))
-                .map(Arc::new),
+                .map(LazyObject::from),
             encodings: Arc::default(),
         })
     }
@@ -145,10 +177,11 @@ impl Change {
     fn from_cache(ev: &CacheEvent) -> Self {
         Self {
             kind: ev.kind,
+            key: ev.key.clone(),
             revision: ev.revision,
-            current: ev.object.clone(),
-            prev: ev.prev.clone(),
-            encodings: ev.encodings.clone(),
+            current: LazyObject::cached(ev.object.clone()),
+            prev: ev.prev.clone().map(LazyObject::cached),
+            encodings: ev.object.encodings().clone(),
         }
     }
 }
@@ -156,18 +189,19 @@ impl Change {
 /// One change as this watcher sees it, if at all.
 fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
     let current = &change.current;
-    let was = change.prev.as_ref().is_some_and(|p| filter.matches(p));
+    let matches = |object: &LazyObject| filter.matches_at(&change.key, object);
+    let was = change.prev.as_ref().is_some_and(matches);
     match change.kind {
         EventKind::Delete => {
             // The deleted object carries the revision of the delete.
-            let matched = was || (change.prev.is_none() && filter.matches(current));
+            let matched = was || (change.prev.is_none() && matches(current));
             matched.then(|| WatchEvent {
                 event_type: EventType::Deleted,
                 object: current.clone(),
                 encodings: change.encodings.clone(),
             })
         }
-        EventKind::Put => match (was, filter.matches(current)) {
+        EventKind::Put => match (was, matches(current)) {
             (true, true) => Some(WatchEvent {
                 event_type: EventType::Modified,
                 object: current.clone(),
@@ -179,7 +213,7 @@ fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
                 encodings: change.encodings.clone(),
             }),
             (true, false) => change.prev.as_ref().map(|p| {
-                let mut gone = (**p).clone();
+                let mut gone = Value::clone(p);
                 object::set_meta(
                     &mut gone,
                     "resourceVersion",
@@ -206,10 +240,14 @@ fn bookmark(kind: &str, api_version: &str, revision: i64, initial_events_end: bo
 }
 
 /// The initial events of a watch: an ADDED for each object that matches.
-fn added_events(objects: impl Iterator<Item = Arc<Value>>, filter: &Filter) -> Vec<WatchEvent> {
+fn added_events(objects: impl Iterator<Item = LazyObject>, filter: &Filter) -> Vec<WatchEvent> {
     objects
         .filter(|o| filter.matches(o))
-        .map(|o| WatchEvent::new(EventType::Added, o))
+        .map(|object| WatchEvent {
+            event_type: EventType::Added,
+            encodings: object.encodings().cloned().unwrap_or_default(),
+            object,
+        })
         .collect()
 }
 
@@ -350,6 +388,7 @@ impl ApiCore {
         let filter = Filter {
             labels: LabelSelector::parse(&opts.label_selector)?,
             fields: FieldSelector::for_resource(&field_selector, def)?,
+            namespaced: def.namespaced,
         };
         let prefix = def.key_prefix(&self.prefix, namespace);
         let rv = opts.resource_version.as_str();
@@ -376,7 +415,7 @@ impl ApiCore {
                 .items
                 .iter()
                 .filter_map(|kv| object::decode_at(&kv.value, kv.mod_revision));
-            let added = added_events(objects.map(Arc::new), &filter);
+            let added = added_events(objects.map(LazyObject::from), &filter);
             match self.changes_after(&cache, &prefix, listed.revision).await? {
                 Ok(source) => (added, listed.revision, source),
                 Err(too_old) => return Ok(too_old),
@@ -393,7 +432,7 @@ impl ApiCore {
                 }
             }
             let (objects, revision, registration) = cache.list_and_watch(&prefix);
-            let added = added_events(objects.into_iter(), &filter);
+            let added = added_events(objects.into_iter().map(LazyObject::cached), &filter);
             (added, revision, Source::from_cache(registration))
         } else {
             let after = crate::verbs::parse_revision(rv)?;
@@ -474,7 +513,7 @@ impl ApiCore {
             .map(move |event| match event.event_type {
                 EventType::Bookmark | EventType::Error => event,
                 event_type => {
-                    match form.serve(Arc::unwrap_or_clone(event.object)) {
+                    match form.serve(Arc::unwrap_or_clone(event.object.into_tree())) {
                         // A new object: the cache event's encodings are of the stored one.
                         Ok(object) => WatchEvent::new(event_type, Arc::new(object)),
                         Err(e) => error_event(&ApiError::conversion(e)),
@@ -585,6 +624,7 @@ mod tests {
         let filter = Filter {
             labels: LabelSelector::parse("app=web").unwrap(),
             fields: FieldSelector::default(),
+            namespaced: true,
         };
         let web = json!({"metadata": {"name": "a", "labels": {"app": "web"}}});
         let api = json!({"metadata": {"name": "a", "labels": {"app": "api"}}});

@@ -1,0 +1,199 @@
+//! Objects as the watch cache holds them: the JSON they are served as,
+//! encoded once, instead of a tree per object. A tree of a small object
+//! takes many times its JSON's size; lists and watch events written as JSON
+//! need only the bytes. Readers that want the tree parse it on demand.
+
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::SharedEncodings;
+
+/// One cached object: its JSON (resourceVersion included), the other wire
+/// forms made from it on demand, and its tree while some reader holds it.
+#[derive(Debug)]
+pub struct CachedObject {
+    json: Bytes,
+    /// Wire forms for lists and watch events, the JSON among them; made
+    /// once per object, shared by every reader of this version of it.
+    encodings: Arc<SharedEncodings>,
+    /// The tree for readers that come back to the same objects again and
+    /// again (admission plugins, controllers: `WatchCache::get` and
+    /// `list`); kept while this version of the object is cached.
+    kept: OnceLock<Arc<Value>>,
+    /// The tree while any reader still holds it (watchers of one change,
+    /// a list's selectors), so concurrent readers parse it once and the
+    /// cache does not keep it.
+    shared: Mutex<Weak<Value>>,
+}
+
+impl CachedObject {
+    /// `object` encoded as it is served; readers that come while the
+    /// caller still holds the tree share it instead of parsing.
+    pub fn of(object: &Arc<Value>) -> Self {
+        let cached = Self::encode(object);
+        *cached.shared.lock().unwrap_or_else(|p| p.into_inner()) = Arc::downgrade(object);
+        cached
+    }
+
+    /// `object` encoded as it is served.
+    pub fn encode(object: &Value) -> Self {
+        // serde_json grows its buffer by doubling: a boxed slice gives the
+        // unused half back.
+        let json = Bytes::from(
+            serde_json::to_vec(object)
+                .unwrap_or_default()
+                .into_boxed_slice(),
+        );
+        let encodings = SharedEncodings::default();
+        let _ = encodings.json_object.set(json.clone());
+        Self {
+            json,
+            encodings: Arc::new(encodings),
+            kept: OnceLock::new(),
+            shared: Mutex::new(Weak::new()),
+        }
+    }
+
+    /// The object's JSON, as served.
+    pub fn json(&self) -> &Bytes {
+        &self.json
+    }
+
+    /// Every wire form of this version of the object.
+    pub fn encodings(&self) -> &Arc<SharedEncodings> {
+        &self.encodings
+    }
+
+    /// The tree, kept from now on (for readers that come back to it).
+    pub fn value(&self) -> Arc<Value> {
+        self.kept.get_or_init(|| self.parsed()).clone()
+    }
+
+    /// The tree, shared with any reader that holds it now, not kept.
+    pub fn parsed(&self) -> Arc<Value> {
+        if let Some(kept) = self.kept.get() {
+            return kept.clone();
+        }
+        let mut shared = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(tree) = shared.upgrade() {
+            return tree;
+        }
+        // The bytes were written from a tree: they parse.
+        let tree = Arc::new(serde_json::from_slice(&self.json).unwrap_or(Value::Null));
+        *shared = Arc::downgrade(&tree);
+        tree
+    }
+}
+
+/// An object the core hands out: a tree, or a cached object whose tree is
+/// parsed only when something reads it as one. Writers that need only JSON
+/// take `json()`; everything else reads it as a `Value`.
+#[derive(Debug, Clone)]
+pub struct LazyObject {
+    cached: Option<Arc<CachedObject>>,
+    tree: OnceLock<Arc<Value>>,
+}
+
+impl LazyObject {
+    pub fn cached(object: Arc<CachedObject>) -> Self {
+        Self {
+            tree: match object.kept.get() {
+                Some(kept) => OnceLock::from(kept.clone()),
+                None => OnceLock::new(),
+            },
+            cached: Some(object),
+        }
+    }
+
+    /// The object as a tree (parsed now if it was not yet).
+    pub fn tree(&self) -> &Arc<Value> {
+        self.tree.get_or_init(|| match &self.cached {
+            Some(cached) => cached.parsed(),
+            None => Arc::new(Value::Null),
+        })
+    }
+
+    pub fn into_tree(self) -> Arc<Value> {
+        self.tree();
+        self.tree.into_inner().unwrap_or_default()
+    }
+
+    /// The object's JSON as the cache encoded it; None for a tree made
+    /// elsewhere (a storage read, a conversion), which is encoded as usual.
+    pub fn json(&self) -> Option<&Bytes> {
+        self.cached.as_deref().map(CachedObject::json)
+    }
+
+    /// The cache's wire forms of the object, when it came from the cache.
+    pub fn encodings(&self) -> Option<&Arc<SharedEncodings>> {
+        self.cached.as_deref().map(CachedObject::encodings)
+    }
+}
+
+impl From<Arc<Value>> for LazyObject {
+    fn from(tree: Arc<Value>) -> Self {
+        Self {
+            cached: None,
+            tree: OnceLock::from(tree),
+        }
+    }
+}
+
+impl From<Value> for LazyObject {
+    fn from(tree: Value) -> Self {
+        Arc::new(tree).into()
+    }
+}
+
+impl std::ops::Deref for LazyObject {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        self.tree()
+    }
+}
+
+impl std::borrow::Borrow<Value> for LazyObject {
+    fn borrow(&self) -> &Value {
+        self.tree()
+    }
+}
+
+impl PartialEq for LazyObject {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_cached_object_is_its_json_and_parses_back_to_its_tree() {
+        let tree = json!({"kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "7"}, "data": {"k": "v"}});
+        let cached = Arc::new(CachedObject::encode(&tree));
+        assert_eq!(cached.json().as_ref(), serde_json::to_vec(&tree).unwrap());
+        assert_eq!(cached.json().len(), cached.json().as_ref().len());
+        assert_eq!(
+            cached.encodings().json_object.get(),
+            Some(cached.json()),
+            "the JSON is one of its encodings"
+        );
+        let lazy = LazyObject::cached(cached.clone());
+        assert_eq!(*lazy, tree);
+        // Readers at the same time share one tree; none is kept after.
+        let again = cached.parsed();
+        assert!(Arc::ptr_eq(lazy.tree(), &again));
+        drop((lazy, again));
+        assert!(cached.shared.lock().unwrap().upgrade().is_none());
+        assert!(cached.kept.get().is_none());
+        // `value` keeps it.
+        let kept = cached.value();
+        assert!(Arc::ptr_eq(&kept, &cached.parsed()));
+        assert!(Arc::ptr_eq(&kept, LazyObject::cached(cached).tree()));
+    }
+}
