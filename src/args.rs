@@ -12,6 +12,13 @@ pub struct ServeArgs {
     /// Directory for the embedded store, the PKI and admin.kubeconfig.
     #[arg(long, default_value = "./capstan-data", env = "CAPSTAN_DATA_DIR")]
     pub data_dir: PathBuf,
+    /// MiB of the embedded store's file that it keeps in memory (its page
+    /// cache); reads beyond it go to the file, through the OS's page cache.
+    /// Reads are mostly served by the watch caches, so the store's own
+    /// cache need hold little more than the pages writes walk; redb's
+    /// default (1 GiB) kept every page written, about 2 KB per object.
+    #[arg(long, default_value_t = 8, env = "CAPSTAN_EMBEDDED_CACHE_MB")]
+    pub embedded_cache_mb: usize,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind_address: IpAddr,

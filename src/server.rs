@@ -161,7 +161,10 @@ pub async fn serve_with(
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
 
     let storage: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
-        Arc::new(EmbeddedStore::open(&args.data_dir.join("store"))?)
+        Arc::new(EmbeddedStore::open_with_cache(
+            &args.data_dir.join("store"),
+            args.embedded_cache_mb.saturating_mul(1 << 20),
+        )?)
     } else {
         let config = EtcdConfig {
             endpoints: args.etcd_servers.clone(),

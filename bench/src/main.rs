@@ -507,8 +507,8 @@ async fn measured_phase(
 struct BackendRun {
     backend: Backend,
     rss_idle: u64,
-    /// (objects stored, rows, server RSS after reading them).
-    reads: Vec<(usize, Vec<ReadRow>, u64)>,
+    /// (objects stored, rows, server RSS after filling and after reading).
+    reads: Vec<(usize, Vec<ReadRow>, (u64, u64))>,
     fanout: Vec<fanout::FanoutResult>,
     creates: Vec<CreateRow>,
     /// Write and delete phases.
@@ -603,8 +603,11 @@ async fn measure_backend(
         for &count in &counts {
             fill(&server, &tls, stored, count).await?;
             stored = count;
+            // Let the cache take the last changes before reading memory.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let filled = server.rss_bytes()?;
             let rows = measure_reads(&server, &tls, &kubeconfig, count).await?;
-            reads.push((count, rows, server.rss_bytes()?));
+            reads.push((count, rows, (filled, server.rss_bytes()?)));
         }
         stored_total += stored as u64;
         for &transport in args.watch_paths.iter().filter(|_| args.watchers > 0) {
@@ -819,10 +822,16 @@ async fn run(args: Args) -> Result<(), BenchError> {
             args.idle,
             mib(run.rss_idle)
         );
-        for (count, _, rss) in &run.reads {
+        for (count, _, (filled, read)) in &run.reads {
+            let per_object = |rss: u64| {
+                rss.saturating_sub(run.rss_idle) as f64 / 1024.0 / (*count).max(1) as f64
+            };
             println!(
-                "| {backend}: RSS with {count} ConfigMaps stored (after filling, getting and listing them) | {} |",
-                mib(*rss)
+                "| {backend}: RSS with {count} ConfigMaps stored, after filling / after getting and listing them too | {} / {} ({:.1} / {:.1} KiB per object above idle) |",
+                mib(*filled),
+                mib(*read),
+                per_object(*filled),
+                per_object(*read)
             );
         }
         for f in &run.fanout {

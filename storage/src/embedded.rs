@@ -211,11 +211,24 @@ impl Drop for EmbeddedStore {
 /// so idle watch caches stay roughly current for bookmarks.
 const IDLE_PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// redb's own default page cache (1 GiB); `open_with_cache` sets another.
+pub const DEFAULT_CACHE_BYTES: usize = 1 << 30;
+
 impl EmbeddedStore {
     /// Opens (or creates) `<dir>/capstan.redb` and starts the writer thread.
     pub fn open(dir: &Path) -> StorageResult<Self> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES)
+    }
+
+    /// The same, redb keeping at most `cache_bytes` of the file's pages in
+    /// memory (pages beyond it are read from the file, through the OS's
+    /// page cache).
+    pub fn open_with_cache(dir: &Path, cache_bytes: usize) -> StorageResult<Self> {
         std::fs::create_dir_all(dir).map_err(backend)?;
-        let db = Database::create(dir.join("capstan.redb")).map_err(backend)?;
+        let db = Database::builder()
+            .set_cache_size(cache_bytes)
+            .create(dir.join("capstan.redb"))
+            .map_err(backend)?;
         let revision = {
             let txn = db.begin_write().map_err(backend)?;
             let revision = {

@@ -364,6 +364,18 @@ async fn embedded_store_conforms() {
     suite(Arc::new(EmbeddedStore::open(dir.path()).unwrap())).await;
 }
 
+/// The same with a page cache far smaller than what the suite writes, so
+/// most reads and writes go to the file (as the server's small default
+/// cache does for large stores).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embedded_store_conforms_with_a_small_page_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    suite(Arc::new(
+        EmbeddedStore::open_with_cache(dir.path(), 64 * 1024).unwrap(),
+    ))
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn etcd_store_conforms() {
     let etcd = EtcdServer::start()
