@@ -136,11 +136,31 @@ impl Serialize for ListDocument<'_> {
 }
 
 impl Document for ListDocument<'_> {
+    /// The list's envelope around each item's own encoding: a cached
+    /// object's is made once and kept with it (and shared with its watch
+    /// events), so the next list only copies it.
     fn to_protobuf(&self) -> Result<Vec<u8>, capstan_core::protobuf::ProtobufError> {
-        // The protobuf encoder walks a JSON tree; only this path copies.
-        let tree = serde_json::to_value(self)
-            .map_err(|_| capstan_core::protobuf::ProtobufError::NotAnObject)?;
-        capstan_core::protobuf::encode_object(&tree)
+        use capstan_core::protobuf::{encode_list, encode_object, ProtobufError};
+        let head = json!({
+            "kind": self.kind,
+            "apiVersion": self.api_version,
+            "metadata": self.metadata,
+        });
+        let items = self
+            .items
+            .iter()
+            .map(|item| match item.encodings() {
+                Some(encodings) => encodings
+                    .protobuf_object
+                    .get_or_init(|| encode_object(item).ok().map(Bytes::from))
+                    .clone()
+                    // The item's own error, for the answer's fallback.
+                    .ok_or(())
+                    .or_else(|()| encode_object(item).map(Bytes::from)),
+                None => encode_object(item).map(Bytes::from),
+            })
+            .collect::<Result<Vec<Bytes>, ProtobufError>>()?;
+        encode_list(&head, items.iter().map(|item| &item[..]))
     }
 
     fn to_json(&self) -> Vec<u8> {
@@ -1255,6 +1275,22 @@ mod tests {
         .unwrap();
         assert_eq!(String::from_utf8(doc.to_json()).unwrap(), expected);
         assert_eq!(serde_json::to_string(&doc).unwrap(), expected);
+        // Protobuf: the items' kept envelopes in the list's, the same
+        // bytes as the whole list encoded from its tree.
+        let whole: Value = serde_json::from_str(&expected).unwrap();
+        assert_eq!(
+            doc.to_protobuf().unwrap(),
+            capstan_core::protobuf::encode_object(&whole).unwrap()
+        );
+        assert!(
+            items[0]
+                .encodings()
+                .unwrap()
+                .protobuf_object
+                .get()
+                .is_some(),
+            "kept for the next list"
+        );
         let empty = ListDocument { items: &[], ..doc };
         assert_eq!(
             String::from_utf8(empty.to_json()).unwrap(),

@@ -68,6 +68,73 @@ pub fn encode_object(object: &Value) -> Result<Vec<u8>, ProtobufError> {
     Ok(envelope(api_version, kind, &raw))
 }
 
+/// A list in the full envelope from its head (`apiVersion`, `kind`,
+/// `metadata`; no `items`) and its items' own envelopes (`encode_object`'s
+/// output, which the watch cache keeps per object): the bytes
+/// `encode_object` writes for the whole list, without encoding any item
+/// again. Items must all be of one type, the list's.
+pub fn encode_list<'a>(
+    head: &Value,
+    items: impl IntoIterator<Item = &'a [u8]>,
+) -> Result<Vec<u8>, ProtobufError> {
+    let fields = head.as_object().ok_or(ProtobufError::NotAnObject)?;
+    let text = |key: &str| fields.get(key).and_then(Value::as_str).unwrap_or("");
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    let index =
+        super::message_for(api_version, kind).ok_or_else(|| ProtobufError::UnknownKind {
+            api_version: api_version.to_owned(),
+            kind: kind.to_owned(),
+        })?;
+    let (items_tag, item_message) = list_items_field(index).ok_or_else(|| {
+        ProtobufError::UnknownMessage(format!("{api_version} {kind} (not a list)"))
+    })?;
+    // Fields are written in tag order and `items` is the last: the head's
+    // fields, then each item.
+    let mut raw = encode_root(index, head)?;
+    let mut item_type: Option<(String, String)> = None;
+    for item in items {
+        let envelope = item
+            .strip_prefix(&PREFIX)
+            .ok_or(ProtobufError::MissingPrefix)
+            .and_then(|rest| {
+                super::read_envelope(rest).map_err(ProtobufError::MalformedEnvelope)
+            })?;
+        match &item_type {
+            Some((api_version, kind))
+                if *api_version == envelope.api_version && *kind == envelope.kind => {}
+            Some(_) => return Err(ProtobufError::MissingTypeMeta),
+            None => {
+                if super::message_for(&envelope.api_version, &envelope.kind) != Some(item_message) {
+                    return Err(ProtobufError::UnknownKind {
+                        api_version: envelope.api_version,
+                        kind: envelope.kind,
+                    });
+                }
+                item_type = Some((envelope.api_version.clone(), envelope.kind.clone()));
+            }
+        }
+        wire::put_key(&mut raw, items_tag, WireType::Len);
+        wire::put_bytes(&mut raw, envelope.raw);
+    }
+    Ok(envelope(api_version, kind, &raw))
+}
+
+/// The tag and item message of a list message's `items`, when it is the
+/// message's repeated message field with the highest tag.
+fn list_items_field(index: u32) -> Option<(u32, u32)> {
+    let (message, layout) = (schema::message(index)?, names::layout(index)?);
+    let at = layout
+        .fields
+        .iter()
+        .position(|name| &*name.json == "items")?;
+    let field = message.fields.get(at)?;
+    let highest = message.fields.iter().map(|f| f.tag).max()?;
+    match (field.label, field.kind) {
+        (Label::Repeated, Kind::Message(item)) if field.tag == highest => Some((field.tag, item)),
+        _ => None,
+    }
+}
+
 /// Encodes message `full_name` (e.g. `"k8s.io.api.core.v1.Pod"`) from its
 /// JSON, without an envelope: the inverse of
 /// [`decode_message`](super::decode_message).

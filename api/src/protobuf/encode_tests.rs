@@ -1000,3 +1000,43 @@ fn deep_nesting_is_refused() {
         Err(ProtobufError::TooDeep(_))
     ));
 }
+
+/// A list put together from its items' envelopes is the list encoded
+/// whole, byte for byte; items of another type are refused.
+#[test]
+fn a_list_from_item_envelopes_is_the_list_encoded_whole() {
+    let pod = |name: &str, node: &str| {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "resourceVersion": "12",
+                "labels": {"app": "web"}, "creationTimestamp": "2026-11-27T05:00:00Z"},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx",
+                "resources": {"limits": {"cpu": "500m"}}, "ports": [{"containerPort": 80}]}]},
+            "status": {"phase": "Running"}})
+    };
+    let items = [pod("a", "n1"), pod("b", "n2"), pod("c", "")];
+    for (metadata, items) in [
+        (
+            json!({"resourceVersion": "40", "continue": "abc", "remainingItemCount": 2}),
+            &items[..],
+        ),
+        (json!({"resourceVersion": "40"}), &items[..0]),
+    ] {
+        let head = json!({"apiVersion": "v1", "kind": "PodList", "metadata": metadata});
+        let mut whole = head.clone();
+        whole["items"] = Value::Array(items.to_vec());
+        let envelopes: Vec<Vec<u8>> = items.iter().map(encode).collect();
+        let assembled = encode_list(&head, envelopes.iter().map(Vec::as_slice)).expect("a list");
+        assert_eq!(assembled, encode(&whole));
+        let list = core::PodList::decode(unwrap_envelope(&assembled, "v1", "PodList").as_slice())
+            .expect("a PodList");
+        assert_eq!(list.items.len(), items.len());
+    }
+    let head = json!({"apiVersion": "v1", "kind": "PodList", "metadata": {}});
+    let namespace =
+        encode(&json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}));
+    assert!(encode_list(&head, [namespace.as_slice()]).is_err());
+    let pods = [encode(&items[0]), namespace];
+    assert!(encode_list(&head, pods.iter().map(Vec::as_slice)).is_err());
+    let not_a_list = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}});
+    assert!(encode_list(&not_a_list, []).is_err());
+}

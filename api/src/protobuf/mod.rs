@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use wire::{Reader, WireType};
 
 pub use encode::{
-    encode_message, encode_object, encode_watch_event, parse_go_duration, watch_frame,
+    encode_list, encode_message, encode_object, encode_watch_event, parse_go_duration, watch_frame,
 };
 pub(crate) use names::{field_order, FieldOrder};
 

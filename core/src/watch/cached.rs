@@ -8,8 +8,6 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::SharedEncodings;
-
 /// One cached object: its JSON (resourceVersion included), the other wire
 /// forms made from it on demand, and its tree while some reader holds it.
 #[derive(Debug)]
@@ -85,6 +83,19 @@ impl CachedObject {
         *shared = Arc::downgrade(&tree);
         tree
     }
+}
+
+/// Wire forms of one object, made once per version of it however many
+/// readers (watchers, lists) it goes to.
+#[derive(Debug, Default)]
+pub struct SharedEncodings {
+    /// The object as an encoded `capstan.v1.Object` (gRPC watches and lists).
+    pub grpc_object: std::sync::OnceLock<bytes::Bytes>,
+    /// The object as JSON (REST watches and lists).
+    pub json_object: std::sync::OnceLock<bytes::Bytes>,
+    /// The object in the Kubernetes protobuf envelope (REST watches and lists with
+    /// protobuf); None when its kind has no protobuf schema.
+    pub protobuf_object: std::sync::OnceLock<Option<bytes::Bytes>>,
 }
 
 /// An object the core hands out: a tree, or a cached object whose tree is

@@ -4,6 +4,8 @@
 
 pub mod cache;
 pub mod cached;
+
+pub use cached::SharedEncodings;
 pub mod field_index;
 
 use std::time::Duration;
@@ -66,19 +68,6 @@ impl WatchEvent {
             encodings: Arc::default(),
         }
     }
-}
-
-/// Wire forms of one watched object, made once per change however many
-/// watchers it goes to.
-#[derive(Debug, Default)]
-pub struct SharedEncodings {
-    /// The object as an encoded `capstan.v1.Object` (gRPC watches).
-    pub grpc_object: std::sync::OnceLock<bytes::Bytes>,
-    /// The object as JSON (REST watches).
-    pub json_object: std::sync::OnceLock<bytes::Bytes>,
-    /// The object in the Kubernetes protobuf envelope (REST watches with
-    /// protobuf); None when its kind has no protobuf schema.
-    pub protobuf_object: std::sync::OnceLock<Option<bytes::Bytes>>,
 }
 
 #[derive(Debug, Clone, Default)]
