@@ -191,6 +191,44 @@ pub(super) async fn measure_reads(
         });
     }
 
+    // The same lists in protobuf, as client-go's informers ask for
+    // built-in kinds.
+    for (label, rv) in LIST_KINDS {
+        let mut list_path = format!("/api/v1/namespaces/{LIST_NS}/configmaps");
+        if !rv.is_empty() {
+            list_path.push_str(&format!("?resourceVersion={rv}"));
+        }
+        let mut us = Vec::with_capacity(LISTS);
+        let mut cpu0 = None;
+        for i in 0..LISTS + 2 {
+            if i == 2 {
+                cpu0 = Some(server.cpu_time()?);
+            }
+            let t0 = Instant::now();
+            let body = expect_status(
+                conn.get_as(&list_path, "application/vnd.kubernetes.protobuf")
+                    .await?,
+                200,
+            )?;
+            let took = elapsed_us(t0);
+            if !body.starts_with(b"k8s\0") || body.len() < count * 100 {
+                return Err(BenchError::Http(format!(
+                    "the protobuf list is not one: {} bytes",
+                    body.len()
+                )));
+            }
+            if i >= 2 {
+                us.push(took);
+                bytes = body.len();
+            }
+        }
+        let server_cpu = cpu_per_request(server, cpu0, us.len())?;
+        rows.push(ReadRow {
+            server_cpu,
+            ..read_row(format!("list ({label}), protobuf"), "REST", us, bytes)
+        });
+    }
+
     // The same reads over gRPC, for comparison.
     let client = Client::from_kubeconfig(kubeconfig).await?;
     let gvr = GroupVersionResource::core("v1", "configmaps");
