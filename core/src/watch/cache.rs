@@ -548,12 +548,12 @@ impl WatchCache {
 
     /// The current objects under `prefix` and a watcher from exactly their
     /// revision, taken atomically.
-    pub fn list_and_watch(&self, prefix: &str) -> (Vec<Arc<CachedObject>>, i64, CacheWatch) {
+    pub fn list_and_watch(
+        &self,
+        prefix: &str,
+    ) -> (Vec<(String, Arc<CachedObject>)>, i64, CacheWatch) {
         let mut state = self.write();
-        let items = Self::entries_under(&state, prefix)
-            .into_iter()
-            .map(|(_, v)| v)
-            .collect();
+        let items = Self::entries_under(&state, prefix);
         let revision = state.revision;
         let watch = Self::register(&mut state, prefix, revision, self.dispatched.clone());
         (items, revision, watch)

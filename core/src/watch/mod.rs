@@ -228,11 +228,15 @@ fn bookmark(kind: &str, api_version: &str, revision: i64, initial_events_end: bo
     )
 }
 
-/// The initial events of a watch: an ADDED for each object that matches.
-fn added_events(objects: impl Iterator<Item = LazyObject>, filter: &Filter) -> Vec<WatchEvent> {
+/// The initial events of a watch: an ADDED for each object (stored under
+/// its key) that matches.
+fn added_events(
+    objects: impl Iterator<Item = (String, LazyObject)>,
+    filter: &Filter,
+) -> Vec<WatchEvent> {
     objects
-        .filter(|o| filter.matches(o))
-        .map(|object| WatchEvent {
+        .filter(|(key, o)| filter.matches_at(key, o))
+        .map(|(_, object)| WatchEvent {
             event_type: EventType::Added,
             encodings: object.encodings().cloned().unwrap_or_default(),
             object,
@@ -400,11 +404,11 @@ impl ApiCore {
                 .list(&prefix, ListParams::default())
                 .await
                 .map_err(ApiError::internal)?;
-            let objects = listed
-                .items
-                .iter()
-                .filter_map(|kv| object::decode_at(&kv.value, kv.mod_revision));
-            let added = added_events(objects.map(LazyObject::from), &filter);
+            let objects = listed.items.iter().filter_map(|kv| {
+                let object = object::decode_at(&kv.value, kv.mod_revision)?;
+                Some((kv.key.clone(), LazyObject::from(object)))
+            });
+            let added = added_events(objects, &filter);
             match self.changes_after(&cache, &prefix, listed.revision).await? {
                 Ok(source) => (added, listed.revision, source),
                 Err(too_old) => return Ok(too_old),
@@ -421,7 +425,10 @@ impl ApiCore {
                 }
             }
             let (objects, revision, registration) = cache.list_and_watch(&prefix);
-            let added = added_events(objects.into_iter().map(LazyObject::cached), &filter);
+            let objects = objects
+                .into_iter()
+                .map(|(key, object)| (key, LazyObject::cached(object)));
+            let added = added_events(objects, &filter);
             (added, revision, Source::from_cache(registration))
         } else {
             let after = crate::verbs::parse_revision(rv)?;
@@ -606,6 +613,43 @@ mod tests {
             revision: 7,
             create_revision: 1,
         }
+    }
+
+    /// A selector on name or namespace alone is answered from the key (the
+    /// object, which says otherwise here, is not read); any other selector
+    /// reads the object.
+    #[test]
+    fn name_and_namespace_selectors_read_the_key() {
+        let filter = |labels: &str, fields: &str, namespaced: bool| Filter {
+            labels: LabelSelector::parse(labels).unwrap(),
+            fields: FieldSelector::parse(
+                fields,
+                &["metadata.name", "metadata.namespace", "status.phase"],
+                &|_| "",
+            )
+            .unwrap(),
+            namespaced,
+        };
+        let elsewhere = LazyObject::from(json!({"metadata": {"name": "zz", "namespace": "other",
+            "labels": {"app": "web"}}, "status": {"phase": "Running"}}));
+        let key = "/registry/configmaps/default/a";
+        let by_key = |f: &Filter| f.matches_at(key, &elsewhere);
+        assert!(by_key(&filter("", "metadata.name=a", true)));
+        assert!(by_key(&filter(
+            "",
+            "metadata.name=a,metadata.namespace=default",
+            true
+        )));
+        assert!(!by_key(&filter("", "metadata.namespace=other", true)));
+        assert!(by_key(&filter("", "metadata.name!=zz", true)));
+        assert!(by_key(&filter("", "metadata.name=a", false)));
+        assert!(!by_key(&filter(
+            "",
+            "metadata.name=a,status.phase=Running",
+            true
+        )));
+        assert!(by_key(&filter("app=web", "", true)));
+        assert!(!by_key(&filter("app=web", "metadata.name=a", true)));
     }
 
     #[test]
