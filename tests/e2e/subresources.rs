@@ -1,6 +1,7 @@
-//! The status and scale subresources, through kubectl and gRPC.
+//! The status, scale and binding subresources, through kubectl, REST and gRPC.
 
 use crate::common::TestServer;
+use serde_json::{json, Value};
 
 const DEPLOYMENT: &str = r#"
 apiVersion: apps/v1
@@ -135,4 +136,65 @@ fn status_changes_only_through_the_status_subresource() {
     // Kinds without the subresource answer 404 for it.
     let resp = server.get("/api/v1/namespaces/default/configmaps/x/status");
     assert_eq!(resp.status, 404);
+}
+
+/// A kubelet's watch of its node's pods (`fieldSelector=spec.nodeName=n1`,
+/// an indexed field, so the cache sends it only those pods' changes): a pod
+/// bound to the node arrives as ADDED, its deletion as DELETED, and a pod
+/// of another node never shows.
+#[test]
+fn a_watch_of_one_nodes_pods_sees_them_bound_and_deleted() {
+    let server = TestServer::start();
+    let pod = |name: &str, node: Option<&str>| {
+        let mut spec = json!({"containers": [{"name": "c", "image": "nginx"}]});
+        if let Some(node) = node {
+            spec["nodeName"] = json!(node);
+        }
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+    };
+    let pods = "/api/v1/namespaces/default/pods";
+    let rv = server.get_json(pods)["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let mut watch = server.curl_stream(
+        &format!("{pods}?watch=1&fieldSelector=spec.nodeName%3Dn1&resourceVersion={rv}&timeoutSeconds=20"),
+        25,
+    );
+    for (name, node) in [("pending", None), ("elsewhere", Some("n2"))] {
+        let created = server.post_json(pods, &pod(name, node));
+        assert_eq!(created.status, 201, "{created:#?}");
+    }
+    let bound = server.post_json(
+        &format!("{pods}/pending/binding"),
+        &json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "pending"},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}}),
+    );
+    assert_eq!(bound.status, 201, "{bound:#?}");
+    server.kubectl_ok(&["delete", "pod", "pending", "--grace-period=0", "--force"]);
+    server.kubectl_ok(&["delete", "pod", "elsewhere", "--grace-period=0", "--force"]);
+    let events = watch.wait_for("the bound pod's DELETED", |out| {
+        let events: Vec<(String, String)> = out
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .map(|event| {
+                let name = event["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                (event["type"].as_str().unwrap_or("").to_string(), name)
+            })
+            .collect();
+        events
+            .iter()
+            .any(|(kind, _)| kind == "DELETED")
+            .then_some(events)
+    });
+    let seen: Vec<(&str, &str)> = events
+        .iter()
+        .map(|(k, n)| (k.as_str(), n.as_str()))
+        .collect();
+    assert_eq!(seen[0], ("ADDED", "pending"), "{seen:?}");
+    assert_eq!(seen.last(), Some(&("DELETED", "pending")), "{seen:?}");
+    assert!(seen.iter().all(|(_, name)| *name == "pending"), "{seen:?}");
 }

@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, watch};
 use super::cached::CachedObject;
 use super::field_index::{FieldIndexSpec, FieldIndexes};
 use crate::object;
-use crate::selectors::FieldSelector;
+use crate::selectors::{field_value, FieldSelector};
 use crate::storage::{EventKind, ListParams, Storage, StorageError, StorageEvent};
 
 /// Recent events kept for watches that resume from a resourceVersion.
@@ -53,7 +53,16 @@ pub struct CacheEvent {
 struct Watcher {
     prefix: String,
     tx: mpsc::Sender<Arc<CacheEvent>>,
+    /// An indexed field (its position in the cache's `field_indexes`) and
+    /// the one value the watcher selects: it is sent only the changes of
+    /// objects that hold that value or held it before (a kubelet's watch of
+    /// its node's pods is not sent every pod's changes).
+    only: Option<(usize, String)>,
 }
+
+/// The values of each indexed field in a change: the object's after it and
+/// before it.
+type ChangedValues = Vec<(String, Option<String>)>;
 
 /// Which objects a cache keeps an index of (see `WatchCache::indexed_under`).
 pub type Index = fn(&Value) -> bool;
@@ -325,6 +334,9 @@ impl WatchCache {
             let indexed = ev.kind == EventKind::Put && (self.index)(&object);
             (Arc::new(CachedObject::of(&object)), object, indexed)
         });
+        // Kept alive while the change is dispatched, so that reading its
+        // indexed fields for selective watchers shares this tree.
+        let _tree = new.as_ref().map(|(_, tree, _)| tree.clone());
         let mut guard = self.write();
         let state = &mut *guard;
         let (object, prev, indexed) = match new {
@@ -403,11 +415,37 @@ impl WatchCache {
         }
         state.window.push_back(event.clone());
         // try_send never waits: a full buffer means the watcher is too slow.
+        let mut values: Option<ChangedValues> = None;
         state.watchers.retain(|_, w| {
-            !event.key.starts_with(&w.prefix) || w.tx.try_send(event.clone()).is_ok()
+            if !event.key.starts_with(&w.prefix) {
+                return true;
+            }
+            if let Some((field, wanted)) = &w.only {
+                let values = values.get_or_insert_with(|| self.changed_values(&event));
+                if let Some((now, before)) = values.get(*field) {
+                    if now != wanted && before.as_ref() != Some(wanted) {
+                        return true;
+                    }
+                }
+            }
+            w.tx.try_send(event.clone()).is_ok()
         });
         self.dispatched.store(event.revision, Ordering::Release);
         self.current.send_replace(event.revision);
+    }
+
+    /// The values of the cache's indexed fields in `event`'s object and in
+    /// the one before it.
+    fn changed_values(&self, event: &CacheEvent) -> ChangedValues {
+        let now = event.object.parsed();
+        let before = event.prev.as_ref().map(|prev| prev.parsed());
+        self.field_indexes
+            .iter()
+            .map(|spec| {
+                let value = |tree: &Value| field_value(tree, &spec.field, spec.absent).into_owned();
+                (value(&now), before.as_deref().map(value))
+            })
+            .collect()
     }
 
     /// The cache is current at `revision` without an event to hand out.
@@ -534,6 +572,19 @@ impl WatchCache {
     /// when the window no longer reaches back that far (the caller falls
     /// back to storage or answers 410).
     pub fn watch(&self, prefix: &str, after: i64) -> Option<CacheWatch> {
+        self.watch_selecting(prefix, after, &FieldSelector::default())
+    }
+
+    /// The same for a watcher whose `fields` may select one value of an
+    /// indexed field: it is then sent only the changes of objects that
+    /// hold that value or held it (it still matches each itself).
+    pub fn watch_selecting(
+        &self,
+        prefix: &str,
+        after: i64,
+        fields: &FieldSelector,
+    ) -> Option<CacheWatch> {
+        let only = self.selected_value(fields);
         let mut state = self.write();
         if after < state.window_start {
             return None;
@@ -543,7 +594,19 @@ impl WatchCache {
             prefix,
             after,
             self.dispatched.clone(),
+            only,
         ))
+    }
+
+    /// The first `field=value` of `fields` on an indexed field.
+    fn selected_value(&self, fields: &FieldSelector) -> Option<(usize, String)> {
+        fields.equalities().find_map(|(field, value)| {
+            let at = self
+                .field_indexes
+                .iter()
+                .position(|spec| spec.field == field)?;
+            Some((at, value.to_string()))
+        })
     }
 
     /// The current objects under `prefix` and a watcher from exactly their
@@ -552,10 +615,21 @@ impl WatchCache {
         &self,
         prefix: &str,
     ) -> (Vec<(String, Arc<CachedObject>)>, i64, CacheWatch) {
+        self.list_and_watch_selecting(prefix, &FieldSelector::default())
+    }
+
+    /// The same for a watcher whose `fields` may select one value of an
+    /// indexed field (see `watch_selecting`).
+    pub fn list_and_watch_selecting(
+        &self,
+        prefix: &str,
+        fields: &FieldSelector,
+    ) -> (Vec<(String, Arc<CachedObject>)>, i64, CacheWatch) {
+        let only = self.selected_value(fields);
         let mut state = self.write();
         let items = Self::entries_under(&state, prefix);
         let revision = state.revision;
-        let watch = Self::register(&mut state, prefix, revision, self.dispatched.clone());
+        let watch = Self::register(&mut state, prefix, revision, self.dispatched.clone(), only);
         (items, revision, watch)
     }
 
@@ -564,6 +638,7 @@ impl WatchCache {
         prefix: &str,
         after: i64,
         dispatched: Arc<AtomicI64>,
+        only: Option<(usize, String)>,
     ) -> CacheWatch {
         let backlog = state
             .window
@@ -579,6 +654,7 @@ impl WatchCache {
             Watcher {
                 prefix: prefix.to_string(),
                 tx,
+                only,
             },
         );
         CacheWatch {
@@ -909,6 +985,74 @@ mod tests {
         let gone = s.delete("/r/po/b/other", None).await.unwrap();
         until(&cache, gone.mod_revision).await;
         assert_eq!(selected("/r/po/", "spec.nodeName=n1"), ["/r/po/a/listed"]);
+    }
+
+    /// A watcher selecting one value of an indexed field is sent only the
+    /// changes of objects that hold it or held it; others get every one.
+    #[tokio::test]
+    async fn watchers_selecting_an_indexed_value_get_only_its_changes() {
+        let (_d, s) = store().await;
+        let cache = WatchCache::start_indexed(
+            s.clone(),
+            "/r/po/".into(),
+            unindexed,
+            vec![FieldIndexSpec {
+                field: "spec.nodeName".into(),
+                absent: "",
+            }],
+            Arc::default(),
+        );
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let on = |node: &str| {
+            FieldSelector::parse(
+                &format!("spec.nodeName={node}"),
+                &["spec.nodeName"],
+                &|_| "",
+            )
+            .unwrap()
+        };
+        let start = cache.revision();
+        let mut n1 = cache.watch_selecting("/r/po/", start, &on("n1")).unwrap();
+        let mut n2 = cache.watch_selecting("/r/po/", start, &on("n2")).unwrap();
+        let (_, _, mut unscheduled) = cache.list_and_watch_selecting("/r/po/", &on(""));
+        let mut every = cache.watch("/r/po/", start).unwrap();
+        let a = s
+            .create("/r/po/x/a", br#"{"spec":{"nodeName":"n1"}}"#.to_vec())
+            .await
+            .unwrap();
+        s.create("/r/po/x/b", br#"{"spec":{"nodeName":"n2"}}"#.to_vec())
+            .await
+            .unwrap();
+        s.create("/r/po/x/c", b"{}".to_vec()).await.unwrap();
+        let moved = s
+            .update(
+                "/r/po/x/a",
+                br#"{"spec":{"nodeName":"n2"}}"#.to_vec(),
+                a.mod_revision,
+            )
+            .await
+            .unwrap();
+        let gone = s.delete("/r/po/x/b", None).await.unwrap();
+        until(&cache, moved.mod_revision.max(gone.mod_revision)).await;
+        let keys = |w: &mut CacheWatch| {
+            let mut keys = Vec::new();
+            while let Ok(event) = w.live.try_recv() {
+                keys.push(event.key.to_string());
+            }
+            keys
+        };
+        assert_eq!(
+            keys(&mut n1),
+            ["/r/po/x/a", "/r/po/x/a"],
+            "created on n1, moved away"
+        );
+        assert_eq!(
+            keys(&mut n2),
+            ["/r/po/x/b", "/r/po/x/a", "/r/po/x/b"],
+            "created, moved in, deleted"
+        );
+        assert_eq!(keys(&mut unscheduled), ["/r/po/x/c"]);
+        assert_eq!(keys(&mut every).len(), 5);
     }
 
     #[tokio::test]

@@ -326,8 +326,9 @@ impl ApiCore {
         cache: &crate::watch::cache::WatchCache,
         prefix: &str,
         after: i64,
+        fields: &FieldSelector,
     ) -> ApiResult<Result<Source, WatchStream>> {
-        if let Some(registration) = cache.watch(prefix, after) {
+        if let Some(registration) = cache.watch_selecting(prefix, after, fields) {
             return Ok(Ok(Source::from_cache(registration)));
         }
         match self.storage.watch(prefix, after).await {
@@ -409,7 +410,10 @@ impl ApiCore {
                 Some((kv.key.clone(), LazyObject::from(object)))
             });
             let added = added_events(objects, &filter);
-            match self.changes_after(&cache, &prefix, listed.revision).await? {
+            match self
+                .changes_after(&cache, &prefix, listed.revision, &filter.fields)
+                .await?
+            {
                 Ok(source) => (added, listed.revision, source),
                 Err(too_old) => return Ok(too_old),
             }
@@ -424,7 +428,8 @@ impl ApiCore {
                     ));
                 }
             }
-            let (objects, revision, registration) = cache.list_and_watch(&prefix);
+            let (objects, revision, registration) =
+                cache.list_and_watch_selecting(&prefix, &filter.fields);
             let objects = objects
                 .into_iter()
                 .map(|(key, object)| (key, LazyObject::cached(object)));
@@ -432,7 +437,10 @@ impl ApiCore {
             (added, revision, Source::from_cache(registration))
         } else {
             let after = crate::verbs::parse_revision(rv)?;
-            match self.changes_after(&cache, &prefix, after).await? {
+            match self
+                .changes_after(&cache, &prefix, after, &filter.fields)
+                .await?
+            {
                 Ok(source) => (Vec::new(), after, source),
                 Err(too_old) => return Ok(too_old),
             }
