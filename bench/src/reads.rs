@@ -99,6 +99,33 @@ pub(super) async fn fill(
 
 pub(super) const LIST_NS: &str = "bench-list";
 
+/// Checks a list of the namespace's `count` filled ConfigMaps: in JSON,
+/// their number (the namespace also holds what controllers publish in
+/// every namespace, kube-root-ca.crt); in protobuf, the envelope and a
+/// plausible size.
+fn check_list(body: &[u8], protobuf: bool, count: usize) -> Result<(), BenchError> {
+    if protobuf {
+        if !body.starts_with(b"k8s\0") || body.len() < count * 100 {
+            return Err(BenchError::Http(format!(
+                "the protobuf list is not one: {} bytes",
+                body.len()
+            )));
+        }
+        return Ok(());
+    }
+    let items = serde_json::from_slice::<Value>(body)?["items"]
+        .as_array()
+        .map_or(0, |items| {
+            items.iter().filter(|item| is_filled(item)).count()
+        });
+    if items != count {
+        return Err(BenchError::Http(format!(
+            "list returned {items} items, expected {count}"
+        )));
+    }
+    Ok(())
+}
+
 /// Whether `item` is one of the ConfigMaps `fill` made.
 fn is_filled(item: &Value) -> bool {
     item.pointer("/metadata/name")
@@ -150,83 +177,39 @@ pub(super) async fn measure_reads(
         ..read_row("get by name".into(), "REST", us, bytes)
     });
 
-    for (label, rv) in LIST_KINDS {
-        let mut list_path = format!("/api/v1/namespaces/{LIST_NS}/configmaps");
-        if !rv.is_empty() {
-            list_path.push_str(&format!("?resourceVersion={rv}"));
+    // JSON, and protobuf as client-go's informers ask for built-in kinds.
+    const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+    for (accept, form) in [("application/json", ""), (PROTOBUF, ", protobuf")] {
+        for (label, rv) in LIST_KINDS {
+            let mut list_path = format!("/api/v1/namespaces/{LIST_NS}/configmaps");
+            if !rv.is_empty() {
+                list_path.push_str(&format!("?resourceVersion={rv}"));
+            }
+            let mut us = Vec::with_capacity(LISTS);
+            let mut cpu0 = None;
+            for i in 0..LISTS + 2 {
+                if i == 2 {
+                    cpu0 = Some(server.cpu_time()?);
+                }
+                // Timed until the whole body is in; the bench's own check
+                // of it (tens of ms to parse 10,000 items) is not the
+                // server's.
+                let t0 = Instant::now();
+                let body = expect_status(conn.get_as(&list_path, accept).await?, 200)?;
+                let took = elapsed_us(t0);
+                check_list(&body, accept == PROTOBUF, count)?;
+                if i >= 2 {
+                    us.push(took);
+                    bytes = body.len();
+                }
+            }
+            // The bench's checks ran between the requests, not in the server.
+            let server_cpu = cpu_per_request(server, cpu0, us.len())?;
+            rows.push(ReadRow {
+                server_cpu,
+                ..read_row(format!("list ({label}){form}"), "REST", us, bytes)
+            });
         }
-        let mut us = Vec::with_capacity(LISTS);
-        let mut cpu0 = None;
-        for i in 0..LISTS + 2 {
-            if i == 2 {
-                cpu0 = Some(server.cpu_time()?);
-            }
-            // Timed until the whole body is in; the bench's own parse of
-            // it (tens of ms for 10,000 items) is not the server's.
-            let t0 = Instant::now();
-            let body = expect_status(conn.get(&list_path).await?, 200)?;
-            let took = elapsed_us(t0);
-            // The namespace also holds what controllers publish in every
-            // namespace (kube-root-ca.crt).
-            let items = serde_json::from_slice::<Value>(&body)?["items"]
-                .as_array()
-                .map_or(0, |items| {
-                    items.iter().filter(|item| is_filled(item)).count()
-                });
-            if items != count {
-                return Err(BenchError::Http(format!(
-                    "list returned {items} items, expected {count}"
-                )));
-            }
-            if i >= 2 {
-                us.push(took);
-                bytes = body.len();
-            }
-        }
-        // The bench's parses ran between the requests, not in the server.
-        let server_cpu = cpu_per_request(server, cpu0, us.len())?;
-        rows.push(ReadRow {
-            server_cpu,
-            ..read_row(format!("list ({label})"), "REST", us, bytes)
-        });
-    }
-
-    // The same lists in protobuf, as client-go's informers ask for
-    // built-in kinds.
-    for (label, rv) in LIST_KINDS {
-        let mut list_path = format!("/api/v1/namespaces/{LIST_NS}/configmaps");
-        if !rv.is_empty() {
-            list_path.push_str(&format!("?resourceVersion={rv}"));
-        }
-        let mut us = Vec::with_capacity(LISTS);
-        let mut cpu0 = None;
-        for i in 0..LISTS + 2 {
-            if i == 2 {
-                cpu0 = Some(server.cpu_time()?);
-            }
-            let t0 = Instant::now();
-            let body = expect_status(
-                conn.get_as(&list_path, "application/vnd.kubernetes.protobuf")
-                    .await?,
-                200,
-            )?;
-            let took = elapsed_us(t0);
-            if !body.starts_with(b"k8s\0") || body.len() < count * 100 {
-                return Err(BenchError::Http(format!(
-                    "the protobuf list is not one: {} bytes",
-                    body.len()
-                )));
-            }
-            if i >= 2 {
-                us.push(took);
-                bytes = body.len();
-            }
-        }
-        let server_cpu = cpu_per_request(server, cpu0, us.len())?;
-        rows.push(ReadRow {
-            server_cpu,
-            ..read_row(format!("list ({label}), protobuf"), "REST", us, bytes)
-        });
     }
 
     // The same reads over gRPC, for comparison.

@@ -38,18 +38,20 @@ pub(super) fn decode_continue(token: &str) -> ApiResult<(i64, String)> {
     Ok((rv, start.to_string()))
 }
 
-/// The cached objects `labels` and `fields` select, each parsed only if a
-/// selector reads it (and not kept: see `CachedObject::parsed`).
+/// The cached objects of `def` that `labels` and `fields` select, each
+/// parsed only if a selector reads it (and not kept: see
+/// `CachedObject::parsed`), as a watch selects them.
 fn selected<'a>(
+    def: &ResourceDef,
     objects: Vec<(String, Arc<CachedObject>)>,
     labels: &'a LabelSelector,
     fields: &'a FieldSelector,
 ) -> impl Iterator<Item = (String, LazyObject)> + 'a {
-    let selective = !(labels.is_empty() && fields.is_empty());
+    let namespaced = def.namespaced;
     objects
         .into_iter()
         .map(|(key, object)| (key, LazyObject::cached(object)))
-        .filter(move |(_, o)| !selective || (labels.matches(o) && fields.matches(o)))
+        .filter(move |(key, o)| crate::watch::selects(labels, fields, namespaced, key, o))
 }
 
 pub(super) const EXPIRED_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
@@ -108,7 +110,7 @@ impl ApiCore {
                     // (upstream's cache also ignores limit here).
                     let cache = self.watch_cache(def).await?;
                     let (objects, revision) = cache.list_candidates(&prefix, &fields);
-                    let items = selected(objects, &labels, &fields)
+                    let items = selected(def, objects, &labels, &fields)
                         .map(|(_, object)| object)
                         .collect();
                     return Ok(ObjectList {
@@ -240,7 +242,7 @@ impl ApiCore {
         }
         let (objects, revision) = cache.list_candidates(prefix, fields);
         let selective = !(labels.is_empty() && fields.is_empty());
-        let mut matching = selected(objects, labels, fields);
+        let mut matching = selected(def, objects, labels, fields);
         let limit = usize::try_from(limit).unwrap_or(0);
         let mut items = Vec::new();
         let mut last_key = None;

@@ -756,6 +756,20 @@ mod tests {
         (dir, store)
     }
 
+    /// A cache of `/r/po/` indexing `spec.nodeName`, as pods' caches do.
+    fn pods_by_node(s: &Arc<dyn Storage>) -> Arc<WatchCache> {
+        WatchCache::start_indexed(
+            s.clone(),
+            "/r/po/".into(),
+            unindexed,
+            vec![FieldIndexSpec {
+                field: "spec.nodeName".into(),
+                absent: "",
+            }],
+            Arc::default(),
+        )
+    }
+
     async fn until(cache: &WatchCache, revision: i64) {
         for _ in 0..200 {
             if cache.revision() >= revision {
@@ -933,16 +947,7 @@ mod tests {
         s.create("/r/po/a/listed", br#"{"spec":{"nodeName":"n1"}}"#.to_vec())
             .await
             .unwrap();
-        let cache = WatchCache::start_indexed(
-            s.clone(),
-            "/r/po/".into(),
-            unindexed,
-            vec![FieldIndexSpec {
-                field: "spec.nodeName".into(),
-                absent: "",
-            }],
-            Arc::default(),
-        );
+        let cache = pods_by_node(&s);
         assert!(cache.wait_ready(Duration::from_secs(5)).await);
         let moved = s
             .create("/r/po/a/moved", br#"{"spec":{"nodeName":"n1"}}"#.to_vec())
@@ -992,16 +997,7 @@ mod tests {
     #[tokio::test]
     async fn watchers_selecting_an_indexed_value_get_only_its_changes() {
         let (_d, s) = store().await;
-        let cache = WatchCache::start_indexed(
-            s.clone(),
-            "/r/po/".into(),
-            unindexed,
-            vec![FieldIndexSpec {
-                field: "spec.nodeName".into(),
-                absent: "",
-            }],
-            Arc::default(),
-        );
+        let cache = pods_by_node(&s);
         assert!(cache.wait_ready(Duration::from_secs(5)).await);
         let on = |node: &str| {
             FieldSelector::parse(

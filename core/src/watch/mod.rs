@@ -62,10 +62,16 @@ pub struct WatchEvent {
 impl WatchEvent {
     /// An event whose object no other watcher shares.
     pub fn new(event_type: EventType, object: Arc<Value>) -> Self {
+        Self::of(event_type, object.into())
+    }
+
+    /// An event of `object`, sharing the cache's encodings when it is a
+    /// cached object.
+    fn of(event_type: EventType, object: LazyObject) -> Self {
         Self {
             event_type,
-            object: object.into(),
-            encodings: Arc::default(),
+            encodings: object.encodings().cloned().unwrap_or_default(),
+            object,
         }
     }
 }
@@ -103,34 +109,37 @@ struct Filter {
 }
 
 impl Filter {
-    /// Whether `obj` passes; without selectors it is not read at all, so
-    /// a cached object is not parsed for it.
-    fn matches(&self, obj: &LazyObject) -> bool {
-        self.is_empty() || (self.labels.matches(obj) && self.fields.matches(obj))
-    }
-
-    /// The same for the object stored under `key`: a selector on its name
-    /// or namespace alone is answered from the key (as upstream's cacher
-    /// keeps those fields beside each object), without parsing it.
+    /// Whether the object stored under `key` passes (see `selects`).
     fn matches_at(&self, key: &str, obj: &LazyObject) -> bool {
-        if self.labels.is_empty() {
-            let mut segments = key.rsplit('/');
-            let name = segments.next().unwrap_or_default();
-            let namespace = if self.namespaced {
-                segments.next().unwrap_or_default()
-            } else {
-                ""
-            };
-            if let Some(matched) = self.fields.matches_name(name, namespace) {
-                return matched;
-            }
-        }
-        self.matches(obj)
+        selects(&self.labels, &self.fields, self.namespaced, key, obj)
     }
+}
 
-    fn is_empty(&self) -> bool {
-        self.labels.is_empty() && self.fields.is_empty()
+/// Whether `labels` and `fields` select the object stored under `key`:
+/// without selectors it is not read at all, so a cached object is not
+/// parsed for it, and a selector on its name or namespace alone is answered
+/// from the key (as upstream's cacher keeps those fields beside each
+/// object). `namespaced`: whether the resource's keys hold a namespace.
+pub(crate) fn selects(
+    labels: &LabelSelector,
+    fields: &FieldSelector,
+    namespaced: bool,
+    key: &str,
+    obj: &LazyObject,
+) -> bool {
+    if labels.is_empty() {
+        let mut segments = key.rsplit('/');
+        let name = segments.next().unwrap_or_default();
+        let namespace = if namespaced {
+            segments.next().unwrap_or_default()
+        } else {
+            ""
+        };
+        if let Some(matched) = fields.matches_name(name, namespace) {
+            return matched;
+        }
     }
+    (labels.is_empty() && fields.is_empty()) || (labels.matches(obj) && fields.matches(obj))
 }
 
 /// One change, from the cache or from storage, with the object before it.
@@ -140,8 +149,6 @@ struct Change {
     revision: i64,
     current: LazyObject,
     prev: Option<LazyObject>,
-    /// Shared by every watcher of a cache event (fresh for storage ones).
-    encodings: Arc<SharedEncodings>,
 }
 
 impl Change {
@@ -159,7 +166,6 @@ impl Change {
                 .as_ref()
                 .and_then(|p| object::decode_at(p, ev.revision))
                 .map(LazyObject::from),
-            encodings: Arc::default(),
         })
     }
 
@@ -170,7 +176,6 @@ impl Change {
             revision: ev.revision,
             current: LazyObject::cached(ev.object.clone()),
             prev: ev.prev.clone().map(LazyObject::cached),
-            encodings: ev.object.encodings().clone(),
         }
     }
 }
@@ -184,23 +189,11 @@ fn translate(change: &Change, filter: &Filter) -> Option<WatchEvent> {
         EventKind::Delete => {
             // The deleted object carries the revision of the delete.
             let matched = was || (change.prev.is_none() && matches(current));
-            matched.then(|| WatchEvent {
-                event_type: EventType::Deleted,
-                object: current.clone(),
-                encodings: change.encodings.clone(),
-            })
+            matched.then(|| WatchEvent::of(EventType::Deleted, current.clone()))
         }
         EventKind::Put => match (was, matches(current)) {
-            (true, true) => Some(WatchEvent {
-                event_type: EventType::Modified,
-                object: current.clone(),
-                encodings: change.encodings.clone(),
-            }),
-            (false, true) => Some(WatchEvent {
-                event_type: EventType::Added,
-                object: current.clone(),
-                encodings: change.encodings.clone(),
-            }),
+            (true, true) => Some(WatchEvent::of(EventType::Modified, current.clone())),
+            (false, true) => Some(WatchEvent::of(EventType::Added, current.clone())),
             (true, false) => change.prev.as_ref().map(|p| {
                 let mut gone = Value::clone(p);
                 object::set_meta(
@@ -236,11 +229,7 @@ fn added_events(
 ) -> Vec<WatchEvent> {
     objects
         .filter(|(key, o)| filter.matches_at(key, o))
-        .map(|(_, object)| WatchEvent {
-            event_type: EventType::Added,
-            encodings: object.encodings().cloned().unwrap_or_default(),
-            object,
-        })
+        .map(|(_, object)| WatchEvent::of(EventType::Added, object))
         .collect()
 }
 
