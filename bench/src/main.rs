@@ -11,6 +11,7 @@ mod reads;
 mod report;
 mod rest;
 mod server;
+mod startup;
 
 use {reads::*, report::*};
 
@@ -58,6 +59,21 @@ struct Args {
     /// Start-up runs for each of the fresh and existing data-dir cases.
     #[arg(long, default_value_t = 10)]
     startup_runs: usize,
+    /// Also measure restarts with this many small ConfigMaps stored
+    /// (embedded store, filled through REST once), beside restarts with
+    /// none of them; 0 skips it.
+    #[arg(long, default_value_t = 0)]
+    startup_objects: usize,
+    /// Restarts with and without the `--startup-objects`.
+    #[arg(long, default_value_t = 3)]
+    startup_objects_runs: usize,
+    /// Keep the store filled for `--startup-objects` in this directory and
+    /// reuse it when it holds that many (filling 1,000,000 takes minutes).
+    #[arg(long)]
+    startup_objects_dir: Option<PathBuf>,
+    /// Measure only the restarts with `--startup-objects` stored.
+    #[arg(long)]
+    startup_objects_only: bool,
     /// ConfigMaps in the namespace used for get and list: one read run at
     /// each count, filling up to it (embedded backend).
     #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
@@ -785,6 +801,24 @@ async fn run(args: Args) -> Result<(), BenchError> {
         Some(measure_startup(&args).await?)
     };
 
+    let stored_restarts = if args.startup_objects > 0 {
+        startup::measure(
+            &args.binary,
+            args.startup_objects,
+            args.startup_objects_runs,
+            args.startup_objects_dir.as_deref(),
+        )
+        .await?
+    } else {
+        Vec::new()
+    };
+    if !stored_restarts.is_empty() {
+        print_stored_restarts(&stored_restarts);
+        if args.startup_objects_only {
+            return Ok(());
+        }
+    }
+
     let work = tempfile::tempdir()?;
     let mut runs = Vec::new();
     let mut rss_bench = None;
@@ -1007,6 +1041,26 @@ async fn run(args: Args) -> Result<(), BenchError> {
         say(format!("kept {}", work.keep().display()));
     }
     Ok(())
+}
+
+fn print_stored_restarts(results: &[startup::StoredRestarts]) {
+    println!("### Restarts with objects stored (embedded store)\n");
+    println!("| ConfigMaps stored | run | spawn → `/readyz` ms | spawn → served from the watch cache ms | RSS then | server CPU by then ms |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
+    for result in results {
+        for (i, r) in result.restarts.iter().enumerate() {
+            println!(
+                "| {} | {} | {} | {} | {} | {} |",
+                result.objects,
+                i + 1,
+                r.readyz.as_millis(),
+                r.served.as_millis(),
+                mib(r.rss),
+                r.cpu.as_millis()
+            );
+        }
+    }
+    println!();
 }
 
 fn main() -> std::process::ExitCode {

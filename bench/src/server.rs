@@ -51,6 +51,7 @@ pub struct ServerProc {
     pub data_dir: PathBuf,
     /// Spawn → first `/readyz` 200.
     pub startup: Duration,
+    spawned: Instant,
 }
 
 impl ServerProc {
@@ -100,6 +101,7 @@ impl ServerProc {
             port: 0,
             data_dir: data_dir.to_path_buf(),
             startup: Duration::ZERO,
+            spawned,
         };
         // The port file appears once the server listens and is about to
         // report ready; /readyz then confirms it end to end (TLS, routing).
@@ -132,6 +134,11 @@ impl ServerProc {
         }
         server.startup = spawned.elapsed();
         Ok(server)
+    }
+
+    /// Time since the process was spawned.
+    pub fn since_spawn(&self) -> Duration {
+        self.spawned.elapsed()
     }
 
     fn check_alive(&mut self) -> Result<(), BenchError> {
