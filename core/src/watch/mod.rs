@@ -94,7 +94,8 @@ pub struct WatchOptions {
 /// for 3 s too) before answering 504.
 const FRESH_CACHE_WAIT: Duration = Duration::from_secs(3);
 
-/// How often an idle watch with bookmarks allowed reports progress.
+/// How often a watch with bookmarks allowed reports progress (upstream's
+/// cacher: about once a minute per watcher, whatever events it sent).
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// Upstream's --min-request-timeout; watches without a timeout last 1-2x this.
 const MIN_REQUEST_TIMEOUT: Duration = Duration::from_secs(1800);
@@ -450,12 +451,18 @@ impl ApiCore {
             filter: Filter,
             last: i64,
             done: bool,
+            // Made once per watch: a timer made for every event costs each
+            // of many watchers two registrations with the timer wheel.
+            deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+            next_bookmark: std::pin::Pin<Box<tokio::time::Sleep>>,
         }
         let state = State {
             source,
             filter,
             last: start,
             done: false,
+            deadline: Box::pin(tokio::time::sleep_until(deadline)),
+            next_bookmark: Box::pin(tokio::time::sleep(BOOKMARK_INTERVAL)),
         };
         let tail = stream::unfold(state, move |mut st| {
             let (api_version, kind) = (api_version.clone(), kind.clone());
@@ -465,8 +472,11 @@ impl ApiCore {
                         return None;
                     }
                     tokio::select! {
-                        _ = tokio::time::sleep_until(deadline) => return None,
-                        _ = tokio::time::sleep(BOOKMARK_INTERVAL), if bookmarks => {
+                        _ = &mut st.deadline => return None,
+                        _ = &mut st.next_bookmark, if bookmarks => {
+                            st.next_bookmark
+                                .as_mut()
+                                .reset(tokio::time::Instant::now() + BOOKMARK_INTERVAL);
                             st.last = st.source.progress(st.last);
                             return Some((bookmark(&kind, &api_version, st.last, false), st));
                         }
