@@ -21,6 +21,7 @@ pub mod protobuf;
 pub mod quota;
 pub mod registry;
 pub mod selectors;
+pub mod stored_json;
 pub mod validate;
 
 pub use error::{ApiError, ApiResult};

@@ -257,7 +257,12 @@ const CACHE_CATCH_UP: Duration = Duration::from_secs(1);
 /// being deleted. Most objects do neither; they matter only as owners, and
 /// are looked up as such (`owner_cached`). Every watch cache keeps an index
 /// of the objects this holds for (`WatchCache::indexed_under`).
-pub(crate) fn involved(object: &Value) -> bool {
+pub(crate) const INVOLVED: crate::watch::cache::Index = crate::watch::cache::Index {
+    holds: involved,
+    mentions: &["\"deletionTimestamp\"", "\"ownerReferences\""],
+};
+
+fn involved(object: &Value) -> bool {
     object::meta(object).is_some_and(|meta| {
         meta.contains_key("deletionTimestamp")
             || meta

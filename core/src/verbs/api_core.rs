@@ -521,7 +521,7 @@ impl ApiCore {
             // deleted, kept indexed as they change.
             caches: crate::watch::cache::WatchCaches::new(
                 storage.clone(),
-                crate::controllers::garbage_collector::involved,
+                crate::controllers::garbage_collector::INVOLVED,
             ),
             storage,
             prefix,

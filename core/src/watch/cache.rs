@@ -65,11 +65,27 @@ struct Watcher {
 type ChangedValues = Vec<(String, Option<String>)>;
 
 /// Which objects a cache keeps an index of (see `WatchCache::indexed_under`).
-pub type Index = fn(&Value) -> bool;
-
-fn unindexed(_: &Value) -> bool {
-    false
+#[derive(Clone, Copy)]
+pub struct Index {
+    pub holds: fn(&Value) -> bool,
+    /// Text the JSON of every object `holds` for contains (the keys it
+    /// reads): objects without any of it are not parsed to be asked.
+    pub mentions: &'static [&'static str],
 }
+
+impl Index {
+    /// Whether `holds` may be true of the object `json` encodes.
+    fn may_hold(&self, json: &[u8]) -> bool {
+        self.mentions
+            .iter()
+            .any(|text| memchr::memmem::find(json, text.as_bytes()).is_some())
+    }
+}
+
+const UNINDEXED: Index = Index {
+    holds: |_| false,
+    mentions: &[],
+};
 
 #[derive(Default)]
 struct State {
@@ -147,7 +163,7 @@ pub struct WatchCache {
 impl WatchCache {
     /// Starts filling a cache for every key under `prefix`.
     pub fn start(storage: Arc<dyn Storage>, prefix: String) -> Arc<Self> {
-        Self::start_indexed(storage, prefix, unindexed, Vec::new(), Arc::default())
+        Self::start_indexed(storage, prefix, UNINDEXED, Vec::new(), Arc::default())
     }
 
     /// The same, keeping an index of the objects `index` holds for, and
@@ -193,21 +209,17 @@ impl WatchCache {
                     continue;
                 }
             };
-            let mut objects = BTreeMap::new();
-            let mut indexed = BTreeSet::new();
-            let (index, mut fields) = match cache.upgrade() {
-                Some(this) => (this.index, FieldIndexes::new(&this.field_indexes)),
+            let (index, specs) = match cache.upgrade() {
+                Some(this) => (this.index, this.field_indexes.clone()),
                 None => return,
             };
-            for kv in &listed.items {
-                if let Some(obj) = object::decode_at(&kv.value, kv.mod_revision) {
-                    if index(&obj) {
-                        indexed.insert(kv.key.clone());
-                    }
-                    fields.insert(&kv.key, &obj);
-                    objects.insert(kv.key.clone(), Arc::new(CachedObject::encode(&obj)));
-                }
-            }
+            // Off the runtime's threads: a store of many objects takes
+            // seconds to load, and requests are served meanwhile.
+            let Ok((objects, indexed, fields)) =
+                tokio::task::spawn_blocking(move || Self::load(listed.items, index, &specs)).await
+            else {
+                return;
+            };
             let mut events = match storage.watch_latest(&prefix, listed.revision).await {
                 Ok(events) => events,
                 Err(e) => {
@@ -297,6 +309,41 @@ impl WatchCache {
         }
     }
 
+    /// The cache's state from a list of every object in the store.
+    fn load(
+        items: Vec<crate::storage::KeyValue>,
+        index: Index,
+        specs: &[FieldIndexSpec],
+    ) -> (
+        BTreeMap<String, Arc<CachedObject>>,
+        BTreeSet<String>,
+        FieldIndexes,
+    ) {
+        let mut fields = FieldIndexes::new(specs);
+        let mut indexed = Vec::new();
+        let mut objects = Vec::with_capacity(items.len());
+        for kv in items {
+            let Some(cached) = CachedObject::stored(&kv.value, kv.mod_revision) else {
+                continue;
+            };
+            drop(kv.value);
+            if !fields.is_empty() || index.may_hold(cached.json()) {
+                let tree = cached.parsed();
+                if (index.holds)(&tree) {
+                    indexed.push(kv.key.clone());
+                }
+                fields.insert(&kv.key, &tree);
+            }
+            objects.push((kv.key, Arc::new(cached)));
+        }
+        // In key order, as the store lists them: built in one pass.
+        (
+            objects.into_iter().collect(),
+            indexed.into_iter().collect(),
+            fields,
+        )
+    }
+
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
         self.state
             .write()
@@ -316,31 +363,38 @@ impl WatchCache {
         }
         // Decoded and encoded before the lock is taken: readers wait only
         // for the swap.
-        let decoded = if ev.kind == EventKind::Delete && ev.value.is_empty() {
+        let new = if ev.kind == EventKind::Delete && ev.value.is_empty() {
             None
-        } else if let Some(object) = (ev.kind == EventKind::Put)
+        } else if let Some(tree) = (ev.kind == EventKind::Put)
             .then(|| self.just_written.take(&ev.key, ev.revision))
             .flatten()
         {
-            Some(object)
+            Some((Arc::new(CachedObject::of(&tree)), Some(tree)))
         } else {
-            let Some(object) = object::decode_at(&ev.value, ev.revision) else {
+            let Some(cached) = CachedObject::stored(&ev.value, ev.revision) else {
                 tracing::warn!(key = ev.key, "watch cache skipped an undecodable value");
                 return;
             };
-            Some(Arc::new(object))
+            let cached = Arc::new(cached);
+            // Parsed only for what reads the tree: the field indexes, an
+            // index that may hold.
+            let tree = (!self.field_indexes.is_empty()
+                || (ev.kind == EventKind::Put && self.index.may_hold(cached.json())))
+            .then(|| cached.parsed());
+            Some((cached, tree))
         };
-        let new = decoded.map(|object| {
-            let indexed = ev.kind == EventKind::Put && (self.index)(&object);
-            (Arc::new(CachedObject::of(&object)), object, indexed)
-        });
+        let indexed = ev.kind == EventKind::Put
+            && new
+                .as_ref()
+                .and_then(|(_, tree)| tree.as_ref())
+                .is_some_and(|tree| (self.index.holds)(tree));
         // Kept alive while the change is dispatched, so that reading its
         // indexed fields for selective watchers shares this tree.
-        let _tree = new.as_ref().map(|(_, tree, _)| tree.clone());
+        let _tree = new.as_ref().and_then(|(_, tree)| tree.clone());
         let mut guard = self.write();
         let state = &mut *guard;
         let (object, prev, indexed) = match new {
-            Some((cached, object, indexed)) => {
+            Some((cached, tree)) => {
                 let prev = match ev.kind {
                     EventKind::Put => {
                         if indexed {
@@ -353,7 +407,10 @@ impl WatchCache {
                             if let Some(prev) = &prev {
                                 state.fields.remove(&ev.key, &prev.parsed());
                             }
-                            state.fields.insert(&ev.key, &object);
+                            // Parsed above whenever the cache has field indexes.
+                            if let Some(tree) = &tree {
+                                state.fields.insert(&ev.key, tree);
+                            }
                         }
                         prev
                     }
@@ -761,7 +818,7 @@ mod tests {
         WatchCache::start_indexed(
             s.clone(),
             "/r/po/".into(),
-            unindexed,
+            UNINDEXED,
             vec![FieldIndexSpec {
                 field: "spec.nodeName".into(),
                 absent: "",
@@ -785,7 +842,7 @@ mod tests {
     #[tokio::test]
     async fn a_written_object_is_taken_instead_of_decoded() {
         let (_d, s) = store().await;
-        let caches = WatchCaches::new(s.clone(), unindexed);
+        let caches = WatchCaches::new(s.clone(), UNINDEXED);
         let cache = caches.for_prefix("/r/cm/");
         assert!(cache.wait_ready(Duration::from_secs(5)).await);
         let next = s
@@ -826,7 +883,7 @@ mod tests {
     #[tokio::test]
     async fn a_stopped_cache_closes_its_watchers() {
         let (_d, s) = store().await;
-        let caches = WatchCaches::new(s.clone(), unindexed);
+        let caches = WatchCaches::new(s.clone(), UNINDEXED);
         let cache = caches.for_prefix("/r/w/");
         assert!(cache.wait_ready(Duration::from_secs(5)).await);
         let mut watch = cache.watch("/r/w/", cache.revision()).expect("a watch");
@@ -905,7 +962,10 @@ mod tests {
         let cache = WatchCache::start_indexed(
             s.clone(),
             "/r/cm/".into(),
-            labelled,
+            Index {
+                holds: labelled,
+                mentions: &["\"indexed\""],
+            },
             Vec::new(),
             Arc::default(),
         );

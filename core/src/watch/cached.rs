@@ -37,13 +37,23 @@ impl CachedObject {
 
     /// `object` encoded as it is served.
     pub fn encode(object: &Value) -> Self {
-        // serde_json grows its buffer by doubling: a boxed slice gives the
-        // unused half back.
-        let json = Bytes::from(
-            serde_json::to_vec(object)
-                .unwrap_or_default()
-                .into_boxed_slice(),
-        );
+        Self::from_json(serde_json::to_vec(object).unwrap_or_default())
+    }
+
+    /// A stored value as it is served at `revision` (its resourceVersion);
+    /// None for a value that is not an object's JSON. Values as Capstan
+    /// writes them are served as they are stored, the revision spliced in,
+    /// without a tree.
+    pub fn stored(raw: &[u8], revision: i64) -> Option<Self> {
+        match capstan_api::stored_json::served_json_at(raw, revision) {
+            Some(json) => Some(Self::from_json(json)),
+            None => crate::object::decode_at(raw, revision).map(|tree| Self::encode(&tree)),
+        }
+    }
+
+    fn from_json(json: Vec<u8>) -> Self {
+        // Buffers grow by doubling: a boxed slice gives the unused part back.
+        let json = Bytes::from(json.into_boxed_slice());
         let encodings = SharedEncodings::default();
         let _ = encodings.json_object.set(json.clone());
         Self {
@@ -198,6 +208,16 @@ mod tests {
         assert_eq!(*lazy, tree);
         // Readers at the same time share one tree; none is kept after.
         let again = cached.parsed();
+        assert_eq!(
+            CachedObject::stored(
+                br#"{"kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}}"#,
+                7
+            )
+            .expect("an object")
+            .json(),
+            cached.json(),
+            "a stored value is served with its revision"
+        );
         assert!(Arc::ptr_eq(lazy.tree(), &again));
         drop((lazy, again));
         assert!(cached.shared.lock().unwrap().upgrade().is_none());
