@@ -276,6 +276,102 @@ impl EmbeddedStore {
         rx.await.map_err(|_| backend("store writer stopped"))?
     }
 
+    /// A list, read on the calling thread (a blocking one: reading many
+    /// objects takes seconds).
+    fn list_blocking(db: &Database, prefix: &str, params: ListParams) -> StorageResult<ListResult> {
+        let txn = db.begin_read().map_err(backend)?;
+        let (current, compacted) = Self::read_meta(&txn)?;
+        let at = params.revision.unwrap_or(current);
+        if at > current {
+            return Err(StorageError::FutureRevision {
+                requested: at,
+                current,
+            });
+        }
+        if at < compacted {
+            return Err(StorageError::Compacted {
+                requested: at,
+                compacted,
+            });
+        }
+        let start = match &params.start_after {
+            Some(after) if after.as_str() >= prefix => format!("{after}\0"),
+            _ => prefix.to_string(),
+        };
+        let end = super::prefix_end(prefix);
+        // The value each key had at `at`, for keys changed after it: the
+        // earliest later change's previous value (None: absent at `at`).
+        let mut past: BTreeMap<String, Option<KeyValue>> = BTreeMap::new();
+        if at < current {
+            let log = txn.open_table(LOG).map_err(backend)?;
+            for entry in log
+                .range((at + 1) as u64..=current as u64)
+                .map_err(backend)?
+            {
+                let (_, raw) = entry.map_err(backend)?;
+                let e = decode_log(raw.value())?;
+                if e.key.as_str() < start.as_str()
+                    || e.key.as_str() >= end.as_str()
+                    || past.contains_key(&e.key)
+                {
+                    continue;
+                }
+                let before = match (e.kind, e.prev) {
+                    (_, Some((mod_revision, value))) => Some(KeyValue {
+                        key: e.key.clone(),
+                        value: Arc::from(value),
+                        create_revision: e.create_revision,
+                        mod_revision,
+                    }),
+                    (_, None) => None,
+                };
+                past.insert(e.key, before);
+            }
+        }
+        let kv = txn.open_table(KV).map_err(backend)?;
+        let mut range = kv.range(start.as_str()..end.as_str()).map_err(backend)?;
+        let mut current_items = Vec::new();
+        for entry in range.by_ref() {
+            let (k, v) = entry.map_err(backend)?;
+            let key = k.value();
+            if !past.contains_key(key) {
+                current_items.push(decode_record(key, v.value())?);
+            }
+            if past.is_empty() && params.limit > 0 && current_items.len() == params.limit {
+                break;
+            }
+        }
+        if past.is_empty() && params.limit > 0 && current_items.len() == params.limit {
+            // A page of the current revision: the keys after it are only
+            // counted, not decoded.
+            let mut remaining = 0u64;
+            for entry in range {
+                entry.map_err(backend)?;
+                remaining += 1;
+            }
+            return Ok(ListResult {
+                items: current_items,
+                revision: at,
+                remaining,
+            });
+        }
+        let mut merged: Vec<KeyValue> = current_items;
+        merged.extend(past.into_values().flatten());
+        merged.sort_by(|a, b| a.key.cmp(&b.key));
+        let total = merged.len();
+        let limit = if params.limit == 0 {
+            total
+        } else {
+            params.limit.min(total)
+        };
+        merged.truncate(limit);
+        Ok(ListResult {
+            items: merged,
+            revision: at,
+            remaining: (total - limit) as u64,
+        })
+    }
+
     fn read_meta(txn: &redb::ReadTransaction) -> StorageResult<(Revision, Revision)> {
         let meta = txn.open_table(META).map_err(backend)?;
         let current = meta
@@ -338,79 +434,11 @@ impl Storage for EmbeddedStore {
     }
 
     async fn list(&self, prefix: &str, params: ListParams) -> StorageResult<ListResult> {
-        let txn = self.db.begin_read().map_err(backend)?;
-        let (current, compacted) = Self::read_meta(&txn)?;
-        let at = params.revision.unwrap_or(current);
-        if at > current {
-            return Err(StorageError::FutureRevision {
-                requested: at,
-                current,
-            });
-        }
-        if at < compacted {
-            return Err(StorageError::Compacted {
-                requested: at,
-                compacted,
-            });
-        }
-        let start = match &params.start_after {
-            Some(after) if after.as_str() >= prefix => format!("{after}\0"),
-            _ => prefix.to_string(),
-        };
-        let end = super::prefix_end(prefix);
-        // The value each key had at `at`, for keys changed after it: the
-        // earliest later change's previous value (None: absent at `at`).
-        let mut past: BTreeMap<String, Option<KeyValue>> = BTreeMap::new();
-        if at < current {
-            let log = txn.open_table(LOG).map_err(backend)?;
-            for entry in log
-                .range((at + 1) as u64..=current as u64)
-                .map_err(backend)?
-            {
-                let (_, raw) = entry.map_err(backend)?;
-                let e = decode_log(raw.value())?;
-                if e.key.as_str() < start.as_str()
-                    || e.key.as_str() >= end.as_str()
-                    || past.contains_key(&e.key)
-                {
-                    continue;
-                }
-                let before = match (e.kind, e.prev) {
-                    (_, Some((mod_revision, value))) => Some(KeyValue {
-                        key: e.key.clone(),
-                        value: Arc::from(value),
-                        create_revision: e.create_revision,
-                        mod_revision,
-                    }),
-                    (_, None) => None,
-                };
-                past.insert(e.key, before);
-            }
-        }
-        let kv = txn.open_table(KV).map_err(backend)?;
-        let mut current_items = Vec::new();
-        for entry in kv.range(start.as_str()..end.as_str()).map_err(backend)? {
-            let (k, v) = entry.map_err(backend)?;
-            let key = k.value();
-            if !past.contains_key(key) {
-                current_items.push(decode_record(key, v.value())?);
-            }
-        }
-        let mut merged: Vec<KeyValue> = current_items;
-        merged.extend(past.into_values().flatten());
-        merged.sort_by(|a, b| a.key.cmp(&b.key));
-        let total = merged.len();
-        let limit = if params.limit == 0 {
-            total
-        } else {
-            params.limit.min(total)
-        };
-        merged.truncate(limit);
-        Ok(ListResult {
-            items: merged,
-            revision: at,
-            remaining: (total - limit) as u64,
-        })
+        let db = self.db.clone();
+        let prefix = prefix.to_owned();
+        tokio::task::spawn_blocking(move || Self::list_blocking(&db, &prefix, params))
+            .await
+            .map_err(backend)?
     }
 
     async fn create(&self, key: &str, value: Vec<u8>) -> StorageResult<KeyValue> {
