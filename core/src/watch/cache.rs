@@ -87,6 +87,16 @@ const UNINDEXED: Index = Index {
     mentions: &[],
 };
 
+/// Objects a thread loads apart from the others (see `WatchCache::load`).
+const LOAD_PART: usize = 20_000;
+
+/// One thread's share of a load, in key order.
+struct LoadedPart {
+    objects: Vec<(String, Arc<CachedObject>)>,
+    indexed: Vec<String>,
+    fields: FieldIndexes,
+}
+
 #[derive(Default)]
 struct State {
     objects: BTreeMap<String, Arc<CachedObject>>,
@@ -309,9 +319,10 @@ impl WatchCache {
         }
     }
 
-    /// The cache's state from a list of every object in the store.
+    /// The cache's state from a list of every object in the store, made on
+    /// every core: the objects are independent until the map is built.
     fn load(
-        items: Vec<crate::storage::KeyValue>,
+        mut items: Vec<crate::storage::KeyValue>,
         index: Index,
         specs: &[FieldIndexSpec],
     ) -> (
@@ -319,6 +330,51 @@ impl WatchCache {
         BTreeSet<String>,
         FieldIndexes,
     ) {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(items.len().div_ceil(LOAD_PART));
+        let part = items.len().div_ceil(threads.max(1));
+        let mut parts = Vec::with_capacity(threads);
+        while items.len() > part {
+            parts.push(items.split_off(items.len() - part));
+        }
+        parts.push(items);
+        parts.reverse();
+        let loaded: Vec<LoadedPart> = std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .map(|part| scope.spawn(move || Self::load_part(part, index, specs)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                })
+                .collect()
+        });
+        let mut fields = FieldIndexes::new(specs);
+        let mut objects = Vec::new();
+        let mut indexed = Vec::new();
+        for part in loaded {
+            objects.extend(part.objects);
+            indexed.extend(part.indexed);
+            fields.merge(part.fields);
+        }
+        // In key order, as the store lists them: built in one pass.
+        (
+            objects.into_iter().collect(),
+            indexed.into_iter().collect(),
+            fields,
+        )
+    }
+
+    fn load_part(
+        items: Vec<crate::storage::KeyValue>,
+        index: Index,
+        specs: &[FieldIndexSpec],
+    ) -> LoadedPart {
         let mut fields = FieldIndexes::new(specs);
         let mut indexed = Vec::new();
         let mut objects = Vec::with_capacity(items.len());
@@ -336,12 +392,11 @@ impl WatchCache {
             }
             objects.push((kv.key, Arc::new(cached)));
         }
-        // In key order, as the store lists them: built in one pass.
-        (
-            objects.into_iter().collect(),
-            indexed.into_iter().collect(),
+        LoadedPart {
+            objects,
+            indexed,
             fields,
-        )
+        }
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
@@ -553,8 +608,12 @@ impl WatchCache {
     /// One object by key, its tree not kept (for a reader that will not
     /// come back to it soon).
     pub fn peek(&self, key: &str) -> Option<Arc<Value>> {
-        let cached = self.read().objects.get(key).cloned();
-        cached.map(|object| object.parsed())
+        self.cached(key).map(|object| object.parsed())
+    }
+
+    /// One object by key as the cache holds it (its bytes; no tree made).
+    pub fn cached(&self, key: &str) -> Option<Arc<CachedObject>> {
+        self.read().objects.get(key).cloned()
     }
 
     /// Keys and objects under `prefix` (a namespace's or the whole type's),
@@ -1001,6 +1060,50 @@ mod tests {
     /// A kind's field index follows creates, moves and deletes, and a list
     /// selecting one value reads what the index holds for it, under the
     /// prefix asked for; other selectors read every object.
+    /// A load split between threads holds every object once, in key
+    /// order, with the index and the field index of all of them.
+    #[test]
+    fn a_load_on_several_threads_is_a_load_of_everything() {
+        let count = LOAD_PART * 2 + 7;
+        let items: Vec<crate::storage::KeyValue> = (0..count)
+            .map(|i| {
+                let owned = if i % 1000 == 0 {
+                    r#","ownerReferences":[{"name":"o"}]"#
+                } else {
+                    ""
+                };
+                crate::storage::KeyValue {
+                    key: format!("/r/po/ns/p{i:06}"),
+                    value: format!(
+                        r#"{{"metadata":{{"name":"p{i:06}"{owned}}},"spec":{{"nodeName":"n{}"}}}}"#,
+                        i % 3
+                    )
+                    .into_bytes()
+                    .into(),
+                    create_revision: 1,
+                    mod_revision: i as i64 + 1,
+                }
+            })
+            .collect();
+        let specs = [FieldIndexSpec {
+            field: "spec.nodeName".into(),
+            absent: "",
+        }];
+        let (objects, indexed, fields) = WatchCache::load(
+            items,
+            crate::controllers::garbage_collector::INVOLVED,
+            &specs,
+        );
+        assert_eq!(objects.len(), count);
+        let last = objects.get("/r/po/ns/p040006").expect("the last object");
+        assert_eq!(last.parsed()["metadata"]["resourceVersion"], "40007");
+        assert_eq!(indexed.len(), count.div_ceil(1000));
+        assert!(indexed.contains("/r/po/ns/p039000"));
+        let on_n1 = fields.keys("spec.nodeName", "n1").flatten().expect("n1");
+        assert_eq!(on_n1.len(), (0..count).filter(|i| i % 3 == 1).count());
+        assert!(on_n1.contains("/r/po/ns/p040003"));
+    }
+
     #[tokio::test]
     async fn field_indexes_answer_lists_selecting_one_value() {
         let (_d, s) = store().await;

@@ -45,6 +45,15 @@ impl FieldIndexes {
         }
     }
 
+    /// Adds what `other`, indexing other keys by the same fields, holds.
+    pub(super) fn merge(&mut self, other: FieldIndexes) {
+        for ((_, by_value), (_, other)) in self.indexes.iter_mut().zip(other.indexes) {
+            for (value, keys) in other {
+                by_value.entry(value).or_default().extend(keys);
+            }
+        }
+    }
+
     /// Forgets `object`, which `key` held until now.
     pub(super) fn remove(&mut self, key: &str, object: &Value) {
         for (spec, by_value) in &mut self.indexes {
@@ -96,6 +105,15 @@ mod tests {
         indexes.insert("/pods/a", &on("n2"));
         assert_eq!(keys(&indexes, "n1"), ["/pods/b"]);
         assert_eq!(keys(&indexes, "n2"), ["/pods/a"]);
+        let mut other = FieldIndexes::new(&[FieldIndexSpec {
+            field: "spec.nodeName".into(),
+            absent: "",
+        }]);
+        other.insert("/pods/d", &on("n2"));
+        other.insert("/pods/e", &on("n3"));
+        indexes.merge(other);
+        assert_eq!(keys(&indexes, "n2"), ["/pods/a", "/pods/d"]);
+        assert_eq!(keys(&indexes, "n3"), ["/pods/e"]);
         indexes.remove("/pods/b", &on("n1"));
         assert!(keys(&indexes, "n1").is_empty());
         assert!(indexes.keys("status.phase", "Running").is_none());
