@@ -112,6 +112,20 @@ impl Document for Value {
     }
 }
 
+/// An object read from the store or the cache: in JSON, its served bytes.
+impl Document for LazyObject {
+    fn to_protobuf(&self) -> Result<Vec<u8>, capstan_core::protobuf::ProtobufError> {
+        capstan_core::protobuf::encode_object(self)
+    }
+
+    fn to_json(&self) -> Vec<u8> {
+        match self.json() {
+            Some(json) => json.to_vec(),
+            None => serde_json::to_vec(&**self).unwrap_or_default(),
+        }
+    }
+}
+
 /// A list whose items are the watch cache's own objects: in JSON, the
 /// envelope and each item's cached encoding, concatenated; in other forms
 /// written from their trees instead of being copied into a new tree first.
@@ -1151,12 +1165,15 @@ async fn subresource_request(
             let obj = core
                 .get_view(user, def, ns, name, view, &q.string("resourceVersion"))
                 .await?;
-            return Ok(encode(
-                StatusCode::OK,
-                output,
-                &*object_output(def, output, q, &obj)?,
-                &[],
-            ));
+            if output == Output::Table || output.is_partial_metadata() {
+                return Ok(encode(
+                    StatusCode::OK,
+                    output,
+                    &*object_output(def, output, q, &obj)?,
+                    &[],
+                ));
+            }
+            return Ok(encode(StatusCode::OK, output, &obj, &[]));
         }
         Method::PUT => {
             let (obj, opts) = written_object((content_type, codecs), body, body_kind, q, agent)?;

@@ -248,6 +248,10 @@ fn bodies_are_written_in_go_struct_order_with_a_newline() {
     assert_eq!(resp.body, format!("{expected_object}\n"));
     let got = s.get(&format!("{CMS}/ordered"));
     assert_eq!(got.body, format!("{expected_object}\n"));
+    // The watch cache's copy (or storage's while the cache has not seen
+    // it yet): the same bytes.
+    let cached = s.get(&format!("{CMS}/ordered?resourceVersion=0"));
+    assert_eq!(cached.body, format!("{expected_object}\n"));
 
     let missing = s.get(&format!("{CMS}/nope"));
     assert_eq!(

@@ -68,24 +68,41 @@ impl ApiCore {
         resource_version: &str,
         view: View,
     ) -> ApiResult<Value> {
+        let object = self
+            .get_object_as(user, def, namespace, name, resource_version, view)
+            .await?;
+        Ok(Arc::unwrap_or_clone(object.into_tree()))
+    }
+
+    /// The same as the object the store or the cache holds: its served
+    /// bytes, parsed only if the reader wants a tree.
+    async fn get_object_as(
+        &self,
+        user: &UserInfo,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        resource_version: &str,
+        view: View,
+    ) -> ApiResult<LazyObject> {
         let namespace = self.require_namespace(def, namespace)?;
         self.authorize(user, "get", def, namespace, Some(name), view)
             .await?;
         if def.is_component_status() {
-            return self.get_component_status(name).await;
+            return self.get_component_status(name).await.map(LazyObject::from);
         }
         let stored = match resource_version {
-            "" => self.get_stored(def, namespace, name).await?.1,
-            "0" => match self.cached_copy_once(def, namespace, name) {
-                Some(object) => Value::clone(&object),
+            "" => self.get_stored_object(def, namespace, name).await?.1,
+            "0" => match self.cache_of(def).cached(&self.key(def, namespace, name)) {
+                Some(object) => LazyObject::cached(object),
                 // Not seen yet (or a cache still loading): storage knows.
-                None => self.get_stored(def, namespace, name).await?.1,
+                None => self.get_stored_object(def, namespace, name).await?.1,
             },
             rv => {
                 let wanted = parse_revision(rv)?;
-                let found = self.get_stored(def, namespace, name).await;
+                let found = self.get_stored_object(def, namespace, name).await;
                 let at = match &found {
-                    Ok((kv, _)) => kv.mod_revision,
+                    Ok((at, _)) => *at,
                     Err(_) => 0,
                 };
                 if wanted > at {
@@ -94,7 +111,32 @@ impl ApiCore {
                 found?.1
             }
         };
-        served(def, stored)
+        if !def.transforms_on_read() {
+            return Ok(stored);
+        }
+        served(def, Arc::unwrap_or_clone(stored.into_tree())).map(LazyObject::from)
+    }
+
+    /// A stored object and its revision, served as stored (the revision
+    /// spliced in) without a tree.
+    async fn get_stored_object(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> ApiResult<(i64, LazyObject)> {
+        let kv = self
+            .storage
+            .get(&self.key(def, namespace, name))
+            .await
+            .map_err(|e| storage_error(def, name, e))?
+            .ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
+        let object = match crate::watch::cached::CachedObject::stored(&kv.value, kv.mod_revision) {
+            Some(object) => LazyObject::cached(Arc::new(object)),
+            // Not JSON: decoding says why.
+            None => LazyObject::from(decode(&kv)?),
+        };
+        Ok((kv.mod_revision, object))
     }
 
     /// The main resource, or one of its subresources.
@@ -106,13 +148,13 @@ impl ApiCore {
         name: &str,
         view: View,
         resource_version: &str,
-    ) -> ApiResult<Value> {
+    ) -> ApiResult<LazyObject> {
         self.check_view(def, view)?;
         let object = self
-            .get_as(user, def, namespace, name, resource_version, view)
+            .get_object_as(user, def, namespace, name, resource_version, view)
             .await?;
         Ok(match view {
-            View::Scale => crate::verbs::scale::read_scale(def, &object)?,
+            View::Scale => crate::verbs::scale::read_scale(def, &object)?.into(),
             _ => object,
         })
     }

@@ -182,6 +182,12 @@ impl std::borrow::Borrow<Value> for LazyObject {
     }
 }
 
+impl serde::Serialize for LazyObject {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.tree().serialize(serializer)
+    }
+}
+
 impl PartialEq for LazyObject {
     fn eq(&self, other: &Self) -> bool {
         **self == **other
