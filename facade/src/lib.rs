@@ -444,6 +444,24 @@ fn list_document<'a>(def: &ResourceDef, list: &'a ObjectList) -> ListDocument<'a
 }
 
 /// One object, or a Table of it.
+/// A get's answer: the object's bytes as read (JSON), or its view.
+fn object_response(
+    def: &ResourceDef,
+    output: Output,
+    q: &Query,
+    object: &LazyObject,
+) -> Result<Response, ApiError> {
+    if output == Output::Table || output.is_partial_metadata() {
+        return Ok(encode(
+            StatusCode::OK,
+            output,
+            &*object_output(def, output, q, object)?,
+            &[],
+        ));
+    }
+    Ok(encode(StatusCode::OK, output, object, &[]))
+}
+
 fn object_output<'a>(
     def: &ResourceDef,
     output: Output,
@@ -940,14 +958,16 @@ async fn resource_request(
         (Method::GET, _) if q.flag("watch") => watch(state, user, &def, ns, name, q, output).await,
         (Method::GET, Some(name)) => {
             let obj = core
-                .get(user, &def, ns, name, &q.string("resourceVersion"))
+                .get_view(
+                    user,
+                    &def,
+                    ns,
+                    name,
+                    View::Main,
+                    &q.string("resourceVersion"),
+                )
                 .await?;
-            Ok(encode(
-                StatusCode::OK,
-                output,
-                &*object_output(&def, output, q, &obj)?,
-                &[],
-            ))
+            object_response(&def, output, q, &obj)
         }
         (Method::GET, None) => {
             let list = core.list(user, &def, ns, &list_options(q)?).await?;
@@ -1165,15 +1185,7 @@ async fn subresource_request(
             let obj = core
                 .get_view(user, def, ns, name, view, &q.string("resourceVersion"))
                 .await?;
-            if output == Output::Table || output.is_partial_metadata() {
-                return Ok(encode(
-                    StatusCode::OK,
-                    output,
-                    &*object_output(def, output, q, &obj)?,
-                    &[],
-                ));
-            }
-            return Ok(encode(StatusCode::OK, output, &obj, &[]));
+            return object_response(def, output, q, &obj);
         }
         Method::PUT => {
             let (obj, opts) = written_object((content_type, codecs), body, body_kind, q, agent)?;
