@@ -133,6 +133,67 @@ fn is_filled(item: &Value) -> bool {
         .is_some_and(|name| name.starts_with("cm-"))
 }
 
+/// Connections of the concurrent get phase.
+const GET_CONNECTIONS: usize = 32;
+
+/// Each of `GET_CONNECTIONS` connections gets every name of `names` (in
+/// its own order), after 20 unmeasured gets each.
+async fn concurrent_gets(
+    server: &ServerProc,
+    tls: &Arc<rustls::ClientConfig>,
+    names: &[String],
+) -> Result<ReadRow, BenchError> {
+    const WARM: usize = 20;
+    let mut conns = Vec::with_capacity(GET_CONNECTIONS);
+    for _ in 0..GET_CONNECTIONS {
+        conns.push(RestConn::connect(server.port, tls.clone()).await?);
+    }
+    let warmed = Arc::new(tokio::sync::Barrier::new(GET_CONNECTIONS + 1));
+    let go = Arc::new(tokio::sync::Barrier::new(GET_CONNECTIONS + 1));
+    let mut tasks = Vec::with_capacity(GET_CONNECTIONS);
+    for (c, mut conn) in conns.into_iter().enumerate() {
+        let mut names = names.to_vec();
+        let turn = c * 31 % names.len().max(1);
+        names.rotate_left(turn);
+        let (warmed, go) = (warmed.clone(), go.clone());
+        tasks.push(tokio::spawn(async move {
+            let path = |name: &str| format!("/api/v1/namespaces/{LIST_NS}/configmaps/{name}");
+            for name in names.iter().take(WARM) {
+                expect_status(conn.get(&path(name)).await?, 200)?;
+            }
+            warmed.wait().await;
+            go.wait().await;
+            let mut us = Vec::with_capacity(names.len());
+            for name in &names {
+                let t0 = Instant::now();
+                expect_status(conn.get(&path(name)).await?, 200)?;
+                us.push(elapsed_us(t0));
+            }
+            Ok::<_, BenchError>(us)
+        }));
+    }
+    warmed.wait().await;
+    let cpu0 = server.cpu_time()?;
+    go.wait().await;
+    let mut us = Vec::new();
+    for task in tasks {
+        us.extend(
+            task.await
+                .map_err(|e| BenchError::Http(format!("getter panicked: {e}")))??,
+        );
+    }
+    let server_cpu = cpu_per_request(server, Some(cpu0), us.len())?;
+    Ok(ReadRow {
+        server_cpu,
+        ..read_row(
+            format!("get by name, {GET_CONNECTIONS} connections at once"),
+            "REST",
+            us,
+            0,
+        )
+    })
+}
+
 /// The two ways a list can be served from the watch cache.
 pub(super) const LIST_KINDS: [(&str, &str); 2] = [("consistent", ""), ("resourceVersion=0", "0")];
 
@@ -176,6 +237,11 @@ pub(super) async fn measure_reads(
         server_cpu,
         ..read_row("get by name".into(), "REST", us, bytes)
     });
+
+    // The same gets from many connections at once, as the GET
+    // figure is taken: the server's CPU per get without one client's
+    // round trips between them.
+    rows.push(concurrent_gets(server, tls, &names).await?);
 
     // JSON, and protobuf as client-go's informers ask for built-in kinds.
     const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";

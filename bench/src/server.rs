@@ -165,6 +165,24 @@ impl ServerProc {
         cpu_time_of(&format!("/proc/{}/stat", self.pid()))
     }
 
+    /// SIGTERM and wait for the process to end (SIGKILL after 30 s): the
+    /// store is closed cleanly, so the next start does not repair it.
+    pub fn stop_gracefully(mut self) -> Result<(), BenchError> {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()?;
+        if status.success() {
+            let asked = Instant::now();
+            while asked.elapsed() < Duration::from_secs(30) {
+                if self.child.try_wait()?.is_some() {
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        self.stop()
+    }
+
     /// SIGKILL and reap: the store is crash-safe, and a graceful stop would
     /// only add its grace period to the run.
     pub fn stop(mut self) -> Result<(), BenchError> {

@@ -25,7 +25,8 @@ const SERVED_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// One restart of a server with `objects` stored.
 pub(super) struct Restart {
-    /// Spawn → `/readyz` 200.
+    /// Spawn → `/readyz` 200 (every server is stopped gracefully, so no
+    /// start repairs the store).
     pub readyz: Duration,
     /// Spawn → a list at resourceVersion=0 (answered by the ConfigMaps' watch
     /// cache once it has loaded every one of them) answers 200.
@@ -115,7 +116,7 @@ async fn restart(binary: &Path, dir: &Path) -> Result<Restart, BenchError> {
         rss: server.rss_bytes()?,
         cpu: server.cpu_time()?,
     };
-    server.stop()?;
+    server.stop_gracefully()?;
     Ok(restart)
 }
 
@@ -132,7 +133,7 @@ async fn ensure_filled(binary: &Path, dir: &Path, objects: usize) -> Result<(), 
     let mut conn = RestConn::connect(server.port, tls.clone()).await?;
     ensure_namespace(&mut conn, NAMESPACE).await?;
     create_objects(&server, &tls, objects).await?;
-    server.stop()?;
+    server.stop_gracefully()?;
     std::fs::write(&marker, objects.to_string())?;
     Ok(())
 }
