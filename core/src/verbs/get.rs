@@ -32,14 +32,23 @@ impl ApiCore {
         namespace: Option<&str>,
         name: &str,
     ) -> ApiResult<(KeyValue, Value)> {
-        let kv = self
-            .storage
+        let kv = self.read_stored(def, namespace, name).await?;
+        let obj = decode(&kv)?;
+        Ok((kv, obj))
+    }
+
+    /// The stored value of `def` named `name`; NotFound if there is none.
+    async fn read_stored(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> ApiResult<KeyValue> {
+        self.storage
             .get(&self.key(def, namespace, name))
             .await
             .map_err(|e| storage_error(def, name, e))?
-            .ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
-        let obj = decode(&kv)?;
-        Ok((kv, obj))
+            .ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))
     }
 
     /// One object. `resource_version` as upstream reads it: "" is a
@@ -114,7 +123,7 @@ impl ApiCore {
         if !def.transforms_on_read() {
             return Ok(stored);
         }
-        served(def, Arc::unwrap_or_clone(stored.into_tree())).map(LazyObject::from)
+        served_shared(def, stored.into_tree()).map(LazyObject::from)
     }
 
     /// A stored object and its revision, served as stored (the revision
@@ -125,12 +134,7 @@ impl ApiCore {
         namespace: Option<&str>,
         name: &str,
     ) -> ApiResult<(i64, LazyObject)> {
-        let kv = self
-            .storage
-            .get(&self.key(def, namespace, name))
-            .await
-            .map_err(|e| storage_error(def, name, e))?
-            .ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
+        let kv = self.read_stored(def, namespace, name).await?;
         let object = match crate::watch::cached::CachedObject::stored(&kv.value, kv.mod_revision) {
             Some(object) => LazyObject::cached(Arc::new(object)),
             // Not JSON: decoding says why.
