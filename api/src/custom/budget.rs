@@ -120,7 +120,7 @@ fn children<'a>(
             let child_props = props.get("properties").and_then(|p| p.get(name))?;
             Some((
                 child_props,
-                child,
+                &**child,
                 format!("{path}.properties[{name}]"),
                 cardinality,
             ))

@@ -629,6 +629,7 @@ impl<'s> Shape for Bounds<'s> {
         schema
             .properties
             .get(name)
+            .map(|p| &**p)
             .or(schema.additional_properties.as_deref())
             .map(Bounds::Node)
     }

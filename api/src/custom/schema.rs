@@ -14,7 +14,9 @@ pub struct Schema {
     /// `x-kubernetes-preserve-unknown-fields` stand in for it.
     pub type_: String,
     pub format: String,
-    pub properties: BTreeMap<String, Schema>,
+    /// Boxed: a map node holds room for eleven values, and a node is
+    /// hundreds of bytes, so unboxed a three-property object took ~6 KiB.
+    pub properties: BTreeMap<String, Box<Schema>>,
     pub items: Option<Box<Schema>>,
     /// `additionalProperties` with a schema: a map's values.
     pub additional_properties: Option<Box<Schema>>,
@@ -79,6 +81,7 @@ impl Schema {
     pub fn property(&self, key: &str) -> Option<&Schema> {
         self.properties
             .get(key)
+            .map(|p| &**p)
             .or(self.additional_properties.as_deref())
     }
 
@@ -123,7 +126,7 @@ fn parse_at(props: &Value, path: &str) -> Result<Schema, SchemaError> {
     if let Some(properties) = map.get("properties").and_then(Value::as_object) {
         for (name, child) in properties {
             let child = parse_at(child, &format!("{path}.properties[{name}]"))?;
-            schema.properties.insert(name.clone(), child);
+            schema.properties.insert(name.clone(), Box::new(child));
         }
     }
     if let Some(items) = map.get("items") {
