@@ -482,19 +482,26 @@ impl Storage for EmbeddedStore {
         let mut live = self.events.subscribe();
         let mut wanted = self.progress_wanted.subscribe();
         let (backlog, caught_up) = Self::read_log(&self.db, prefix, after, None)?;
-        let (tx, rx) = mpsc::channel::<StorageResult<StorageEvent>>(256);
+        // Boxed in the channel: its buffer is allocated in blocks of 32
+        // slots, and one of events inline (~90 bytes each) was ~3 KiB per
+        // watch cache, one cache per served resource.
+        let (tx, rx) = mpsc::channel::<StorageResult<Box<StorageEvent>>>(256);
         let db = self.db.clone();
         let prefix = prefix.to_string();
         tokio::spawn(async move {
             let mut last = after;
             for ev in backlog {
                 last = ev.revision;
-                if tx.send(Ok(ev)).await.is_err() {
+                if tx.send(Ok(Box::new(ev))).await.is_err() {
                     return;
                 }
             }
             last = last.max(caught_up);
-            if tx.send(Ok(StorageEvent::progress(last))).await.is_err() {
+            if tx
+                .send(Ok(Box::new(StorageEvent::progress(last))))
+                .await
+                .is_err()
+            {
                 return;
             }
             // Changes under other prefixes are not sent; this watch reports
@@ -514,14 +521,14 @@ impl Storage for EmbeddedStore {
                         asked = asked.max(*wanted.borrow_and_update());
                         if asked <= last && reported < last {
                             reported = last;
-                            let _ = tx.try_send(Ok(StorageEvent::progress(last)));
+                            let _ = tx.try_send(Ok(Box::new(StorageEvent::progress(last))));
                         }
                         continue;
                     }
                     _ = idle_tick.tick() => {
                         if reported < last && tx.capacity() == tx.max_capacity() {
                             reported = last;
-                            let _ = tx.try_send(Ok(StorageEvent::progress(last)));
+                            let _ = tx.try_send(Ok(Box::new(StorageEvent::progress(last))));
                         }
                         continue;
                     }
@@ -535,13 +542,13 @@ impl Storage for EmbeddedStore {
                         last = ev.revision;
                         if ev.key.starts_with(&prefix) {
                             reported = last;
-                            if tx.send(Ok((*ev).clone())).await.is_err() {
+                            if tx.send(Ok(Box::new((*ev).clone()))).await.is_err() {
                                 return;
                             }
                         } else if asked > reported && last >= asked {
                             // A reader is waiting for this revision.
                             reported = last;
-                            let _ = tx.try_send(Ok(StorageEvent::progress(last)));
+                            let _ = tx.try_send(Ok(Box::new(StorageEvent::progress(last))));
                         }
                     }
                     // Fell behind the live buffer: catch up from the log, which
@@ -551,7 +558,7 @@ impl Storage for EmbeddedStore {
                             Ok((events, caught_up)) => {
                                 for ev in events {
                                     last = ev.revision;
-                                    if tx.send(Ok(ev)).await.is_err() {
+                                    if tx.send(Ok(Box::new(ev))).await.is_err() {
                                         return;
                                     }
                                 }
@@ -567,7 +574,9 @@ impl Storage for EmbeddedStore {
                 }
             }
         });
-        Ok(tokio_stream::wrappers::ReceiverStream::new(rx).boxed())
+        Ok(tokio_stream::wrappers::ReceiverStream::new(rx)
+            .map(|event| event.map(|boxed| *boxed))
+            .boxed())
     }
 
     async fn current_revision(&self) -> StorageResult<Revision> {

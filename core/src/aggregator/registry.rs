@@ -26,10 +26,12 @@ impl ApiCore {
         ))
     }
 
-    async fn api_service_objects(&self) -> ApiResult<Vec<Arc<Value>>> {
+    /// The APIServices with a `service` (remote ones; each CRD group's
+    /// local APIService has none): only their trees are parsed and kept,
+    /// not one per custom resource group.
+    async fn remote_api_service_objects(&self) -> ApiResult<Vec<Arc<Value>>> {
         let (cache, prefix) = self.api_services_cache().await?;
-        let (items, _) = cache.list(&prefix);
-        Ok(items.into_iter().map(|(_, object)| object).collect())
+        Ok(cache.list_mentioning(&prefix, "\"service\":{"))
     }
 
     /// The remote APIService for `group`/`version`, if one is registered.
@@ -49,7 +51,7 @@ impl ApiCore {
     /// Every remote APIService, by name.
     pub async fn remote_api_services(&self) -> ApiResult<Vec<RemoteApiService>> {
         Ok(self
-            .api_service_objects()
+            .remote_api_service_objects()
             .await?
             .iter()
             .filter_map(|object| RemoteApiService::of(object))

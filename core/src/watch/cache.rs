@@ -146,12 +146,24 @@ impl JustWritten {
         entries.push_back((revision, key.to_string(), object));
     }
 
-    fn take(&self, key: &str, revision: i64) -> Option<Arc<Value>> {
+    /// The object written under `key` at `revision`, for the cache of
+    /// `prefix` now seeing that change. The cache's other entries at or
+    /// before it go too: its changes arrive in revision order, so nothing
+    /// will take them (a writer that offered after the cache had seen its
+    /// change), and they would hold their trees until 256 writes later.
+    fn take(&self, prefix: &str, key: &str, revision: i64) -> Option<Arc<Value>> {
         let mut entries = self.lock();
-        let at = entries
-            .iter()
-            .rposition(|(rev, k, _)| *rev == revision && k == key)?;
-        entries.remove(at).map(|(_, _, object)| object)
+        let mut taken = None;
+        entries.retain(|(rev, k, object)| {
+            if *rev > revision || !k.starts_with(prefix) {
+                return true;
+            }
+            if *rev == revision && k == key {
+                taken = Some(object.clone());
+            }
+            false
+        });
+        taken
     }
 }
 
@@ -421,7 +433,7 @@ impl WatchCache {
         let new = if ev.kind == EventKind::Delete && ev.value.is_empty() {
             None
         } else if let Some(tree) = (ev.kind == EventKind::Put)
-            .then(|| self.just_written.take(&ev.key, ev.revision))
+            .then(|| self.just_written.take(&self.prefix, &ev.key, ev.revision))
             .flatten()
         {
             Some((Arc::new(CachedObject::of(&tree)), Some(tree)))
@@ -648,6 +660,21 @@ impl WatchCache {
             (objects, state.revision)
         };
         (objects.iter().map(|o| o.value()).collect(), revision)
+    }
+
+    /// The objects under `prefix` whose JSON contains `text`, in key order,
+    /// their trees kept. The cached JSON is always compact (stored bytes
+    /// served only when canonical, others re-encoded), so `"key":{` finds
+    /// exactly the objects with an object at `key` somewhere; the others
+    /// are neither parsed nor given a tree to keep.
+    pub fn list_mentioning(&self, prefix: &str, text: &str) -> Vec<Arc<Value>> {
+        let entries = Self::entries_under(&self.read(), prefix);
+        let finder = memchr::memmem::Finder::new(text.as_bytes());
+        entries
+            .into_iter()
+            .filter(|(_, object)| finder.find(object.json()).is_some())
+            .map(|(_, object)| object.value())
+            .collect()
     }
 
     /// The objects under `prefix` that `fields` selects may be among, in
@@ -967,9 +994,30 @@ mod tests {
             just.offer("/k", revision, Arc::new(Value::Null));
         }
         assert_eq!(just.lock().len(), JUST_WRITTEN);
-        assert!(just.take("/k", 0).is_none());
-        assert!(just.take("/k", JUST_WRITTEN as i64 + 9).is_some());
-        assert!(just.take("/k", JUST_WRITTEN as i64 + 9).is_none());
+        assert!(just.take("/", "/k", 0).is_none());
+        assert!(just.take("/", "/k", JUST_WRITTEN as i64 + 9).is_some());
+        assert!(just.take("/", "/k", JUST_WRITTEN as i64 + 9).is_none());
+    }
+
+    /// What a cache's change passes can no longer be taken, and goes; other
+    /// caches' entries and later ones stay.
+    #[test]
+    fn a_change_taken_drops_what_its_cache_left_before_it() {
+        let just = JustWritten::default();
+        just.offer("/r/a/late", 5, Arc::new(Value::Null));
+        just.offer("/r/b/other", 6, Arc::new(Value::Null));
+        just.offer("/r/a/x", 7, Arc::new(Value::Null));
+        just.offer("/r/a/next", 8, Arc::new(Value::Null));
+        assert!(just.take("/r/a/", "/r/a/x", 7).is_some());
+        let left: Vec<(i64, String)> = just
+            .lock()
+            .iter()
+            .map(|(rev, key, _)| (*rev, key.clone()))
+            .collect();
+        assert_eq!(
+            left,
+            [(6, "/r/b/other".to_string()), (8, "/r/a/next".to_string())]
+        );
     }
 
     #[tokio::test]
@@ -1002,6 +1050,48 @@ mod tests {
         assert_eq!(resumed.backlog.len(), 1);
         // Before the window: the caller must go elsewhere.
         assert!(cache.watch("/r/cm/", start - 10).is_none());
+    }
+
+    /// Only objects whose JSON holds the text are listed and parsed, also
+    /// when they were stored with whitespace (the cache re-encodes those).
+    #[tokio::test]
+    async fn a_list_of_mentions_parses_only_what_mentions() {
+        let (_d, s) = store().await;
+        for (key, json) in [
+            (
+                "/r/as/a",
+                r#"{"metadata":{"name":"a"},"spec":{"service":{"name":"s"}}}"#,
+            ),
+            (
+                "/r/as/b",
+                r#"{"metadata":{"name":"b"},"spec":{"group":"g"}}"#,
+            ),
+            (
+                "/r/as/c",
+                r#"{"metadata": {"name": "c"}, "spec": {"service": {"name": "t"}}}"#,
+            ),
+            (
+                "/r/as/d",
+                r#"{"metadata":{"name":"d"},"spec":{"service":null}}"#,
+            ),
+        ] {
+            s.create(key, json.as_bytes().to_vec()).await.unwrap();
+        }
+        let cache = WatchCache::start(s.clone(), "/r/as/".into());
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let names: Vec<String> = cache
+            .list_mentioning("/r/as/", "\"service\":{")
+            .iter()
+            .map(|o| {
+                o["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(names, ["a", "c"]);
+        assert!(!cache.cached("/r/as/b").unwrap().keeps_tree());
+        assert!(cache.cached("/r/as/a").unwrap().keeps_tree());
     }
 
     /// The index follows creates, updates in and out of it, and deletes,

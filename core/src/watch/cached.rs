@@ -79,6 +79,12 @@ impl CachedObject {
         self.kept.get_or_init(|| self.parsed()).clone()
     }
 
+    /// Whether the tree is kept (a reader asked for `value`).
+    #[cfg(test)]
+    pub(crate) fn keeps_tree(&self) -> bool {
+        self.kept.get().is_some()
+    }
+
     /// The tree, shared with any reader that holds it now, not kept.
     pub fn parsed(&self) -> Arc<Value> {
         if let Some(kept) = self.kept.get() {
