@@ -23,6 +23,7 @@ use crate::auth::UserInfo;
 use crate::kinds::apiextensions::{condition, is_true, set_condition, CLEANUP_FINALIZER};
 use crate::object;
 use crate::verbs::{ApiCore, ListOptions, View, WriteOptions};
+use crate::watch::cached::{CachedObject, LazyObject};
 
 const GROUP: &str = "apiextensions.k8s.io";
 const FIELD_MANAGER: &str = "kube-apiserver";
@@ -31,20 +32,80 @@ const FIELD_MANAGER: &str = "kube-apiserver";
 /// waiting on custom resources with finalizers).
 const RESYNC: Duration = Duration::from_secs(2);
 
-/// The resources this replica serves for each definition, and what they
-/// were built from: a definition is served anew only when that changes.
+/// The resources this replica serves for each definition, and a digest of
+/// what they were built from: a definition is served anew only when that
+/// changes. A digest, not a copy: a copy of every definition's spec with
+/// its schemas was the largest part of what a definition held here.
 struct Served {
-    by_definition: HashMap<String, (Value, Vec<GroupVersionResource>)>,
+    by_definition: HashMap<String, (BasisDigest, Vec<GroupVersionResource>)>,
+    /// The definitions as last read, by the address of the cached object
+    /// each was read from (held here, so the address names that object).
+    read: HashMap<usize, Read>,
     /// How this replica calls conversion webhooks.
     webhooks: Arc<crate::webhooks::Webhooks>,
 }
 
 type GroupVersionResource = (String, String, String);
 
+type BasisDigest = [u8; 32];
+
+/// SHA-256 of what a definition's served resources are built from: its
+/// spec (by its digest), its accepted names and whether it is terminating.
+fn basis_digest(spec_digest: &[u8; 32], granted: &Value) -> BasisDigest {
+    use sha2::Digest;
+    let basis = (
+        spec_digest,
+        granted.pointer("/status/acceptedNames"),
+        is_true(granted, "Terminating"),
+    );
+    sha2::Sha256::digest(serde_json::to_vec(&basis).unwrap_or_default()).into()
+}
+
+/// What the controller read of one stored version of a definition.
+struct Read {
+    /// The cached object it was read from: while the list hands out the
+    /// same one, the definition is unchanged and is not parsed again (every
+    /// event and every resync lists all definitions).
+    object: Arc<CachedObject>,
+    /// The definition without its versions (their schemas), conversion and
+    /// managed fields: all that naming, conditions and clean-up read.
+    slim: Arc<Value>,
+    /// SHA-256 of its whole spec.
+    spec_digest: [u8; 32],
+}
+
+/// The slim form and spec digest of a definition (see [`Read`]).
+fn read_definition(crd: &Value) -> (Arc<Value>, [u8; 32]) {
+    use sha2::Digest;
+    let spec_digest =
+        sha2::Sha256::digest(serde_json::to_vec(&crd.get("spec")).unwrap_or_default()).into();
+    let mut slim = serde_json::Map::new();
+    for (key, value) in crd.as_object().into_iter().flatten() {
+        let value = match (key.as_str(), value) {
+            ("spec", Value::Object(spec)) => Value::Object(
+                spec.iter()
+                    .filter(|(k, _)| !matches!(k.as_str(), "versions" | "conversion"))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            ("metadata", Value::Object(meta)) => Value::Object(
+                meta.iter()
+                    .filter(|(k, _)| k.as_str() != "managedFields")
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            _ => value.clone(),
+        };
+        slim.insert(key.clone(), value);
+    }
+    (Arc::new(Value::Object(slim)), spec_digest)
+}
+
 pub async fn run(core: Arc<ApiCore>) {
     let system = UserInfo::system();
     let mut served = Served {
         by_definition: HashMap::new(),
+        read: HashMap::new(),
         webhooks: crate::webhooks::Webhooks::new(&core),
     };
     loop {
@@ -90,7 +151,36 @@ async fn reconcile_all(core: &ApiCore, served: &mut Served) -> crate::ApiResult<
     let list = core
         .list(&UserInfo::system(), &def, None, &ListOptions::default())
         .await?;
-    let definitions: Vec<&Value> = list.items.iter().map(|d| &**d).collect();
+    let mut read = HashMap::with_capacity(list.items.len());
+    let reads: Vec<(Arc<Value>, [u8; 32])> = list
+        .items
+        .iter()
+        .map(|item| {
+            let Some(cached) = item.cached_object() else {
+                return read_definition(item);
+            };
+            let address = Arc::as_ptr(cached) as usize;
+            let known = served
+                .read
+                .remove(&address)
+                .filter(|known| Arc::ptr_eq(&known.object, cached));
+            let (slim, spec_digest) = match known {
+                Some(known) => (known.slim, known.spec_digest),
+                None => read_definition(item),
+            };
+            read.insert(
+                address,
+                Read {
+                    object: cached.clone(),
+                    slim: slim.clone(),
+                    spec_digest,
+                },
+            );
+            (slim, spec_digest)
+        })
+        .collect();
+    served.read = read;
+    let definitions: Vec<&Value> = reads.iter().map(|(slim, _)| &**slim).collect();
     // Each definition as it should be named. They are served first and
     // then written, so a client that sees Established finds the resource
     // served (on this replica).
@@ -104,7 +194,18 @@ async fn reconcile_all(core: &ApiCore, served: &mut Served) -> crate::ApiResult<
             }
         })
         .collect();
-    serve(core, served, &granted.iter().collect::<Vec<_>>());
+    let to_serve: Vec<Definition> = list
+        .items
+        .iter()
+        .zip(&reads)
+        .zip(&granted)
+        .map(|((stored, (_, spec_digest)), granted)| Definition {
+            stored,
+            spec_digest,
+            granted,
+        })
+        .collect();
+    serve(core, served, &to_serve);
     for (crd, wanted) in definitions.iter().zip(&granted) {
         let name = object::name(crd).to_string();
         let result = if deleting(crd) {
@@ -306,18 +407,26 @@ fn apply_names(
     }
 }
 
+/// A definition as stored, with the names and conditions it should have.
+struct Definition<'a> {
+    stored: &'a LazyObject,
+    spec_digest: &'a [u8; 32],
+    /// Its slim form (see [`Read`]) with the granted names and conditions.
+    granted: &'a Value,
+}
+
 /// Serves what each granted definition describes; stops serving what
 /// definitions no longer describe.
-fn serve(core: &ApiCore, served: &mut Served, definitions: &[&Value]) {
+fn serve(core: &ApiCore, served: &mut Served, definitions: &[Definition<'_>]) {
     let mut still: Vec<String> = Vec::new();
-    for crd in definitions {
-        if !is_true(crd, "NamesAccepted") && !is_true(crd, "Established") {
+    for definition in definitions {
+        let granted = definition.granted;
+        if !is_true(granted, "NamesAccepted") && !is_true(granted, "Established") {
             continue;
         }
-        let name = object::name(crd).to_string();
+        let name = object::name(granted).to_string();
         still.push(name.clone());
-        let basis = json!({"spec": crd.get("spec"), "names": crd.pointer("/status/acceptedNames"),
-                           "terminating": is_true(crd, "Terminating")});
+        let basis = basis_digest(definition.spec_digest, granted);
         if served
             .by_definition
             .get(&name)
@@ -325,9 +434,14 @@ fn serve(core: &ApiCore, served: &mut Served, definitions: &[&Value]) {
         {
             continue;
         }
+        // The whole definition (its schemas) only now that it is served anew.
+        let mut crd = (**definition.stored).clone();
+        if let (Some(whole), Some(status)) = (crd.as_object_mut(), granted.get("status")) {
+            whole.insert("status".into(), status.clone());
+        }
         let transport: Arc<dyn crate::custom::conversion::ConversionTransport> =
             served.webhooks.clone();
-        let resources = match crate::custom::resources_for(crd, Some(transport)) {
+        let resources = match crate::custom::resources_for(&crd, Some(transport)) {
             Ok(resources) => resources,
             Err(e) => {
                 tracing::warn!(definition = name, error = %e, "customresourcedefinition not served");
@@ -496,6 +610,46 @@ mod tests {
             "spec": {"group": "example.com", "names": names},
             "status": if accepted { json!({"acceptedNames": names}) } else { json!({}) }
         })
+    }
+
+    /// The slim form keeps what naming, conditions and clean-up read and
+    /// drops the schemas; the spec digest still covers them, so a schema
+    /// change serves the definition anew.
+    #[test]
+    fn a_read_keeps_names_and_status_and_digests_the_schemas() {
+        let mut widgets = crd("widgets.example.com", "widgets", "Widget", &[], true);
+        widgets["metadata"]["managedFields"] = json!([{"manager": "kubectl"}]);
+        widgets["metadata"]["finalizers"] = json!([CLEANUP_FINALIZER]);
+        widgets["spec"]["versions"] = json!([{"name": "v1", "served": true, "storage": true,
+            "schema": {"openAPIV3Schema": {"type": "object"}}}]);
+        widgets["spec"]["conversion"] = json!({"strategy": "None"});
+        let (slim, digest) = read_definition(&widgets);
+        assert!(slim["spec"].get("versions").is_none());
+        assert!(slim["spec"].get("conversion").is_none());
+        assert!(slim["metadata"].get("managedFields").is_none());
+        assert_eq!(slim["spec"]["names"], widgets["spec"]["names"]);
+        assert_eq!(slim["status"], widgets["status"]);
+        assert_eq!(object::finalizers(&slim), [CLEANUP_FINALIZER]);
+        assert_eq!(object::name(&slim), "widgets.example.com");
+
+        let mut changed = widgets.clone();
+        changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["type"] = json!("string");
+        let (_, changed_digest) = read_definition(&changed);
+        assert_ne!(digest, changed_digest);
+        assert_ne!(
+            basis_digest(&digest, &slim),
+            basis_digest(&changed_digest, &slim)
+        );
+        let mut renamed = (*slim).clone();
+        renamed["status"]["acceptedNames"]["plural"] = json!("gadgets");
+        assert_ne!(
+            basis_digest(&digest, &slim),
+            basis_digest(&digest, &renamed)
+        );
+        assert_eq!(
+            basis_digest(&digest, &slim),
+            basis_digest(&digest, &slim.clone())
+        );
     }
 
     #[test]

@@ -134,6 +134,12 @@ impl LazyObject {
         }
     }
 
+    /// The cached object this was handed out from; None for a tree made
+    /// elsewhere.
+    pub fn cached_object(&self) -> Option<&Arc<CachedObject>> {
+        self.cached.as_ref()
+    }
+
     /// The object as a tree (parsed now if it was not yet).
     pub fn tree(&self) -> &Arc<Value> {
         self.tree.get_or_init(|| match &self.cached {
