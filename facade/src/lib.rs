@@ -891,7 +891,14 @@ async fn non_resource(
             }
         } else {
             let gv = path.trim_start_matches("/openapi/v3/");
-            match docs.v3_group_version_shared(gv) {
+            // Made again when not recently built or served: milliseconds
+            // of CPU, off the async threads.
+            let (building, wanted) = (docs.clone(), gv.to_string());
+            let local = tokio::task::spawn_blocking(move || building.v3_group_version(&wanted))
+                .await
+                .map_err(|_| ApiError::internal("the OpenAPI builder stopped"))?
+                .map_err(openapi_failed)?;
+            match local {
                 Some(local) => local,
                 None => return aggregation::remote_openapi(state, gv).await.map(Some),
             }

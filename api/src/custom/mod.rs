@@ -58,7 +58,7 @@ struct ScalePaths {
 pub struct CustomResource {
     schema: Schema,
     /// The version's `openAPIV3Schema` as written, for the OpenAPI documents.
-    published_schema: Option<Value>,
+    published_schema: Option<Arc<Value>>,
     apply_schema: Option<crate::apply::CustomSchema>,
     /// Its `x-kubernetes-validations`, compiled.
     rules: Option<rules::Rules>,
@@ -205,7 +205,7 @@ pub fn resources_for(
             })
             .unwrap_or_default();
         let kind_impl = CustomResource {
-            published_schema: raw_schema.cloned(),
+            published_schema: raw_schema.cloned().map(Arc::new),
             apply_schema: raw_schema
                 .map(|raw| crate::apply::CustomSchema::new(raw, status_subresource)),
             rules: raw_schema.and_then(|raw| rules::Rules::compile(raw, &schema)),
@@ -610,7 +610,7 @@ impl Kind for CustomResource {
         }
     }
 
-    fn openapi_schema(&self) -> Option<Value> {
+    fn openapi_schema(&self) -> Option<Arc<Value>> {
         self.published_schema.clone()
     }
 

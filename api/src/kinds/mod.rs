@@ -341,7 +341,8 @@ pub trait Kind: Send + Sync {
         None
     }
 
-    fn openapi_schema(&self) -> Option<Value> {
+    /// A custom kind's OpenAPI v3 schema, shared with the documents.
+    fn openapi_schema(&self) -> Option<std::sync::Arc<Value>> {
         None
     }
 

@@ -36,7 +36,7 @@ mod paths;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -73,8 +73,9 @@ pub struct OpenApiResource {
     /// object that preserves unknown fields.
     pub definition: String,
     /// The kind's own OpenAPI v3 schema when it is not a built-in
-    /// definition (a custom resource's structural schema).
-    pub schema: Option<Value>,
+    /// definition (a custom resource's structural schema), shared with the
+    /// kind that serves it.
+    pub schema: Option<Arc<Value>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -98,18 +99,22 @@ pub enum OpenApiError {
     V2(String),
 }
 
-/// The serialized documents of one set of served resources. The
-/// group-version documents and the v3 index are built with it (each
-/// group-version document taken from an [`OpenApiCache`] when its resources
-/// did not change); the whole v2 document, which only kubectl's client-side
-/// validation and old clients read, is built on its first request.
+/// The serialized documents of one set of served resources. The v3 index
+/// is built with it, and with it each group-version document's hash (each
+/// taken from an [`OpenApiCache`] when its resources did not change); a
+/// group-version document's bytes are kept only while recently built or
+/// served, and made again when asked for after that; the whole v2
+/// document, which only kubectl's client-side validation and old clients
+/// read, is built on its first request.
 #[derive(Debug)]
 pub struct OpenApiDocuments {
     v2: OnceLock<Result<V2Documents, String>>,
-    /// What v2 is built from, sorted; dropped once it is built.
-    v2_sources: Mutex<Vec<OpenApiResource>>,
+    /// What the documents are built from: v2 on its first request, a
+    /// group-version document when it is asked for and not held.
+    sources: Vec<OpenApiResource>,
     v3_index: Arc<[u8]>,
     v3: BTreeMap<String, GroupVersionDocument>,
+    cache: Arc<OpenApiCache>,
 }
 
 #[derive(Debug)]
@@ -118,9 +123,12 @@ struct V2Documents {
     protobuf: Arc<[u8]>,
 }
 
+/// What a group-version document is made of (see `made_of`) and its hash;
+/// not its bytes, which at ~50 KB per custom resource group were most of
+/// what a CustomResourceDefinition cost once anyone had read the index.
 #[derive(Debug, Clone)]
 struct GroupVersionDocument {
-    json: Arc<[u8]>,
+    made_of: [u8; 32],
     hash: String,
 }
 
@@ -130,14 +138,54 @@ struct GroupVersionDocument {
 /// describes kube-apiserver's cost of rebuilding them all).
 #[derive(Debug, Default)]
 pub struct OpenApiCache {
-    group_versions: Mutex<HashMap<String, CachedGroupVersion>>,
+    group_versions: Mutex<HashMap<String, GroupVersionDocument>>,
+    recent: Mutex<RecentDocuments>,
 }
 
-#[derive(Debug)]
-struct CachedGroupVersion {
-    /// A digest of everything the document was made of (see `made_of`).
-    made_of: [u8; 32],
-    document: GroupVersionDocument,
+/// Bytes of group-version documents kept after they are built or served:
+/// the few a client reads in a row (kubectl: the index, then the
+/// group-versions of what it applies or explains) are served without being
+/// made again.
+const RECENT_DOCUMENT_BYTES: usize = 4 << 20;
+
+/// Group-version documents recently built or served, least recent first,
+/// up to `RECENT_DOCUMENT_BYTES` (the newest is kept whatever its size).
+#[derive(Debug, Default)]
+struct RecentDocuments {
+    documents: VecDeque<(String, [u8; 32], Arc<[u8]>)>,
+    bytes: usize,
+}
+
+impl RecentDocuments {
+    fn get(&mut self, group_version: &str, made_of: &[u8; 32]) -> Option<Arc<[u8]>> {
+        let at = self
+            .documents
+            .iter()
+            .position(|(gv, made, _)| gv == group_version && made == made_of)?;
+        let entry = self.documents.remove(at)?;
+        let json = entry.2.clone();
+        self.documents.push_back(entry);
+        Some(json)
+    }
+
+    fn put(&mut self, group_version: &str, made_of: [u8; 32], json: Arc<[u8]>) {
+        let bytes = &mut self.bytes;
+        self.documents.retain(|(gv, _, old)| {
+            let stays = gv != group_version;
+            if !stays {
+                *bytes -= old.len();
+            }
+            stays
+        });
+        self.bytes += json.len();
+        self.documents
+            .push_back((group_version.to_string(), made_of, json));
+        while self.bytes > RECENT_DOCUMENT_BYTES && self.documents.len() > 1 {
+            if let Some((_, _, old)) = self.documents.pop_front() {
+                self.bytes -= old.len();
+            }
+        }
+    }
 }
 
 /// A digest of what a group-version document is made of: its resources
@@ -166,7 +214,7 @@ fn made_of(resources: &[&OpenApiResource], kinds: &[(String, Vec<Gvk>)]) -> [u8;
         put(&resource.definition);
         put(&resource
             .schema
-            .as_ref()
+            .as_deref()
             .map(Value::to_string)
             .unwrap_or_default());
     }
@@ -184,13 +232,33 @@ fn made_of(resources: &[&OpenApiResource], kinds: &[(String, Vec<Gvk>)]) -> [u8;
 }
 
 impl OpenApiCache {
-    /// How many group-version documents it holds.
+    /// How many group-version documents it knows the hash of.
     #[cfg(test)]
     fn len(&self) -> usize {
         self.group_versions
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .len()
+    }
+
+    /// The group-versions of the recently made or served documents, least
+    /// recent first.
+    #[cfg(test)]
+    fn recent_group_versions(&self) -> Vec<String> {
+        self.recent()
+            .documents
+            .iter()
+            .map(|(gv, _, _)| gv.clone())
+            .collect()
+    }
+
+    #[cfg(test)]
+    fn forget_recent(&self) {
+        *self.recent() = RecentDocuments::default();
+    }
+
+    fn recent(&self) -> std::sync::MutexGuard<'_, RecentDocuments> {
+        self.recent.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -228,7 +296,7 @@ impl<'a> Plan<'a> {
             if !builtin.contains_key(&resource.definition) {
                 synthesized
                     .entry(resource.definition.clone())
-                    .or_insert_with(|| match &resource.schema {
+                    .or_insert_with(|| match resource.schema.as_deref() {
                         Some(schema) => definitions::custom_kind_schema(schema),
                         None => definitions::opaque_kind_schema(&resource.kind),
                     });
@@ -307,14 +375,14 @@ impl<'a> Plan<'a> {
 impl OpenApiDocuments {
     /// The documents of every resource `registry` serves.
     pub fn for_registry(registry: &crate::registry::Registry) -> Result<Self, OpenApiError> {
-        Self::for_registry_cached(registry, &OpenApiCache::default())
+        Self::for_registry_cached(registry, &Arc::default())
     }
 
     /// The same, reusing the group-version documents `cache` holds from an
     /// earlier build whose resources did not change.
     pub fn for_registry_cached(
         registry: &crate::registry::Registry,
-        cache: &OpenApiCache,
+        cache: &Arc<OpenApiCache>,
     ) -> Result<Self, OpenApiError> {
         let resources: Vec<OpenApiResource> = registry
             .resources()
@@ -334,14 +402,15 @@ impl OpenApiDocuments {
     }
 
     pub fn build(resources: &[OpenApiResource]) -> Result<Self, OpenApiError> {
-        Self::build_cached(resources, &OpenApiCache::default())
+        Self::build_cached(resources, &Arc::default())
     }
 
     pub fn build_cached(
         resources: &[OpenApiResource],
-        cache: &OpenApiCache,
+        cache: &Arc<OpenApiCache>,
     ) -> Result<Self, OpenApiError> {
-        let plan = Plan::of(resources)?;
+        let sources = resources.to_vec();
+        let plan = Plan::of(&sources)?;
         let lookup = |name: &str| plan.definition(name);
         let mut converted = ConvertedDefinitions::default();
         let mut v3 = BTreeMap::new();
@@ -357,27 +426,18 @@ impl OpenApiDocuments {
                     .get(group_version)
                     .filter(|kept| kept.made_of == made_of)
                 {
-                    v3.insert(group_version.clone(), kept.document.clone());
+                    v3.insert(group_version.clone(), kept.clone());
                     continue;
                 }
-                let schemas = converted.get(&names, Flavor::V3, &lookup, &plan.gvks)?;
-                let json = serde_json::to_vec(&V3Document {
-                    openapi: "3.0.0",
-                    info: INFO,
-                    paths: render_paths(parts.paths.iter(), Flavor::V3),
-                    components: Components { schemas },
-                })?;
+                let json = group_version_json(&plan, parts, &names, &mut converted)?;
                 let document = GroupVersionDocument {
+                    made_of,
                     hash: sha512_upper_hex(&json),
-                    json: json.into(),
                 };
-                cached.insert(
-                    group_version.clone(),
-                    CachedGroupVersion {
-                        made_of,
-                        document: document.clone(),
-                    },
-                );
+                // Made to be hashed; likely asked for next (a definition
+                // just added, its custom resources about to be applied).
+                cache.recent().put(group_version, made_of, json.into());
+                cached.insert(group_version.clone(), document.clone());
                 v3.insert(group_version.clone(), document);
             }
             cached.retain(|group_version, _| v3.contains_key(group_version));
@@ -400,9 +460,10 @@ impl OpenApiDocuments {
 
         Ok(OpenApiDocuments {
             v2: OnceLock::new(),
-            v2_sources: Mutex::new(resources.to_vec()),
+            sources,
             v3_index: v3_index.into(),
             v3,
+            cache: cache.clone(),
         })
     }
 
@@ -414,11 +475,7 @@ impl OpenApiDocuments {
 
     fn v2_documents(&self) -> Result<&V2Documents, OpenApiError> {
         self.v2
-            .get_or_init(|| {
-                let sources =
-                    std::mem::take(&mut *self.v2_sources.lock().unwrap_or_else(|p| p.into_inner()));
-                Self::build_v2(&sources).map_err(|e| e.to_string())
-            })
+            .get_or_init(|| Self::build_v2(&self.sources).map_err(|e| e.to_string()))
             .as_ref()
             .map_err(|e| OpenApiError::V2(e.clone()))
     }
@@ -493,16 +550,28 @@ impl OpenApiDocuments {
     }
 
     /// The OpenAPI 3.0 document of one group-version; `path` is `api/v1` or
-    /// `apis/apps/v1` (a leading `/` is tolerated).
-    pub fn v3_group_version(&self, path: &str) -> Option<&[u8]> {
-        self.v3.get(path.trim_start_matches('/')).map(|d| &*d.json)
-    }
-
-    /// The same bytes as [`Self::v3_group_version`], shareable without copying.
-    pub fn v3_group_version_shared(&self, path: &str) -> Option<Arc<[u8]>> {
-        self.v3
-            .get(path.trim_start_matches('/'))
-            .map(|d| Arc::clone(&d.json))
+    /// `apis/apps/v1` (a leading `/` is tolerated). None for a
+    /// group-version without one. Made again (milliseconds, on the
+    /// caller's thread) unless it was built or served recently.
+    pub fn v3_group_version(&self, path: &str) -> Result<Option<Arc<[u8]>>, OpenApiError> {
+        let path = path.trim_start_matches('/');
+        let Some(document) = self.v3.get(path) else {
+            return Ok(None);
+        };
+        if let Some(json) = self.cache.recent().get(path, &document.made_of) {
+            return Ok(Some(json));
+        }
+        let plan = Plan::of(&self.sources)?;
+        let Some(parts) = plan.group_versions.get(path) else {
+            return Ok(None);
+        };
+        let names = closure(&parts.roots, &|name: &str| plan.definition(name))?;
+        let json: Arc<[u8]> =
+            group_version_json(&plan, parts, &names, &mut ConvertedDefinitions::default())?.into();
+        self.cache
+            .recent()
+            .put(path, document.made_of, json.clone());
+        Ok(Some(json))
     }
 
     /// Upstream's hash of a group-version document: SHA-512 of its JSON bytes
@@ -518,6 +587,28 @@ impl OpenApiDocuments {
     pub fn v3_group_versions(&self) -> impl Iterator<Item = &str> {
         self.v3.keys().map(String::as_str)
     }
+}
+
+/// One group-version's document as JSON: its paths and the schemas of
+/// `names` (its definitions' closure).
+fn group_version_json(
+    plan: &Plan<'_>,
+    parts: &GroupVersionParts<'_>,
+    names: &BTreeSet<String>,
+    converted: &mut ConvertedDefinitions,
+) -> Result<Vec<u8>, OpenApiError> {
+    let schemas = converted.get(
+        names,
+        Flavor::V3,
+        &|name: &str| plan.definition(name),
+        &plan.gvks,
+    )?;
+    Ok(serde_json::to_vec(&V3Document {
+        openapi: "3.0.0",
+        info: INFO,
+        paths: render_paths(parts.paths.iter(), Flavor::V3),
+        components: Components { schemas },
+    })?)
 }
 
 #[derive(Default)]

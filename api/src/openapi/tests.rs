@@ -174,8 +174,13 @@ fn parse(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).expect("document is JSON")
 }
 
+/// A group-version document, made again if it is not held.
+fn group_version(docs: &OpenApiDocuments, path: &str) -> Option<Arc<[u8]>> {
+    docs.v3_group_version(path).expect("document builds")
+}
+
 fn v3(docs: &OpenApiDocuments, path: &str) -> Value {
-    parse(docs.v3_group_version(path).expect("group-version document"))
+    parse(&group_version(docs, path).expect("group-version document"))
 }
 
 fn gvk(group: &str, version: &str, kind: &str) -> Value {
@@ -259,7 +264,7 @@ fn v3_index_lists_group_versions_with_their_hashes() {
             .expect("serverRelativeURL");
         let hash = docs.v3_hash(gv).expect("hash");
         assert_eq!(url, format!("/openapi/v3/{gv}?hash={hash}"));
-        let bytes = docs.v3_group_version(gv).expect("document");
+        let bytes = group_version(&docs, gv).expect("document");
         let expected: String = Sha512::digest(bytes)
             .iter()
             .map(|b| format!("{b:02X}"))
@@ -268,10 +273,10 @@ fn v3_index_lists_group_versions_with_their_hashes() {
         assert_eq!(hash.len(), 128);
     }
     assert_eq!(
-        docs.v3_group_version("/api/v1"),
-        docs.v3_group_version("api/v1")
+        group_version(&docs, "/api/v1"),
+        group_version(&docs, "api/v1")
     );
-    assert!(docs.v3_group_version("apis/nope/v1").is_none());
+    assert!(group_version(&docs, "apis/nope/v1").is_none());
 }
 
 #[test]
@@ -684,22 +689,21 @@ fn build_is_deterministic_and_timed() {
          v2 {} bytes, api/v1 {} bytes, apis/apps/v1 {} bytes",
         definitions::builtin().len(),
         first.v2().expect("v2").len(),
-        first.v3_group_version("api/v1").map_or(0, <[u8]>::len),
-        first
-            .v3_group_version("apis/apps/v1")
-            .map_or(0, <[u8]>::len),
+        group_version(&first, "api/v1").map_or(0, |d| d.len()),
+        group_version(&first, "apis/apps/v1").map_or(0, |d| d.len()),
     );
 }
 
-/// A change of one group-version rebuilds that document alone; the others
-/// are the same allocations as before, and every document reads as a build
-/// from scratch would make it.
+/// A change of one group-version rebuilds that document alone (the others
+/// keep their hashes and are not made again), and every document reads as
+/// a build from scratch would make it, also when made again on request.
 #[test]
 fn a_cached_build_remakes_only_the_changed_group_version() {
-    let cache = OpenApiCache::default();
+    let cache = Arc::new(OpenApiCache::default());
     let before = OpenApiDocuments::build_cached(&served(), &cache).expect("build");
     let kept = before.v3_group_versions().count();
     assert_eq!(cache.len(), kept);
+    let recent_before = cache.recent_group_versions();
 
     let mut changed = served();
     let mut widgets = resource(
@@ -710,47 +714,76 @@ fn a_cached_build_remakes_only_the_changed_group_version() {
         true,
         "com.example.v1.Widget",
     );
-    widgets.schema = Some(json!({"type": "object", "properties": {"spec": {"type": "object"}}}));
+    widgets.schema = Some(Arc::new(
+        json!({"type": "object", "properties": {"spec": {"type": "object"}}}),
+    ));
     changed.push(widgets.clone());
     let after = OpenApiDocuments::build_cached(&changed, &cache).expect("build");
     assert_eq!(cache.len(), kept + 1);
+    let recent_after = cache.recent_group_versions();
+    let (newest, older) = recent_after.split_last().expect("one made");
+    assert_eq!(newest, "apis/example.com/v1");
+    assert!(
+        recent_before.ends_with(older),
+        "only apis/example.com/v1 was made: {recent_before:?} then {recent_after:?}"
+    );
     for group_version in before.v3_group_versions() {
-        assert!(
-            Arc::ptr_eq(
-                &before
-                    .v3_group_version_shared(group_version)
-                    .expect("before"),
-                &after.v3_group_version_shared(group_version).expect("after"),
-            ),
-            "{group_version} was rebuilt"
-        );
+        assert_eq!(before.v3_hash(group_version), after.v3_hash(group_version));
     }
     let scratch = OpenApiDocuments::build(&changed).expect("build");
     assert_eq!(after.v3_index(), scratch.v3_index());
-    for group_version in scratch.v3_group_versions() {
-        assert_eq!(
-            after.v3_group_version(group_version),
-            scratch.v3_group_version(group_version)
-        );
+    cache.forget_recent();
+    for gv in scratch.v3_group_versions() {
+        let made_again = group_version(&after, gv).expect("document");
+        assert_eq!(Some(&made_again), group_version(&scratch, gv).as_ref());
+        let hash: String = Sha512::digest(&made_again)
+            .iter()
+            .map(|b| format!("{b:02X}"))
+            .collect();
+        assert_eq!(after.v3_hash(gv), Some(hash.as_str()));
     }
 
     // Its schema changed: that document alone is made again.
-    widgets.schema = Some(json!({"type": "object", "properties": {"size": {"type": "integer"}}}));
+    widgets.schema = Some(Arc::new(
+        json!({"type": "object", "properties": {"size": {"type": "integer"}}}),
+    ));
     *changed.last_mut().expect("widgets") = widgets;
     let again = OpenApiDocuments::build_cached(&changed, &cache).expect("build");
     assert_ne!(
         again.v3_hash("apis/example.com/v1"),
         after.v3_hash("apis/example.com/v1")
     );
-    assert!(Arc::ptr_eq(
-        &after.v3_group_version_shared("api/v1").expect("after"),
-        &again.v3_group_version_shared("api/v1").expect("again"),
-    ));
+    assert_eq!(again.v3_hash("api/v1"), after.v3_hash("api/v1"));
 
     // A group-version no longer served leaves the cache.
     let removed = OpenApiDocuments::build_cached(&served(), &cache).expect("build");
     assert_eq!(cache.len(), kept);
-    assert!(removed.v3_group_version("apis/example.com/v1").is_none());
+    assert!(group_version(&removed, "apis/example.com/v1").is_none());
+}
+
+/// The recently made documents stay within their budget, the newest kept
+/// whatever its size, and a document put again replaces its older bytes.
+#[test]
+fn recent_documents_keep_to_their_budget() {
+    let mut recent = RecentDocuments::default();
+    let doc = |n: usize| -> Arc<[u8]> { vec![b'x'; n].into() };
+    recent.put("a", [1; 32], doc(RECENT_DOCUMENT_BYTES / 2));
+    recent.put("b", [2; 32], doc(RECENT_DOCUMENT_BYTES / 2));
+    assert!(recent.get("a", &[1; 32]).is_some());
+    assert!(
+        recent.get("a", &[9; 32]).is_none(),
+        "made of something else"
+    );
+    recent.put("c", [3; 32], doc(10));
+    // "b" was the least recent: it went.
+    assert!(recent.get("b", &[2; 32]).is_none());
+    assert!(recent.get("c", &[3; 32]).is_some());
+    recent.put("c", [4; 32], doc(20));
+    assert!(recent.get("c", &[3; 32]).is_none());
+    assert_eq!(recent.bytes, RECENT_DOCUMENT_BYTES / 2 + 20);
+    recent.put("huge", [5; 32], doc(RECENT_DOCUMENT_BYTES * 2));
+    assert_eq!(recent.documents.len(), 1);
+    assert!(recent.get("huge", &[5; 32]).is_some());
 }
 
 /// v2 is built on its first request, from the resources of its build.
