@@ -271,7 +271,10 @@ struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
-    fn of(resources: &'a [OpenApiResource]) -> Result<Self, OpenApiError> {
+    /// The plan of every group-version, or with `only` of that one alone
+    /// (the kinds of every resource still counted, since a document
+    /// publishes each definition's kinds in all groups).
+    fn of(resources: &'a [OpenApiResource], only: Option<&str>) -> Result<Self, OpenApiError> {
         let builtin = definitions::builtin();
         let mut resources: Vec<&OpenApiResource> = resources.iter().collect();
         resources.sort_by(|a, b| {
@@ -293,7 +296,8 @@ impl<'a> Plan<'a> {
                     resource: resource.resource.clone(),
                 });
             }
-            if !builtin.contains_key(&resource.definition) {
+            let wanted = only.is_none_or(|only| only == group_version);
+            if wanted && !builtin.contains_key(&resource.definition) {
                 synthesized
                     .entry(resource.definition.clone())
                     .or_insert_with(|| match resource.schema.as_deref() {
@@ -313,11 +317,8 @@ impl<'a> Plan<'a> {
 
             let list_definition =
                 definitions::list_definition_name(&resource.definition, &resource.kind);
-            let parts = group_versions.entry(group_version).or_default();
-            parts.resources.push(resource);
-            parts.roots.insert(resource.definition.clone());
             if resource.verbs.iter().any(|v| v == "list") {
-                if !builtin.contains_key(&list_definition) {
+                if wanted && !builtin.contains_key(&list_definition) {
                     synthesized
                         .entry(list_definition.clone())
                         .or_insert_with(|| {
@@ -334,6 +335,12 @@ impl<'a> Plan<'a> {
                     },
                 );
             }
+            if !wanted {
+                continue;
+            }
+            let parts = group_versions.entry(group_version).or_default();
+            parts.resources.push(resource);
+            parts.roots.insert(resource.definition.clone());
             let items = resource_paths(resource, &list_definition);
             parts
                 .roots
@@ -410,7 +417,7 @@ impl OpenApiDocuments {
         cache: &Arc<OpenApiCache>,
     ) -> Result<Self, OpenApiError> {
         let sources = resources.to_vec();
-        let plan = Plan::of(&sources)?;
+        let plan = Plan::of(&sources, None)?;
         let lookup = |name: &str| plan.definition(name);
         let mut converted = ConvertedDefinitions::default();
         let mut v3 = BTreeMap::new();
@@ -481,7 +488,7 @@ impl OpenApiDocuments {
     }
 
     fn build_v2(resources: &[OpenApiResource]) -> Result<V2Documents, OpenApiError> {
-        let plan = Plan::of(resources)?;
+        let plan = Plan::of(resources, None)?;
         let lookup = |name: &str| plan.definition(name);
         let mut all_roots: BTreeSet<String> = definitions::OPERATION_DEFINITIONS
             .map(str::to_owned)
@@ -561,7 +568,9 @@ impl OpenApiDocuments {
         if let Some(json) = self.cache.recent().get(path, &document.made_of) {
             return Ok(Some(json));
         }
-        let plan = Plan::of(&self.sources)?;
+        // Only this group-version's paths and schemas: a plan of every
+        // one made megabytes of short-lived values per request.
+        let plan = Plan::of(&self.sources, Some(path))?;
         let Some(parts) = plan.group_versions.get(path) else {
             return Ok(None);
         };
