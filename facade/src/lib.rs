@@ -891,8 +891,8 @@ async fn non_resource(
             }
         } else {
             let gv = path.trim_start_matches("/openapi/v3/");
-            // Made again when not recently built or served: milliseconds
-            // of CPU, off the async threads.
+            // Inflated when not recently made or served: up to milliseconds
+            // of CPU (api/v1), off the async threads.
             let (building, wanted) = (docs.clone(), gv.to_string());
             let local = tokio::task::spawn_blocking(move || building.v3_group_version(&wanted))
                 .await

@@ -97,20 +97,20 @@ pub enum OpenApiError {
     Serialize(#[from] serde_json::Error),
     #[error("building the OpenAPI v2 document: {0}")]
     V2(String),
+    #[error("keeping an OpenAPI document deflated: {0}")]
+    Deflate(std::io::Error),
 }
 
 /// The serialized documents of one set of served resources. The v3 index
-/// is built with it, and with it each group-version document's hash (each
-/// taken from an [`OpenApiCache`] when its resources did not change); a
-/// group-version document's bytes are kept only while recently built or
-/// served, and made again when asked for after that; the whole v2
-/// document, which only kubectl's client-side validation and old clients
-/// read, is built on its first request.
+/// and the group-version documents are built with it (each taken from an
+/// [`OpenApiCache`] when its resources did not change), the documents kept
+/// deflated and inflated when asked for unless recently made or served;
+/// the whole v2 document, which only kubectl's client-side validation and
+/// old clients read, is built on its first request.
 #[derive(Debug)]
 pub struct OpenApiDocuments {
     v2: OnceLock<Result<V2Documents, String>>,
-    /// What the documents are built from: v2 on its first request, a
-    /// group-version document when it is asked for and not held.
+    /// What v2 is built from, on its first request.
     sources: Vec<OpenApiResource>,
     v3_index: Arc<[u8]>,
     v3: BTreeMap<String, GroupVersionDocument>,
@@ -123,13 +123,35 @@ struct V2Documents {
     protobuf: Arc<[u8]>,
 }
 
-/// What a group-version document is made of (see `made_of`) and its hash;
-/// not its bytes, which at ~50 KB per custom resource group were most of
-/// what a CustomResourceDefinition cost once anyone had read the index.
+/// A group-version document as kept: what it is made of (see `made_of`),
+/// its hash and its bytes deflated. Whole, at ~50 KB per custom resource
+/// group, they were most of what a CustomResourceDefinition cost once
+/// anyone had read the index; made again on request instead, each request's
+/// plan left megabytes of short-lived values to the allocator (RSS grew
+/// more than the documents had taken).
 #[derive(Debug, Clone)]
 struct GroupVersionDocument {
     made_of: [u8; 32],
     hash: String,
+    deflated: Arc<[u8]>,
+    /// Its JSON's length, to inflate it into one buffer of that size.
+    len: usize,
+}
+
+fn deflate(json: &[u8]) -> Result<Arc<[u8]>, OpenApiError> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(json).map_err(OpenApiError::Deflate)?;
+    Ok(encoder.finish().map_err(OpenApiError::Deflate)?.into())
+}
+
+fn inflate(document: &GroupVersionDocument) -> Result<Arc<[u8]>, OpenApiError> {
+    use std::io::Read as _;
+    let mut json = Vec::with_capacity(document.len);
+    flate2::read::DeflateDecoder::new(&*document.deflated)
+        .read_to_end(&mut json)
+        .map_err(OpenApiError::Deflate)?;
+    Ok(json.into())
 }
 
 /// Group-version documents kept from one build to the next, so a change of
@@ -142,13 +164,13 @@ pub struct OpenApiCache {
     recent: Mutex<RecentDocuments>,
 }
 
-/// Bytes of group-version documents kept after they are built or served:
-/// the few a client reads in a row (kubectl: the index, then the
-/// group-versions of what it applies or explains) are served without being
-/// made again.
+/// Bytes of inflated group-version documents kept after they are made or
+/// served: the few a client reads in a row (kubectl: the index, then the
+/// group-versions of what it applies or explains) are served without
+/// being inflated again.
 const RECENT_DOCUMENT_BYTES: usize = 4 << 20;
 
-/// Group-version documents recently built or served, least recent first,
+/// Group-version documents recently made or served, least recent first,
 /// up to `RECENT_DOCUMENT_BYTES` (the newest is kept whatever its size).
 #[derive(Debug, Default)]
 struct RecentDocuments {
@@ -271,10 +293,7 @@ struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
-    /// The plan of every group-version, or with `only` of that one alone
-    /// (the kinds of every resource still counted, since a document
-    /// publishes each definition's kinds in all groups).
-    fn of(resources: &'a [OpenApiResource], only: Option<&str>) -> Result<Self, OpenApiError> {
+    fn of(resources: &'a [OpenApiResource]) -> Result<Self, OpenApiError> {
         let builtin = definitions::builtin();
         let mut resources: Vec<&OpenApiResource> = resources.iter().collect();
         resources.sort_by(|a, b| {
@@ -296,8 +315,7 @@ impl<'a> Plan<'a> {
                     resource: resource.resource.clone(),
                 });
             }
-            let wanted = only.is_none_or(|only| only == group_version);
-            if wanted && !builtin.contains_key(&resource.definition) {
+            if !builtin.contains_key(&resource.definition) {
                 synthesized
                     .entry(resource.definition.clone())
                     .or_insert_with(|| match resource.schema.as_deref() {
@@ -318,7 +336,7 @@ impl<'a> Plan<'a> {
             let list_definition =
                 definitions::list_definition_name(&resource.definition, &resource.kind);
             if resource.verbs.iter().any(|v| v == "list") {
-                if wanted && !builtin.contains_key(&list_definition) {
+                if !builtin.contains_key(&list_definition) {
                     synthesized
                         .entry(list_definition.clone())
                         .or_insert_with(|| {
@@ -334,9 +352,6 @@ impl<'a> Plan<'a> {
                         kind: format!("{}List", resource.kind),
                     },
                 );
-            }
-            if !wanted {
-                continue;
             }
             let parts = group_versions.entry(group_version).or_default();
             parts.resources.push(resource);
@@ -417,7 +432,7 @@ impl OpenApiDocuments {
         cache: &Arc<OpenApiCache>,
     ) -> Result<Self, OpenApiError> {
         let sources = resources.to_vec();
-        let plan = Plan::of(&sources, None)?;
+        let plan = Plan::of(&sources)?;
         let lookup = |name: &str| plan.definition(name);
         let mut converted = ConvertedDefinitions::default();
         let mut v3 = BTreeMap::new();
@@ -440,6 +455,8 @@ impl OpenApiDocuments {
                 let document = GroupVersionDocument {
                     made_of,
                     hash: sha512_upper_hex(&json),
+                    deflated: deflate(&json)?,
+                    len: json.len(),
                 };
                 // Made to be hashed; likely asked for next (a definition
                 // just added, its custom resources about to be applied).
@@ -488,7 +505,7 @@ impl OpenApiDocuments {
     }
 
     fn build_v2(resources: &[OpenApiResource]) -> Result<V2Documents, OpenApiError> {
-        let plan = Plan::of(resources, None)?;
+        let plan = Plan::of(resources)?;
         let lookup = |name: &str| plan.definition(name);
         let mut all_roots: BTreeSet<String> = definitions::OPERATION_DEFINITIONS
             .map(str::to_owned)
@@ -558,8 +575,8 @@ impl OpenApiDocuments {
 
     /// The OpenAPI 3.0 document of one group-version; `path` is `api/v1` or
     /// `apis/apps/v1` (a leading `/` is tolerated). None for a
-    /// group-version without one. Made again (milliseconds, on the
-    /// caller's thread) unless it was built or served recently.
+    /// group-version without one. Inflated (on the caller's thread) unless
+    /// it was made or served recently.
     pub fn v3_group_version(&self, path: &str) -> Result<Option<Arc<[u8]>>, OpenApiError> {
         let path = path.trim_start_matches('/');
         let Some(document) = self.v3.get(path) else {
@@ -568,15 +585,7 @@ impl OpenApiDocuments {
         if let Some(json) = self.cache.recent().get(path, &document.made_of) {
             return Ok(Some(json));
         }
-        // Only this group-version's paths and schemas: a plan of every
-        // one made megabytes of short-lived values per request.
-        let plan = Plan::of(&self.sources, Some(path))?;
-        let Some(parts) = plan.group_versions.get(path) else {
-            return Ok(None);
-        };
-        let names = closure(&parts.roots, &|name: &str| plan.definition(name))?;
-        let json: Arc<[u8]> =
-            group_version_json(&plan, parts, &names, &mut ConvertedDefinitions::default())?.into();
+        let json = inflate(document)?;
         self.cache
             .recent()
             .put(path, document.made_of, json.clone());

@@ -174,7 +174,7 @@ fn parse(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).expect("document is JSON")
 }
 
-/// A group-version document, made again if it is not held.
+/// A group-version document, inflated if it is not held.
 fn group_version(docs: &OpenApiDocuments, path: &str) -> Option<Arc<[u8]>> {
     docs.v3_group_version(path).expect("document builds")
 }
@@ -695,8 +695,8 @@ fn build_is_deterministic_and_timed() {
 }
 
 /// A change of one group-version rebuilds that document alone (the others
-/// keep their hashes and are not made again), and every document reads as
-/// a build from scratch would make it, also when made again on request.
+/// keep theirs and are not made again), and every document reads as a
+/// build from scratch would make it, also when inflated on request.
 #[test]
 fn a_cached_build_remakes_only_the_changed_group_version() {
     let cache = Arc::new(OpenApiCache::default());
