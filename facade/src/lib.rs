@@ -443,7 +443,6 @@ fn list_document<'a>(def: &ResourceDef, list: &'a ObjectList) -> ListDocument<'a
     }
 }
 
-/// One object, or a Table of it.
 /// A get's answer: the object's bytes as read (JSON), or its view.
 fn object_response(
     def: &ResourceDef,
@@ -462,6 +461,7 @@ fn object_response(
     Ok(encode(StatusCode::OK, output, object, &[]))
 }
 
+/// One object, or a Table of it.
 fn object_output<'a>(
     def: &ResourceDef,
     output: Output,

@@ -110,8 +110,8 @@ pub enum OpenApiError {
 #[derive(Debug)]
 pub struct OpenApiDocuments {
     v2: OnceLock<Result<V2Documents, String>>,
-    /// What v2 is built from, on its first request.
-    sources: Vec<OpenApiResource>,
+    /// What v2 is built from, sorted; dropped once it is built.
+    v2_sources: Mutex<Vec<OpenApiResource>>,
     v3_index: Arc<[u8]>,
     v3: BTreeMap<String, GroupVersionDocument>,
     cache: Arc<OpenApiCache>,
@@ -335,6 +335,9 @@ impl<'a> Plan<'a> {
 
             let list_definition =
                 definitions::list_definition_name(&resource.definition, &resource.kind);
+            let parts = group_versions.entry(group_version).or_default();
+            parts.resources.push(resource);
+            parts.roots.insert(resource.definition.clone());
             if resource.verbs.iter().any(|v| v == "list") {
                 if !builtin.contains_key(&list_definition) {
                     synthesized
@@ -353,9 +356,6 @@ impl<'a> Plan<'a> {
                     },
                 );
             }
-            let parts = group_versions.entry(group_version).or_default();
-            parts.resources.push(resource);
-            parts.roots.insert(resource.definition.clone());
             let items = resource_paths(resource, &list_definition);
             parts
                 .roots
@@ -431,8 +431,7 @@ impl OpenApiDocuments {
         resources: &[OpenApiResource],
         cache: &Arc<OpenApiCache>,
     ) -> Result<Self, OpenApiError> {
-        let sources = resources.to_vec();
-        let plan = Plan::of(&sources)?;
+        let plan = Plan::of(resources)?;
         let lookup = |name: &str| plan.definition(name);
         let mut converted = ConvertedDefinitions::default();
         let mut v3 = BTreeMap::new();
@@ -484,7 +483,7 @@ impl OpenApiDocuments {
 
         Ok(OpenApiDocuments {
             v2: OnceLock::new(),
-            sources,
+            v2_sources: Mutex::new(resources.to_vec()),
             v3_index: v3_index.into(),
             v3,
             cache: cache.clone(),
@@ -499,7 +498,11 @@ impl OpenApiDocuments {
 
     fn v2_documents(&self) -> Result<&V2Documents, OpenApiError> {
         self.v2
-            .get_or_init(|| Self::build_v2(&self.sources).map_err(|e| e.to_string()))
+            .get_or_init(|| {
+                let sources =
+                    std::mem::take(&mut *self.v2_sources.lock().unwrap_or_else(|p| p.into_inner()));
+                Self::build_v2(&sources).map_err(|e| e.to_string())
+            })
             .as_ref()
             .map_err(|e| OpenApiError::V2(e.clone()))
     }
