@@ -3,9 +3,12 @@
 //! schema), and an object's rules are charged before they run (per call, and
 //! for the whole object). Both use [`super::cost`]'s estimator.
 
+use std::ops::ControlFlow;
+
 use serde_json::Value;
 
 use super::cost::{self, MAX_REQUEST, PER_CALL_LIMIT, RULE_LIMIT, RUNTIME_BUDGET, SCHEMA_LIMIT};
+use super::rules::{visit, RuleNode, Visit};
 use super::schema::Schema;
 use crate::error::FieldError;
 
@@ -227,128 +230,63 @@ fn within_limits(
         .all(|(child_props, child, _, count)| within_limits(child_props, child, count, total))
 }
 
-/// Charges the rules `compiled` would run on `value` (`old` on update)
-/// against upstream's per-call limit and per-object budget; the error
-/// upstream reports when one is exceeded (no rule then runs).
+/// Charges the rules `root` would run on `value` (`old` on update, both
+/// typed by `schema`) against upstream's per-call limit and per-object
+/// budget; the error upstream reports when one is exceeded (no rule then
+/// runs).
 pub fn charge(
-    compiled: &kube_cel::CompiledSchema,
+    root: &RuleNode,
+    schema: &Schema,
     value: &Value,
     old: Option<&Value>,
-    type_at: &dyn Fn(&str) -> String,
 ) -> Option<FieldError> {
     let mut remaining = RUNTIME_BUDGET;
-    charge_node(compiled, value, old, String::new(), &mut remaining, type_at).err()
+    let outcome = visit(root, schema, value, old, "", true, &mut |at| {
+        charge_node(at, &mut remaining).map_or(ControlFlow::Continue(()), ControlFlow::Break)
+    });
+    match outcome {
+        ControlFlow::Break(error) => Some(error),
+        ControlFlow::Continue(()) => None,
+    }
 }
 
-fn charge_node(
-    compiled: &kube_cel::CompiledSchema,
-    value: &Value,
-    old: Option<&Value>,
-    path: String,
-    remaining: &mut u64,
-    type_at: &dyn Fn(&str) -> String,
-) -> Result<(), FieldError> {
-    let shown = |path: &str| {
-        if path.is_empty() {
-            "<nil>".to_string()
-        } else {
-            path.to_string()
-        }
-    };
-    let out_of_budget = |path: &str| {
+/// Charges one node's rules; the error if they are over what is left.
+fn charge_node(at: &Visit<'_>, remaining: &mut u64) -> Option<FieldError> {
+    let out_of_budget = || {
         FieldError::invalid(
-            shown(path),
-            &type_at(path),
+            at.shown_path(),
+            &at.schema.type_,
             "validation failed due to running out of cost budget, no further validation rules will be run",
         )
     };
-    let mut runs = compiled.validations.iter().flatten().filter(|rule| {
-        !rule.is_transition_rule || old.is_some() || rule.rule.optional_old_self == Some(true)
+    let mut runs = at.node.rules.iter().filter(|rule| {
+        !rule.is_transition_rule || at.old.is_some() || rule.rule.optional_old_self == Some(true)
     });
-    if let Some(first) = runs.next() {
-        if *remaining == 0 {
-            return Err(out_of_budget(&path));
-        }
-        for rule in std::iter::once(first).chain(runs) {
-            let cost = cost::charged(rule.program.expression(), value, old);
-            // A call stopped at the limit has still spent the limit.
-            if cost.min(PER_CALL_LIMIT + 1) > *remaining {
-                return Err(out_of_budget(&path));
-            }
-            if cost > PER_CALL_LIMIT {
-                let named = rule
-                    .rule
-                    .message
-                    .as_deref()
-                    .map(str::trim)
-                    .filter(|m| !m.is_empty())
-                    .unwrap_or(rule.rule.rule.trim());
-                return Err(FieldError::invalid(
-                    shown(&path),
-                    &type_at(&path),
-                    &format!("'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {named}"),
-                ));
-            }
-            *remaining -= cost;
-        }
+    let first = runs.next()?;
+    if *remaining == 0 {
+        return Some(out_of_budget());
     }
-    let join = |segment: &str| {
-        if path.is_empty() {
-            segment.to_string()
-        } else {
-            format!("{path}.{segment}")
+    for rule in std::iter::once(first).chain(runs) {
+        let cost = cost::charged(rule.program.expression(), at.value, at.old);
+        // A call stopped at the limit has still spent the limit.
+        if cost.min(PER_CALL_LIMIT + 1) > *remaining {
+            return Some(out_of_budget());
         }
-    };
-    if let Some(object) = value.as_object() {
-        for (name, child) in &compiled.properties {
-            if let Some(child_value) = object.get(name) {
-                let child_old = old.and_then(|o| o.get(name));
-                charge_node(
-                    child,
-                    child_value,
-                    child_old,
-                    join(name),
-                    remaining,
-                    type_at,
-                )?;
-            }
+        if cost > PER_CALL_LIMIT {
+            let named = rule
+                .rule
+                .message
+                .as_deref()
+                .map(str::trim)
+                .filter(|m| !m.is_empty())
+                .unwrap_or(rule.rule.rule.trim());
+            return Some(FieldError::invalid(
+                at.shown_path(),
+                &at.schema.type_,
+                &format!("'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {named}"),
+            ));
         }
-        if let Some(values) = compiled
-            .additional_properties
-            .as_deref()
-            .filter(|_| !compiled.preserve_unknown_fields)
-        {
-            for (key, child_value) in object {
-                if compiled.properties.contains_key(key) {
-                    continue;
-                }
-                let child_old = old.and_then(|o| o.get(key));
-                charge_node(
-                    values,
-                    child_value,
-                    child_old,
-                    join(key),
-                    remaining,
-                    type_at,
-                )?;
-            }
-        }
+        *remaining -= cost;
     }
-    if let (Some(items), Some(list)) = (compiled.items.as_deref(), value.as_array()) {
-        let old_list = old.and_then(Value::as_array);
-        for (i, item) in list.iter().enumerate() {
-            let old_item = old_list.and_then(|o| o.get(i));
-            let item_path = format!("{path}[{i}]");
-            charge_node(items, item, old_item, item_path, remaining, type_at)?;
-        }
-    }
-    for branch in compiled
-        .all_of
-        .iter()
-        .chain(&compiled.one_of)
-        .chain(&compiled.any_of)
-    {
-        charge_node(branch, value, old, path.clone(), remaining, type_at)?;
-    }
-    Ok(())
+    None
 }

@@ -4,6 +4,7 @@
 //! the definition's columns, and scale through its scale paths.
 
 pub mod budget;
+pub mod cel_values;
 pub mod conversion;
 pub mod cost;
 pub mod formats;

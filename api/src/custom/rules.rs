@@ -2,27 +2,42 @@
 //! compiled once when the definition is served and evaluated on every write
 //! after the OpenAPI checks, with `self` (and `oldSelf` on update), as
 //! apiextensions-apiserver evaluates them. The CEL engine is cel-rust with
-//! Kubernetes' extension libraries (kube-cel); errors are worded and typed
-//! as upstream's fieldErrorForReason.
+//! Kubernetes' extension libraries (kube-cel); values are typed as upstream
+//! types them (`super::cel_values`), and errors are worded as upstream's.
+//!
+//! Only the nodes that declare rules are converted to CEL values, each
+//! once for all of its rules: a write's cost is its rules', not its size.
 //!
 //! Before any rule runs, what the rules would cost on this object is charged
 //! against upstream's budgets (`super::budget`); an object over them gets
 //! upstream's error and no rule runs.
 
+use std::ops::ControlFlow;
+use std::sync::{Arc, LazyLock};
+
+use kube_cel::cel::objects::OptionalValue;
+use kube_cel::cel::{Context, ExecutionError, Value as Cel};
+use kube_cel::{CompilationResult, KubeCelExt};
 use serde_json::Value;
 
+use super::cel_values::{resource_to_cel, to_cel};
 use super::schema::Schema;
 use crate::error::FieldError;
 
 /// The message upstream adds when OpenAPI errors stop the rules from running.
 const NOT_CHECKED: &str = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
 
+/// The longest message a `messageExpression` may give
+/// (MaxEvaluatedMessageExpressionSizeBytes).
+const MAX_MESSAGE_BYTES: usize = 5 * 1024;
+
+/// CEL's and Kubernetes' functions, registered once: each node's rules run
+/// in a scope of their own over them.
+static FUNCTIONS: LazyLock<Context<'static>> = LazyLock::new(|| Context::default().with_all());
+
 /// The compiled rules of one schema, if it has any.
 pub struct Rules {
-    compiled: kube_cel::CompiledSchema,
-    /// Each rule's `fieldPath`, by rule text: an error is reported there,
-    /// but its value is the type of the node the rule is declared on.
-    field_paths: Vec<(String, String)>,
+    root: RuleNode,
     /// Whether some object the schema admits could take the rules over
     /// upstream's cost limits; when not, writes are not charged.
     charged: bool,
@@ -34,29 +49,192 @@ impl std::fmt::Debug for Rules {
     }
 }
 
-fn has_rules(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => {
-            map.contains_key("x-kubernetes-validations") || map.values().any(has_rules)
-        }
-        Value::Array(items) => items.iter().any(has_rules),
-        _ => false,
+/// The rules one schema node declares, and the nodes beneath it that
+/// declare some: a write's walk visits nothing else.
+pub struct RuleNode {
+    pub rules: Vec<CompilationResult>,
+    properties: Vec<(String, RuleNode)>,
+    items: Option<Box<RuleNode>>,
+    /// `additionalProperties`: a map's values.
+    values: Option<Box<RuleNode>>,
+    /// `allOf` branches' rules, which see the node as its own schema types it.
+    all_of: Vec<RuleNode>,
+}
+
+impl RuleNode {
+    /// The rule-bearing part of `compiled`; None when it declares none.
+    /// Rules that failed to compile are left out: a definition with one
+    /// is refused before it is served.
+    fn prune(compiled: kube_cel::CompiledSchema) -> Option<RuleNode> {
+        let kube_cel::CompiledSchema {
+            validations,
+            properties,
+            items,
+            additional_properties,
+            all_of,
+            ..
+        } = compiled;
+        let mut properties: Vec<(String, RuleNode)> = properties
+            .into_iter()
+            .filter_map(|(name, child)| RuleNode::prune(child).map(|node| (name, node)))
+            .collect();
+        properties.sort_by(|a, b| a.0.cmp(&b.0));
+        let node = RuleNode {
+            rules: validations.into_iter().flatten().collect(),
+            properties,
+            items: items.and_then(|i| RuleNode::prune(*i)).map(Box::new),
+            values: additional_properties
+                .and_then(|v| RuleNode::prune(*v))
+                .map(Box::new),
+            all_of: all_of.into_iter().filter_map(RuleNode::prune).collect(),
+        };
+        let bare = node.rules.is_empty()
+            && node.properties.is_empty()
+            && node.items.is_none()
+            && node.values.is_none()
+            && node.all_of.is_empty();
+        (!bare).then_some(node)
     }
+}
+
+/// A node whose rules are to run on a value.
+pub struct Visit<'a> {
+    pub node: &'a RuleNode,
+    pub schema: &'a Schema,
+    pub value: &'a Value,
+    /// The old value upstream correlates with this one on update.
+    pub old: Option<&'a Value>,
+    /// The field path, empty at the root.
+    pub path: &'a str,
+    /// The resource's root, whose type and object meta rules see.
+    pub root: bool,
+}
+
+impl Visit<'_> {
+    /// The path as upstream's field.Path prints it.
+    pub fn shown_path(&self) -> String {
+        shown(self.path)
+    }
+}
+
+fn shown(path: &str) -> String {
+    if path.is_empty() {
+        "<nil>".to_string()
+    } else {
+        path.to_string()
+    }
+}
+
+/// Calls `each` on every node of `value` that declares rules, as
+/// upstream's validator walks an object: null values are not visited, an
+/// old value is correlated by field name, map key, or (only in a
+/// `x-kubernetes-list-type: map` list) by the item's keys.
+pub fn visit<B>(
+    node: &RuleNode,
+    schema: &Schema,
+    value: &Value,
+    old: Option<&Value>,
+    path: &str,
+    root: bool,
+    each: &mut dyn FnMut(&Visit<'_>) -> ControlFlow<B>,
+) -> ControlFlow<B> {
+    if value.is_null() {
+        return ControlFlow::Continue(());
+    }
+    let old = old.filter(|o| !o.is_null());
+    if !node.rules.is_empty() {
+        each(&Visit {
+            node,
+            schema,
+            value,
+            old,
+            path,
+            root,
+        })?;
+    }
+    for branch in &node.all_of {
+        visit(branch, schema, value, old, path, root, each)?;
+    }
+    let child_path = |segment: &str| {
+        if path.is_empty() {
+            segment.to_string()
+        } else {
+            format!("{path}.{segment}")
+        }
+    };
+    match value {
+        Value::Object(object) => {
+            for (name, child) in &node.properties {
+                if let (Some(child_value), Some(child_schema)) =
+                    (object.get(name), schema.properties.get(name))
+                {
+                    let child_old = old.and_then(|o| o.get(name));
+                    visit(
+                        child,
+                        child_schema,
+                        child_value,
+                        child_old,
+                        &child_path(name),
+                        false,
+                        each,
+                    )?;
+                }
+            }
+            if let (Some(values), Some(values_schema)) =
+                (&node.values, &schema.additional_properties)
+            {
+                for (key, child_value) in object {
+                    let child_old = old.and_then(|o| o.get(key));
+                    let key_path = format!("{path}[{key}]");
+                    visit(
+                        values,
+                        values_schema,
+                        child_value,
+                        child_old,
+                        &key_path,
+                        false,
+                        each,
+                    )?;
+                }
+            }
+        }
+        Value::Array(list) => {
+            if let (Some(items), Some(item_schema)) = (&node.items, &schema.items) {
+                let old_list = old.and_then(Value::as_array);
+                for (i, item) in list.iter().enumerate() {
+                    let item_old = old_list.and_then(|o| correlated_item(schema, item, o));
+                    let item_path = format!("{path}[{i}]");
+                    visit(items, item_schema, item, item_old, &item_path, false, each)?;
+                }
+            }
+        }
+        _ => {}
+    }
+    ControlFlow::Continue(())
+}
+
+/// The old item of a map-type list with `item`'s keys; items of other
+/// lists have no old value (their positions say nothing).
+fn correlated_item<'a>(schema: &Schema, item: &Value, old: &'a [Value]) -> Option<&'a Value> {
+    if schema.list_type.as_deref() != Some("map") || schema.list_map_keys.is_empty() {
+        return None;
+    }
+    old.iter().find(|candidate| {
+        schema
+            .list_map_keys
+            .iter()
+            .all(|key| candidate.get(key) == item.get(key))
+    })
 }
 
 impl Rules {
     /// Compiles every rule of `schema` (the `openAPIV3Schema` JSON, parsed
     /// as `parsed`); None when it has none.
     pub fn compile(schema: &Value, parsed: &Schema) -> Option<Rules> {
-        has_rules(schema).then(|| {
-            let mut field_paths = Vec::new();
-            collect_field_paths(schema, &mut field_paths);
-            let charged = !super::budget::never_exceeds(schema, parsed);
-            Rules {
-                compiled: kube_cel::compile_schema(schema),
-                field_paths,
-                charged,
-            }
+        let root = RuleNode::prune(kube_cel::compile_schema(schema))?;
+        Some(Rules {
+            root,
+            charged: !super::budget::never_exceeds(schema, parsed),
         })
     }
 
@@ -87,109 +265,151 @@ impl Rules {
                 NOT_CHECKED,
             )];
         }
-        let node_type = |path: &str| type_at(schema, path);
         if self.charged {
-            if let Some(error) = super::budget::charge(&self.compiled, object, old, &node_type) {
+            if let Some(error) = super::budget::charge(&self.root, schema, object, old) {
                 return vec![error];
             }
         }
-        match kube_cel::validate_compiled(&self.compiled, object, old) {
-            Ok(()) => Vec::new(),
-            Err(errors) => errors
-                .into_vec()
-                .into_iter()
-                .map(|e| field_error(schema, &e, self.declared_at(&e)))
-                .collect(),
+        let mut errors = Vec::new();
+        let _ = visit::<()>(&self.root, schema, object, old, "", true, &mut |node| {
+            evaluate(node, &mut errors);
+            ControlFlow::Continue(())
+        });
+        errors
+    }
+}
+
+/// Runs one node's rules, `self` (and `oldSelf`) converted once for all.
+fn evaluate(at: &Visit<'_>, errors: &mut Vec<FieldError>) {
+    let convert = |value: &Value| {
+        if at.root {
+            resource_to_cel(value, at.schema)
+        } else {
+            to_cel(value, at.schema)
+        }
+    };
+    let mut scope = FUNCTIONS.new_inner_scope();
+    scope.add_variable_from_value("self", convert(at.value));
+    let uses_old = at.node.rules.iter().any(|r| r.is_transition_rule);
+    let old_self = at.old.filter(|_| uses_old).map(convert);
+    if let Some(old_self) = &old_self {
+        scope.add_variable_from_value("oldSelf", old_self.clone());
+    }
+    // With optionalOldSelf, oldSelf is a CEL optional, empty on create.
+    let mut optional_scope = None;
+    for rule in &at.node.rules {
+        let optional = rule.rule.optional_old_self == Some(true);
+        if rule.is_transition_rule && at.old.is_none() && !optional {
+            continue;
+        }
+        let context = if optional {
+            &*optional_scope.get_or_insert_with(|| {
+                let mut with_optional = scope.new_inner_scope();
+                let held = match &old_self {
+                    Some(old) => OptionalValue::of(old.clone()),
+                    None => OptionalValue::none(),
+                };
+                with_optional.add_variable_from_value("oldSelf", Cel::Opaque(Arc::new(held)));
+                with_optional
+            })
+        } else {
+            &scope
+        };
+        match rule.program.execute(context) {
+            Ok(Cel::Bool(true)) => {}
+            Ok(_) => errors.push(failed(at, rule, &scope)),
+            Err(error) => errors.push(FieldError::invalid(
+                at.shown_path(),
+                &at.schema.type_,
+                &runtime_error(&error, rule),
+            )),
         }
     }
 }
 
-fn collect_field_paths(schema: &Value, out: &mut Vec<(String, String)>) {
+/// How upstream names a rule in its errors (ruleErrorString).
+fn rule_named(rule: &CompilationResult) -> &str {
+    rule.rule
+        .message
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .unwrap_or(&rule.rule.rule)
+        .trim()
+}
+
+/// A rule that evaluated to false: its message (or messageExpression's)
+/// at the rule's fieldPath, of the kind its reason names.
+fn failed(at: &Visit<'_>, rule: &CompilationResult, scope: &Context<'_>) -> FieldError {
+    let path = match rule
+        .rule
+        .field_path
+        .as_deref()
+        .map(|p| p.trim_start_matches('.'))
+    {
+        Some(field_path) if !field_path.is_empty() => {
+            if at.path.is_empty() {
+                field_path.to_string()
+            } else {
+                format!("{}.{field_path}", at.path)
+            }
+        }
+        _ => at.shown_path(),
+    };
+    let evaluated = rule
+        .message_program
+        .as_ref()
+        .and_then(|program| match program.execute(scope) {
+            Ok(Cel::String(message)) => Some(message.trim().to_string()),
+            _ => None,
+        })
+        .filter(|m| !m.is_empty() && !m.contains('\n') && m.len() <= MAX_MESSAGE_BYTES);
+    let detail = evaluated.unwrap_or_else(|| match rule.rule.message.as_deref() {
+        Some(message) if !message.is_empty() => message.trim().to_string(),
+        _ => format!("failed rule: {}", rule_named(rule)),
+    });
+    let type_ = &at.schema.type_;
+    match rule.rule.reason.as_deref() {
+        Some("FieldValueForbidden") => FieldError::forbidden(path, &detail),
+        Some("FieldValueRequired") => FieldError::required(path, &detail),
+        Some("FieldValueDuplicate") => FieldError::duplicate(path, type_),
+        _ => FieldError::invalid(path, type_, &detail),
+    }
+}
+
+/// A rule that could not be evaluated, worded as upstream words cel-go's
+/// errors.
+fn runtime_error(error: &ExecutionError, rule: &CompilationResult) -> String {
+    let text = match error {
+        ExecutionError::NoSuchOverload
+        | ExecutionError::UnsupportedBinaryOperator(..)
+        | ExecutionError::UnsupportedUnaryOperator(..)
+        | ExecutionError::ValuesNotComparable(..)
+        | ExecutionError::UnexpectedType { .. }
+        | ExecutionError::UnsupportedTargetType { .. } => {
+            return format!(
+                "'no such overload': call arguments did not match a supported operator, function or macro signature for rule: {}",
+                rule_named(rule)
+            );
+        }
+        ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        ExecutionError::IndexOutOfBounds(Cel::Int(index)) => {
+            format!("index out of bounds: {index}")
+        }
+        ExecutionError::DivisionByZero(_) => "division by zero".to_string(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".to_string(),
+        ExecutionError::Overflow(..) => "integer overflow".to_string(),
+        other => other.to_string(),
+    };
+    format!("{text} evaluating rule: {}", rule_named(rule))
+}
+
+fn has_rules(schema: &Value) -> bool {
     match schema {
         Value::Object(map) => {
-            for rule in map
-                .get("x-kubernetes-validations")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let (Some(text), Some(path)) = (
-                    rule.get("rule").and_then(Value::as_str),
-                    rule.get("fieldPath").and_then(Value::as_str),
-                ) {
-                    out.push((text.to_string(), path.to_string()));
-                }
-            }
-            map.values().for_each(|v| collect_field_paths(v, out));
+            map.contains_key("x-kubernetes-validations") || map.values().any(has_rules)
         }
-        Value::Array(items) => items.iter().for_each(|v| collect_field_paths(v, out)),
-        _ => {}
-    }
-}
-
-impl Rules {
-    /// The path of the node a failed rule is declared on.
-    fn declared_at(&self, error: &kube_cel::ValidationError) -> String {
-        let path = error.field_path.as_str();
-        self.field_paths
-            .iter()
-            .filter(|(rule, _)| *rule == error.rule)
-            .find_map(|(_, field_path)| {
-                let suffix = if field_path.starts_with('.') {
-                    field_path.clone()
-                } else {
-                    format!(".{field_path}")
-                };
-                path.strip_suffix(suffix.as_str())
-                    .or_else(|| path.strip_suffix(suffix.trim_start_matches('.')))
-                    .map(str::to_string)
-            })
-            .unwrap_or_else(|| path.to_string())
-    }
-}
-
-/// The schema type of the node at a field path (`spec.items[0].name`), as
-/// upstream names the invalid value of a failed rule.
-fn type_at(schema: &Schema, path: &str) -> String {
-    let mut node = Some(schema);
-    for segment in path.split('.').filter(|s| !s.is_empty()) {
-        let (key, indices) = match segment.find('[') {
-            Some(open) => (&segment[..open], segment[open..].matches('[').count()),
-            None => (segment, 0),
-        };
-        node = node.and_then(|n| {
-            if key.is_empty() {
-                Some(n)
-            } else {
-                n.property(key)
-            }
-        });
-        for _ in 0..indices {
-            node = node.and_then(|n| n.items.as_deref().or(n.additional_properties.as_deref()));
-        }
-    }
-    node.map(|n| n.type_.clone()).unwrap_or_default()
-}
-
-/// Upstream's fieldErrorForReason.
-fn field_error(
-    schema: &Schema,
-    error: &kube_cel::ValidationError,
-    declared_at: String,
-) -> FieldError {
-    let path = error.field_path.as_str();
-    let value = serde_json::to_string(&type_at(schema, &declared_at)).unwrap_or_default();
-    match (&error.kind, error.reason.as_deref()) {
-        (kube_cel::ErrorKind::ValidationFailure, Some("FieldValueForbidden")) => {
-            FieldError::forbidden(path, &error.message)
-        }
-        (kube_cel::ErrorKind::ValidationFailure, Some("FieldValueRequired")) => {
-            FieldError::required(path, &error.message)
-        }
-        (kube_cel::ErrorKind::ValidationFailure, Some("FieldValueDuplicate")) => {
-            FieldError::duplicate_rendered(path, &value, "")
-        }
-        _ => FieldError::invalid_rendered(path, &value, &error.message),
+        Value::Array(items) => items.iter().any(has_rules),
+        _ => false,
     }
 }
 
@@ -348,6 +568,105 @@ mod tests {
             .starts_with(r#"Invalid value: "self.min <=": compilation failed"#));
         let bare = json!({"type": "object"});
         assert!(Rules::compile(&bare, &Schema::parse(&bare).unwrap()).is_none());
+    }
+
+    fn compiled(raw: &Value) -> (Schema, Rules) {
+        let parsed = Schema::parse(raw).unwrap();
+        let rules = Rules::compile(raw, &parsed).expect("rules");
+        (parsed, rules)
+    }
+
+    #[test]
+    fn only_nodes_that_declare_rules_are_visited() {
+        let (parsed, rules) = compiled(&schema());
+        let widget =
+            json!({"metadata": {"name": "w"}, "spec": {"min": 1, "max": 2, "locked": true}});
+        let mut visited = Vec::new();
+        let _ = visit::<()>(&rules.root, &parsed, &widget, None, "", true, &mut |at| {
+            visited.push(at.path.to_string());
+            ControlFlow::Continue(())
+        });
+        assert_eq!(visited, ["spec", "spec.max"]);
+    }
+
+    #[test]
+    fn optional_old_self_is_an_optional() {
+        let raw = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"size": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "!oldSelf.hasValue() || self.size >= oldSelf.value().size",
+                "optionalOldSelf": true, "message": "no shrinking"}]}}});
+        let (parsed, rules) = compiled(&raw);
+        let small = json!({"spec": {"size": 1}});
+        let big = json!({"spec": {"size": 5}});
+        assert!(rules.check(&parsed, &small, None, &[]).is_empty());
+        assert!(rules.check(&parsed, &big, Some(&small), &[]).is_empty());
+        assert_eq!(
+            rendered(&rules.check(&parsed, &small, Some(&big), &[])),
+            [r#"spec: Invalid value: "object": no shrinking"#]
+        );
+    }
+
+    #[test]
+    fn list_items_are_correlated_only_in_map_lists() {
+        let item = json!({"type": "object", "properties": {"name": {"type": "string"}, "size": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "self.size >= oldSelf.size", "message": "no shrinking"}]});
+        let raw = |list_type: &str| {
+            let mut list =
+                json!({"type": "array", "items": item, "x-kubernetes-list-type": list_type});
+            if list_type == "map" {
+                list["x-kubernetes-list-map-keys"] = json!(["name"]);
+            }
+            json!({"type": "object", "properties": {"parts": list}})
+        };
+        let old = json!({"parts": [{"name": "a", "size": 1}, {"name": "b", "size": 9}]});
+        let new = json!({"parts": [{"name": "b", "size": 5}, {"name": "a", "size": 2}]});
+        let (parsed, rules) = compiled(&raw("map"));
+        assert_eq!(
+            rendered(&rules.check(&parsed, &new, Some(&old), &[])),
+            [r#"parts[0]: Invalid value: "object": no shrinking"#]
+        );
+        let (parsed, rules) = compiled(&raw("atomic"));
+        assert!(rules.check(&parsed, &new, Some(&old), &[]).is_empty());
+    }
+
+    #[test]
+    fn messages_and_errors_are_worded_as_upstream() {
+        let raw = json!({"type": "object", "properties": {
+            "labels": {"type": "object", "additionalProperties": {"type": "string",
+                "x-kubernetes-validations": [{"rule": "self.size() < 3",
+                    "messageExpression": "'label ' + self + ' is too long'"}]}},
+            "spec": {"type": "object", "properties": {"x": {"type": "integer"}},
+                "x-kubernetes-validations": [
+                    {"rule": "self.x > 0", "message": "x must be positive"},
+                    {"rule": "self.x < 10", "messageExpression": "''"},
+                    {"rule": "self.x != 5", "reason": "FieldValueDuplicate"}]}}});
+        let (parsed, rules) = compiled(&raw);
+        let mut errors = rendered(&rules.check(
+            &parsed,
+            &json!({"labels": {"app.kubernetes.io/name": "long"}, "spec": {}}),
+            None,
+            &[],
+        ));
+        errors.sort();
+        assert_eq!(
+            errors,
+            [
+                r#"labels[app.kubernetes.io/name]: Invalid value: "string": label long is too long"#,
+                r#"spec: Invalid value: "object": no such key: x evaluating rule: self.x != 5"#,
+                r#"spec: Invalid value: "object": no such key: x evaluating rule: self.x < 10"#,
+                r#"spec: Invalid value: "object": no such key: x evaluating rule: x must be positive"#,
+            ]
+        );
+        let mut errors = rendered(&rules.check(&parsed, &json!({"spec": {"x": 50}}), None, &[]));
+        errors.sort();
+        assert_eq!(
+            errors,
+            [r#"spec: Invalid value: "object": failed rule: self.x < 10"#]
+        );
+        assert_eq!(
+            rendered(&rules.check(&parsed, &json!({"spec": {"x": 5}}), None, &[])),
+            [r#"spec: Duplicate value: "object""#]
+        );
     }
 
     fn unique_names(count: usize) -> Value {
