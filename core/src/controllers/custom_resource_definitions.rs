@@ -35,12 +35,10 @@ const RESYNC: Duration = Duration::from_secs(2);
 /// The resources this replica serves for each definition, and a digest of
 /// what they were built from: a definition is served anew only when that
 /// changes. A digest, not a copy: a copy of every definition's spec with
-/// its schemas was the largest part of what a definition held here.
+/// its schemas was a large part of what a definition held here.
 struct Served {
     by_definition: HashMap<String, (BasisDigest, Vec<GroupVersionResource>)>,
-    /// The definitions as last read, by the address of the cached object
-    /// each was read from (held here, so the address names that object).
-    read: HashMap<usize, Read>,
+    read: ReadDefinitions,
     /// How this replica calls conversion webhooks.
     webhooks: Arc<crate::webhooks::Webhooks>,
 }
@@ -74,26 +72,65 @@ struct Read {
     spec_digest: [u8; 32],
 }
 
+/// The definitions as last read, by the address of the cached object each
+/// was read from (held in its [`Read`], so the address names that object).
+#[derive(Default)]
+struct ReadDefinitions(HashMap<usize, Read>);
+
+impl ReadDefinitions {
+    /// The slim form and spec digest of each listed definition; only those
+    /// not listed (from the same cached object) last time are parsed.
+    fn read_all(&mut self, items: &[LazyObject]) -> Vec<(Arc<Value>, [u8; 32])> {
+        let mut read = HashMap::with_capacity(items.len());
+        let reads = items
+            .iter()
+            .map(|item| {
+                let Some(cached) = item.cached_object() else {
+                    return read_definition(item);
+                };
+                let address = Arc::as_ptr(cached) as usize;
+                let known = self
+                    .0
+                    .remove(&address)
+                    .filter(|known| Arc::ptr_eq(&known.object, cached));
+                let (slim, spec_digest) = match known {
+                    Some(known) => (known.slim, known.spec_digest),
+                    None => read_definition(item),
+                };
+                read.insert(
+                    address,
+                    Read {
+                        object: cached.clone(),
+                        slim: slim.clone(),
+                        spec_digest,
+                    },
+                );
+                (slim, spec_digest)
+            })
+            .collect();
+        self.0 = read;
+        reads
+    }
+}
+
 /// The slim form and spec digest of a definition (see [`Read`]).
 fn read_definition(crd: &Value) -> (Arc<Value>, [u8; 32]) {
     use sha2::Digest;
     let spec_digest =
         sha2::Sha256::digest(serde_json::to_vec(&crd.get("spec")).unwrap_or_default()).into();
+    let without = |map: &serde_json::Map<String, Value>, left_out: &[&str]| {
+        Value::Object(
+            map.iter()
+                .filter(|(k, _)| !left_out.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        )
+    };
     let mut slim = serde_json::Map::new();
     for (key, value) in crd.as_object().into_iter().flatten() {
         let value = match (key.as_str(), value) {
-            ("spec", Value::Object(spec)) => Value::Object(
-                spec.iter()
-                    .filter(|(k, _)| !matches!(k.as_str(), "versions" | "conversion"))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            ),
-            ("metadata", Value::Object(meta)) => Value::Object(
-                meta.iter()
-                    .filter(|(k, _)| k.as_str() != "managedFields")
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            ),
+            ("spec", Value::Object(spec)) => without(spec, &["versions", "conversion"]),
+            ("metadata", Value::Object(meta)) => without(meta, &["managedFields"]),
             _ => value.clone(),
         };
         slim.insert(key.clone(), value);
@@ -105,7 +142,7 @@ pub async fn run(core: Arc<ApiCore>) {
     let system = UserInfo::system();
     let mut served = Served {
         by_definition: HashMap::new(),
-        read: HashMap::new(),
+        read: ReadDefinitions::default(),
         webhooks: crate::webhooks::Webhooks::new(&core),
     };
     loop {
@@ -151,35 +188,7 @@ async fn reconcile_all(core: &ApiCore, served: &mut Served) -> crate::ApiResult<
     let list = core
         .list(&UserInfo::system(), &def, None, &ListOptions::default())
         .await?;
-    let mut read = HashMap::with_capacity(list.items.len());
-    let reads: Vec<(Arc<Value>, [u8; 32])> = list
-        .items
-        .iter()
-        .map(|item| {
-            let Some(cached) = item.cached_object() else {
-                return read_definition(item);
-            };
-            let address = Arc::as_ptr(cached) as usize;
-            let known = served
-                .read
-                .remove(&address)
-                .filter(|known| Arc::ptr_eq(&known.object, cached));
-            let (slim, spec_digest) = match known {
-                Some(known) => (known.slim, known.spec_digest),
-                None => read_definition(item),
-            };
-            read.insert(
-                address,
-                Read {
-                    object: cached.clone(),
-                    slim: slim.clone(),
-                    spec_digest,
-                },
-            );
-            (slim, spec_digest)
-        })
-        .collect();
-    served.read = read;
+    let reads = served.read.read_all(&list.items);
     let definitions: Vec<&Value> = reads.iter().map(|(slim, _)| &**slim).collect();
     // Each definition as it should be named. They are served first and
     // then written, so a client that sees Established finds the resource
@@ -601,6 +610,35 @@ async fn update_definition(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_definition_listed_from_the_same_cached_object_is_not_read_again() {
+        let cached = |crd: &Value| LazyObject::cached(Arc::new(CachedObject::encode(crd)));
+        let mut widget_definition = crd("widgets.example.com", "widgets", "Widget", &[], true);
+        widget_definition["spec"]["versions"] =
+            json!([{"name": "v1", "served": true, "storage": true}]);
+        let widgets = cached(&widget_definition);
+        let gadgets = cached(&crd("gadgets.example.com", "gadgets", "Gadget", &[], true));
+        let mut read = ReadDefinitions::default();
+        let first = read.read_all(&[widgets.clone(), gadgets]);
+        assert!(first[0].0.pointer("/spec/versions").is_none());
+        assert_eq!(
+            first[0].0.pointer("/spec/names/kind"),
+            Some(&json!("Widget"))
+        );
+        let changed = cached(&crd(
+            "gadgets.example.com",
+            "gadgets",
+            "Gadget",
+            &["g"],
+            true,
+        ));
+        let second = read.read_all(&[widgets, changed]);
+        assert!(Arc::ptr_eq(&first[0].0, &second[0].0));
+        assert!(!Arc::ptr_eq(&first[1].0, &second[1].0));
+        assert_ne!(first[1].1, second[1].1);
+        assert_eq!(read.0.len(), 2);
+    }
 
     fn crd(name: &str, plural: &str, kind: &str, short: &[&str], accepted: bool) -> Value {
         let names = json!({"plural": plural, "singular": plural.trim_end_matches('s'), "kind": kind,
