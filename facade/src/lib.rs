@@ -893,11 +893,16 @@ async fn non_resource(
             let gv = path.trim_start_matches("/openapi/v3/");
             // Inflated when not recently made or served: up to milliseconds
             // of CPU (api/v1), off the async threads.
-            let (building, wanted) = (docs.clone(), gv.to_string());
-            let local = tokio::task::spawn_blocking(move || building.v3_group_version(&wanted))
-                .await
-                .map_err(|_| ApiError::internal("the OpenAPI builder stopped"))?
-                .map_err(openapi_failed)?;
+            let local = match docs.recent_v3_group_version(gv) {
+                Some(recent) => Some(recent),
+                None => {
+                    let (building, wanted) = (docs.clone(), gv.to_string());
+                    tokio::task::spawn_blocking(move || building.v3_group_version(&wanted))
+                        .await
+                        .map_err(|_| ApiError::internal("the OpenAPI builder stopped"))?
+                        .map_err(openapi_failed)?
+                }
+            };
             match local {
                 Some(local) => local,
                 None => return aggregation::remote_openapi(state, gv).await.map(Some),

@@ -581,6 +581,9 @@ impl OpenApiDocuments {
     /// group-version without one. Inflated (on the caller's thread) unless
     /// it was made or served recently.
     pub fn v3_group_version(&self, path: &str) -> Result<Option<Arc<[u8]>>, OpenApiError> {
+        if let Some(json) = self.recent_v3_group_version(path) {
+            return Ok(Some(json));
+        }
         let path = path.trim_start_matches('/');
         let Some(document) = self.v3.get(path) else {
             return Ok(None);
@@ -593,6 +596,14 @@ impl OpenApiDocuments {
             .recent()
             .put(path, document.made_of, json.clone());
         Ok(Some(json))
+    }
+
+    /// A group-version document made or served recently (and current):
+    /// one a request can have without inflating anything.
+    pub fn recent_v3_group_version(&self, path: &str) -> Option<Arc<[u8]>> {
+        let path = path.trim_start_matches('/');
+        let document = self.v3.get(path)?;
+        self.cache.recent().get(path, &document.made_of)
     }
 
     /// Upstream's hash of a group-version document: SHA-512 of its JSON bytes

@@ -786,6 +786,20 @@ fn recent_documents_keep_to_their_budget() {
     assert!(recent.get("huge", &[5; 32]).is_some());
 }
 
+/// A document served is had again from the recent ones, the same bytes.
+#[test]
+fn a_served_document_is_had_again_without_inflating() {
+    let docs = documents();
+    let served = group_version(&docs, "apis/apps/v1").expect("apps/v1");
+    let again = docs
+        .recent_v3_group_version("apis/apps/v1")
+        .expect("recent");
+    assert!(Arc::ptr_eq(&served, &again));
+    assert!(docs
+        .recent_v3_group_version("apis/nothing.example.com/v1")
+        .is_none());
+}
+
 /// v2 is built on its first request, from the resources of its build.
 #[test]
 fn v2_is_built_when_first_asked_for() {
