@@ -34,8 +34,11 @@ fn batch_create(server: &TestServer, namespace: &str, names: &[String]) -> Comma
     }
     let path = server.scratch("batch.curl");
     std::fs::write(&path, config).expect("write curl config");
-    let mut cmd = Command::new(curl_bin());
-    cmd.arg("-K").arg(path);
+    // Line-buffered: into a pipe curl's status lines would otherwise come
+    // out 4 KiB (~1,000 creates) at a time, and a test watching the burst
+    // would see none of them for as long as that takes on a loaded machine.
+    let mut cmd = Command::new("stdbuf");
+    cmd.arg("-oL").arg(curl_bin()).arg("-K").arg(path);
     cmd
 }
 
