@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::schema::Schema;
 
 /// CEL's reserved words: a field named so is `__<word>__` in a rule.
-const RESERVED: [&str; 21] = [
+pub const RESERVED: [&str; 21] = [
     "true",
     "false",
     "null",

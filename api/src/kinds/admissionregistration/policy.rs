@@ -197,29 +197,6 @@ const REASONS: [&str; 3] = ["Forbidden", "Invalid", "RequestEntityTooLarge"];
 const ACTIONS: [&str; 3] = ["Audit", "Deny", "Warn"];
 const MAX_AUDIT_ANNOTATIONS: usize = 20;
 const MAX_VALUE_EXPRESSION_LENGTH: usize = 5 * 1024;
-const CEL_RESERVED: [&str; 21] = [
-    "true",
-    "false",
-    "null",
-    "in",
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-];
 
 fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
@@ -506,7 +483,7 @@ fn is_cel_identifier(name: &str) -> bool {
         .next()
         .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
-        && !CEL_RESERVED.contains(&name)
+        && !crate::custom::cel_values::RESERVED.contains(&name)
 }
 
 /// validateValidation.
