@@ -61,6 +61,7 @@ const VERSION: &str = r#"  - name: v1
               size: {type: integer, minimum: 0, description: How big the widget is.}
               color: {type: string, enum: [red, blue], default: red}
               replicas: {type: integer}
+              serial: {type: string, format: uuid}
               tags:
                 type: array
                 items: {type: string}
@@ -300,6 +301,24 @@ fn custom_resources_that_break_the_schema_get_upstreams_answer_and_are_not_store
         json!({"reason": "FieldValueTypeInvalid", "field": "spec.size",
                 "message": r#"Invalid value: "string": spec.size in body must be of type integer: "string""#})
     );
+
+    // Formats as kube-openapi checks them: a UUID without dashes is one.
+    let status = post(widget("serial", json!({"size": 1, "serial": "not-a-uuid"})))
+        .assert_status(422, "Invalid");
+    assert_eq!(
+        status["details"]["causes"][0],
+        json!({"reason": "FieldValueTypeInvalid", "field": "spec.serial",
+                "message": r#"Invalid value: "not-a-uuid": spec.serial in body must be of type uuid: "not-a-uuid""#})
+    );
+    // (A dry run: what this test stores is checked at its end.)
+    let created = server.post_json(
+        &format!("{WIDGETS}?dryRun=All"),
+        &widget(
+            "serial",
+            json!({"size": 1, "serial": "123E4567E89B12D3A456426614174000"}),
+        ),
+    );
+    assert_eq!(created.status, 201, "{created:#?}");
 
     let status = post(widget(
         "several",
