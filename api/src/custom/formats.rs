@@ -38,6 +38,9 @@ static BASE64: LazyLock<Regex> = LazyLock::new(|| {
 static CREDIT_CARD: LazyLock<Regex> = LazyLock::new(|| {
     pattern("^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35[0-9]{3})[0-9]{11})$")
 });
+/// strfmt's durationMatcher: a count and a unit, anywhere in the string.
+static DURATION_PART: LazyLock<Regex> =
+    LazyLock::new(|| pattern("([0-9]+)[\\t\\n\\f\\r ]*([A-Za-zµ]+)"));
 static SSN: LazyLock<Regex> = LazyLock::new(|| pattern("^[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}$"));
 static HEX_COLOR: LazyLock<Regex> =
     LazyLock::new(|| pattern("^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"));
@@ -73,6 +76,7 @@ pub fn valid(format: &str, value: &str) -> bool {
         "hexcolor" => HEX_COLOR.is_match(value),
         "rgbcolor" => RGB_COLOR.is_match(value),
         "bsonobjectid" => value.len() == 24 && value.chars().all(|c| c.is_ascii_hexdigit()),
+        "duration" => go_duration(value) || scala_duration(value),
         _ => true,
     }
 }
@@ -103,6 +107,73 @@ fn mac(value: &str) -> bool {
 /// at most 63.
 fn hostname(value: &str) -> bool {
     HOSTNAME.is_match(value) && value.len() <= 255 && value.split('.').all(|l| l.len() <= 63)
+}
+
+/// Whether Go's time.ParseDuration takes `value`: an optional sign, then
+/// "0" or one or more decimal numbers each with a unit.
+fn go_duration(value: &str) -> bool {
+    let rest = value.strip_prefix(['-', '+']).unwrap_or(value);
+    if rest == "0" {
+        return true;
+    }
+    let mut rest = rest;
+    if rest.is_empty() {
+        return false;
+    }
+    while !rest.is_empty() {
+        let whole = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        rest = &rest[whole..];
+        let mut fraction = 0;
+        if let Some(after) = rest.strip_prefix('.') {
+            fraction = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            rest = &after[fraction..];
+        }
+        if whole == 0 && fraction == 0 {
+            return false;
+        }
+        let unit_len = rest.len()
+            - rest
+                .trim_start_matches(|c: char| c != '.' && !c.is_ascii_digit())
+                .len();
+        if !matches!(
+            &rest[..unit_len],
+            "ns" | "us" | "µs" | "μs" | "ms" | "s" | "m" | "h"
+        ) {
+            return false;
+        }
+        rest = &rest[unit_len..];
+    }
+    true
+}
+
+/// strfmt's fallback for Scala-style durations ("3 days", "1 hr"): some
+/// count and unit in the string names a unit, exactly (any case) or, for
+/// each unit's longest name, as a prefix ("hours", "seconds").
+fn scala_duration(value: &str) -> bool {
+    const UNITS: [&[&str]; 8] = [
+        &["ns", "nano"],
+        &["us", "µs", "micro"],
+        &["ms", "milli"],
+        &["s", "sec"],
+        &["m", "min"],
+        &["h", "hr", "hour"],
+        &["d", "day"],
+        &["w", "wk", "week"],
+    ];
+    let mut named = false;
+    for found in DURATION_PART.captures_iter(value) {
+        // A count past an int is an error, whatever else the string says.
+        if found[1].parse::<i64>().is_err() {
+            return false;
+        }
+        let unit = found[2].to_lowercase();
+        named |= UNITS.iter().any(|names| {
+            names.iter().enumerate().any(|(i, name)| {
+                unit.eq_ignore_ascii_case(name) || (i == names.len() - 1 && unit.starts_with(name))
+            })
+        });
+    }
+    named
 }
 
 /// govalidator's IsISBN: spaces and dashes dropped, then the digits and
@@ -236,6 +307,15 @@ mod tests {
             ("rgbcolor", "rgb(256,0,0)", false),
             ("bsonobjectid", "507f1f77bcf86cd799439011", true),
             ("bsonobjectid", "507f1f77bcf86cd79943901", false),
+            ("duration", "1h30m", true),
+            ("duration", "-1.5h", true),
+            ("duration", "0", true),
+            ("duration", "300μs", true),
+            ("duration", "3 days", true),
+            ("duration", "2 Hours", true),
+            ("duration", "5 fortnights", false),
+            ("duration", "soon", false),
+            ("duration", "", false),
         ] {
             assert_eq!(valid(format, value), expected, "{format} {value:?}");
         }
