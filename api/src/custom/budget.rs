@@ -259,9 +259,7 @@ fn charge_node(at: &Visit<'_>, remaining: &mut u64) -> Option<FieldError> {
             "validation failed due to running out of cost budget, no further validation rules will be run",
         )
     };
-    let mut runs = at.node.rules.iter().filter(|rule| {
-        !rule.is_transition_rule || at.old.is_some() || rule.rule.optional_old_self == Some(true)
-    });
+    let mut runs = at.running_rules();
     let first = runs.next()?;
     if *remaining == 0 {
         return Some(out_of_budget());

@@ -59,6 +59,8 @@ pub struct RuleNode {
     values: Option<Box<RuleNode>>,
     /// `allOf` branches' rules, which see the node as its own schema types it.
     all_of: Vec<RuleNode>,
+    /// Whether a rule here reads `oldSelf` (only then is it converted).
+    uses_old_self: bool,
 }
 
 impl RuleNode {
@@ -79,8 +81,10 @@ impl RuleNode {
             .filter_map(|(name, child)| RuleNode::prune(child).map(|node| (name, node)))
             .collect();
         properties.sort_by(|a, b| a.0.cmp(&b.0));
+        let rules: Vec<CompilationResult> = validations.into_iter().flatten().collect();
         let node = RuleNode {
-            rules: validations.into_iter().flatten().collect(),
+            uses_old_self: rules.iter().any(|r| r.is_transition_rule),
+            rules,
             properties,
             items: items.and_then(|i| RuleNode::prune(*i)).map(Box::new),
             values: additional_properties
@@ -111,6 +115,16 @@ pub struct Visit<'a> {
 }
 
 impl Visit<'_> {
+    /// The node's rules that run on this value: a transition rule only on
+    /// update, unless its `optionalOldSelf` lets it run on create too.
+    pub fn running_rules(&self) -> impl Iterator<Item = &CompilationResult> {
+        self.node.rules.iter().filter(|rule| {
+            !rule.is_transition_rule
+                || self.old.is_some()
+                || rule.rule.optional_old_self == Some(true)
+        })
+    }
+
     /// The path as upstream's field.Path prints it.
     pub fn shown_path(&self) -> String {
         shown(self.path)
@@ -290,18 +304,14 @@ fn evaluate(at: &Visit<'_>, errors: &mut Vec<FieldError>) {
     };
     let mut scope = FUNCTIONS.new_inner_scope();
     scope.add_variable_from_value("self", convert(at.value));
-    let uses_old = at.node.rules.iter().any(|r| r.is_transition_rule);
-    let old_self = at.old.filter(|_| uses_old).map(convert);
+    let old_self = at.old.filter(|_| at.node.uses_old_self).map(convert);
     if let Some(old_self) = &old_self {
         scope.add_variable_from_value("oldSelf", old_self.clone());
     }
     // With optionalOldSelf, oldSelf is a CEL optional, empty on create.
     let mut optional_scope = None;
-    for rule in &at.node.rules {
+    for rule in at.running_rules() {
         let optional = rule.rule.optional_old_self == Some(true);
-        if rule.is_transition_rule && at.old.is_none() && !optional {
-            continue;
-        }
         let context = if optional {
             &*optional_scope.get_or_insert_with(|| {
                 let mut with_optional = scope.new_inner_scope();

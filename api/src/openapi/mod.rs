@@ -581,9 +581,6 @@ impl OpenApiDocuments {
     /// group-version without one. Inflated (on the caller's thread) unless
     /// it was made or served recently.
     pub fn v3_group_version(&self, path: &str) -> Result<Option<Arc<[u8]>>, OpenApiError> {
-        if let Some(json) = self.recent_v3_group_version(path) {
-            return Ok(Some(json));
-        }
         let path = path.trim_start_matches('/');
         let Some(document) = self.v3.get(path) else {
             return Ok(None);
