@@ -132,7 +132,7 @@ impl FieldError {
     pub fn invalid(field: impl Into<String>, value: &str, detail: &str) -> Self {
         Self {
             reason: "FieldValueInvalid",
-            message: format!("Invalid value: {}: {detail}", quote_go(value)),
+            message: format!("Invalid value: {}: {detail}", go_quote(value)),
             field: field.into(),
         }
     }
@@ -173,7 +173,7 @@ impl FieldError {
             reason: "FieldValueTooLong",
             message: format!(
                 "Too long: may not be more than {max} bytes ({})",
-                quote_go(value)
+                go_quote(value)
             ),
             field: field.into(),
         }
@@ -209,7 +209,7 @@ impl FieldError {
 
     /// An enum value outside the supported set, listed in upstream's order.
     pub fn not_supported(field: impl Into<String>, value: &str, supported: &[&str]) -> Self {
-        Self::not_supported_rendered(field, &quote_go(value), supported)
+        Self::not_supported_rendered(field, &go_quote(value), supported)
     }
 
     /// [`FieldError::not_supported`] for a value that is not printed as a string.
@@ -220,7 +220,7 @@ impl FieldError {
     ) -> Self {
         let mut message = format!("Unsupported value: {rendered}");
         if !supported.is_empty() {
-            let quoted: Vec<String> = supported.iter().map(|v| quote_go(v)).collect();
+            let quoted: Vec<String> = supported.iter().map(|v| go_quote(v)).collect();
             message.push_str(&format!(": supported values: {}", quoted.join(", ")));
         }
         Self {
@@ -231,7 +231,7 @@ impl FieldError {
     }
 
     pub fn duplicate(field: impl Into<String>, value: &str) -> Self {
-        Self::duplicate_rendered(field, &quote_go(value), "")
+        Self::duplicate_rendered(field, &go_quote(value), "")
     }
 
     pub fn duplicate_rendered(field: impl Into<String>, rendered: &str, detail: &str) -> Self {
@@ -250,7 +250,7 @@ impl FieldError {
     pub fn not_found(field: impl Into<String>, value: &str) -> Self {
         Self {
             reason: "FieldValueNotFound",
-            message: format!("Not found: {}", quote_go(value)),
+            message: format!("Not found: {}", go_quote(value)),
             field: field.into(),
         }
     }
@@ -282,9 +282,37 @@ impl FieldError {
     }
 }
 
-/// Go's %q for a plain string, which is how upstream quotes invalid values.
-fn quote_go(value: &str) -> String {
-    serde_json::to_string(value).unwrap_or_else(|_| format!("\"{value}\""))
+/// Go's `%q` of a string (strconv.Quote), which is how upstream quotes
+/// invalid values.
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => {
+                if (c as u32) <= 0xffff {
+                    out.push_str(&format!("\\u{:04x}", c as u32));
+                } else {
+                    out.push_str(&format!("\\U{:08x}", c as u32));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `metav1.StatusDetails`.

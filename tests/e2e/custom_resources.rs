@@ -649,6 +649,23 @@ fn invalid_definitions_get_upstreams_answers() {
         status["details"]["causes"][0]["message"],
         "Required value: must not be empty for specified object fields"
     );
+    // A rule's message must be one line of text, and its fieldPath must
+    // name a field under the rule.
+    let status = refused(widgets_crd().replace(
+        "              message: at most 10 replicas\n              fieldPath: .replicas\n",
+        "              message: \"  \"\n              fieldPath: .replica\n",
+    ));
+    let rule = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0]";
+    assert_eq!(
+        status["details"]["causes"],
+        json!([
+            {"reason": "FieldValueInvalid", "field": format!("{rule}.fieldPath"),
+             "message": "Invalid value: \".replica\": fieldPath must be a valid path"},
+            {"reason": "FieldValueInvalid", "field": format!("{rule}.message"),
+             "message": "Invalid value: \"  \": message must be non-empty if specified"}
+        ]),
+        "{status:#}"
+    );
     let status = refused(widgets_crd().replace("    storage: false\n", "    storage: true\n"));
     assert!(
         status["message"]

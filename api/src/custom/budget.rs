@@ -271,13 +271,7 @@ fn charge_node(at: &Visit<'_>, remaining: &mut u64) -> Option<FieldError> {
             return Some(out_of_budget());
         }
         if cost > PER_CALL_LIMIT {
-            let named = rule
-                .rule
-                .message
-                .as_deref()
-                .map(str::trim)
-                .filter(|m| !m.is_empty())
-                .unwrap_or(rule.rule.rule.trim());
+            let named = super::rules::rule_named(rule);
             return Some(FieldError::invalid(
                 at.shown_path(),
                 &at.schema.type_,

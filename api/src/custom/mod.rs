@@ -7,6 +7,7 @@ pub mod budget;
 pub mod cel_values;
 pub mod conversion;
 pub mod cost;
+pub mod field_path;
 pub mod formats;
 pub mod rules;
 pub mod schema;

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::cel_values::{resource_to_cel, to_cel};
 use super::schema::Schema;
-use crate::error::FieldError;
+use crate::error::{go_quote, FieldError};
 
 /// The message upstream adds when OpenAPI errors stop the rules from running.
 const NOT_CHECKED: &str = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
@@ -98,6 +98,36 @@ impl RuleNode {
             && node.values.is_none()
             && node.all_of.is_empty();
         (!bare).then_some(node)
+    }
+
+    /// Rewrites each rule's fieldPath as the field path it is reported at;
+    /// one that names no field (refused since, but perhaps stored before)
+    /// is dropped, and its rule reported where it is declared, as upstream.
+    fn normalize_field_paths(&mut self, schema: &Schema) {
+        for rule in &mut self.rules {
+            rule.rule.field_path = rule
+                .rule
+                .field_path
+                .as_deref()
+                .filter(|path| !path.is_empty())
+                .and_then(|path| super::field_path::normalized(path, schema).ok());
+        }
+        for (name, child) in &mut self.properties {
+            if let Some(child_schema) = schema.properties.get(name) {
+                child.normalize_field_paths(child_schema);
+            }
+        }
+        if let (Some(items), Some(item_schema)) = (&mut self.items, &schema.items) {
+            items.normalize_field_paths(item_schema);
+        }
+        if let (Some(values), Some(value_schema)) =
+            (&mut self.values, &schema.additional_properties)
+        {
+            values.normalize_field_paths(value_schema);
+        }
+        for branch in &mut self.all_of {
+            branch.normalize_field_paths(schema);
+        }
     }
 }
 
@@ -245,7 +275,8 @@ impl Rules {
     /// Compiles every rule of `schema` (the `openAPIV3Schema` JSON, parsed
     /// as `parsed`); None when it has none.
     pub fn compile(schema: &Value, parsed: &Schema) -> Option<Rules> {
-        let root = RuleNode::prune(kube_cel::compile_schema(schema))?;
+        let mut root = RuleNode::prune(kube_cel::compile_schema(schema))?;
+        root.normalize_field_paths(parsed);
         Some(Rules {
             root,
             charged: !super::budget::never_exceeds(schema, parsed),
@@ -338,7 +369,7 @@ fn evaluate(at: &Visit<'_>, errors: &mut Vec<FieldError>) {
 }
 
 /// How upstream names a rule in its errors (ruleErrorString).
-fn rule_named(rule: &CompilationResult) -> &str {
+pub(super) fn rule_named(rule: &CompilationResult) -> &str {
     rule.rule
         .message
         .as_deref()
@@ -350,12 +381,7 @@ fn rule_named(rule: &CompilationResult) -> &str {
 /// A rule that evaluated to false: its message (or messageExpression's)
 /// at the rule's fieldPath, of the kind its reason names.
 fn failed(at: &Visit<'_>, rule: &CompilationResult, scope: &Context<'_>) -> FieldError {
-    let path = match rule
-        .rule
-        .field_path
-        .as_deref()
-        .map(|p| p.trim_start_matches('.'))
-    {
+    let path = match rule.rule.field_path.as_deref() {
         Some(field_path) if !field_path.is_empty() => {
             if at.path.is_empty() {
                 field_path.to_string()
@@ -424,42 +450,70 @@ fn has_rules(schema: &Value) -> bool {
 }
 
 /// Problems compiling the rules of a definition's schema, reported at
-/// `path` (the schema's field path) as upstream's CRD validation does.
+/// `path` (the schema's field path) as upstream's CRD validation does:
+/// rules that do not compile, `optionalOldSelf` on a rule that never reads
+/// `oldSelf`, and `oldSelf` where no old value can be matched to the new.
 pub fn compile_errors(schema: &Value, path: &str) -> Vec<FieldError> {
     if !has_rules(schema) {
         return Vec::new();
     }
     let compiled = kube_cel::compile_schema(schema);
     let mut errors = Vec::new();
-    collect(&compiled, schema, path, &mut errors);
+    collect(&compiled, schema, path, None, &mut errors);
+    // Properties come in no particular order; upstream's map has none
+    // either, but an answer should not change between requests.
+    errors.sort_by_key(FieldError::render);
     errors
 }
 
+/// `uncorrelatable`: the path of the list above this node whose items have
+/// no old value (any list but a `map` one), if there is one.
 fn collect(
     compiled: &kube_cel::CompiledSchema,
     schema: &Value,
     path: &str,
+    uncorrelatable: Option<&str>,
     errors: &mut Vec<FieldError>,
 ) {
     for (i, result) in compiled.validations.iter().enumerate() {
-        let Err(error) = result else {
-            continue;
-        };
-        let rule = schema
-            .pointer(&format!("/x-kubernetes-validations/{i}/rule"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let (field, detail) = match error {
-            kube_cel::CompilationError::MessageExpressionParse { .. } => (
-                format!("{path}.x-kubernetes-validations[{i}].messageExpression"),
-                format!("messageExpression compilation failed: {error}"),
-            ),
-            _ => (
-                format!("{path}.x-kubernetes-validations[{i}].rule"),
-                format!("compilation failed: {error}"),
-            ),
-        };
-        errors.push(FieldError::invalid(field, rule, &detail));
+        let at = |key: &str| format!("{path}.x-kubernetes-validations[{i}].{key}");
+        match result {
+            Err(error) => {
+                let declared = schema
+                    .pointer(&format!("/x-kubernetes-validations/{i}"))
+                    .unwrap_or(&Value::Null);
+                let (field, detail) = match error {
+                    kube_cel::CompilationError::MessageExpressionParse { .. } => (
+                        at("messageExpression"),
+                        format!("messageExpression compilation failed: {error}"),
+                    ),
+                    _ => (at("rule"), format!("compilation failed: {error}")),
+                };
+                errors.push(FieldError::invalid_rendered(
+                    field,
+                    &go_validation_rule(declared),
+                    &detail,
+                ));
+            }
+            Ok(rule) if rule.is_transition_rule => {
+                if let Some(within) = uncorrelatable {
+                    errors.push(FieldError::invalid(
+                        at("rule"),
+                        &rule.rule.rule,
+                        &format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {within}"),
+                    ));
+                }
+            }
+            Ok(rule) => {
+                if let Some(optional) = rule.rule.optional_old_self {
+                    errors.push(FieldError::invalid_rendered(
+                        at("optionalOldSelf"),
+                        &optional.to_string(),
+                        "may not be set if oldSelf is not used in rule",
+                    ));
+                }
+            }
+        }
     }
     for (name, child) in &compiled.properties {
         if let Some(child_schema) = schema.pointer(&format!(
@@ -470,12 +524,21 @@ fn collect(
                 child,
                 child_schema,
                 &format!("{path}.properties[{name}]"),
+                uncorrelatable,
                 errors,
             );
         }
     }
     if let (Some(items), Some(items_schema)) = (&compiled.items, schema.get("items")) {
-        collect(items, items_schema, &format!("{path}.items"), errors);
+        let map_list = schema.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("map");
+        let within = uncorrelatable.or((!map_list).then_some(path));
+        collect(
+            items,
+            items_schema,
+            &format!("{path}.items"),
+            within,
+            errors,
+        );
     }
     if let (Some(additional), Some(additional_schema)) = (
         &compiled.additional_properties,
@@ -485,9 +548,34 @@ fn collect(
             additional,
             additional_schema,
             &format!("{path}.additionalProperties"),
+            uncorrelatable,
             errors,
         );
     }
+}
+
+/// A declared rule as upstream's errors print it: Go's `%#v` of the
+/// internal `apiextensions.ValidationRule`. Go prints a set pointer field as
+/// its address, which differs from run to run; a fixed one stands in.
+fn go_validation_rule(declared: &Value) -> String {
+    let text = |key: &str| go_quote(declared.get(key).and_then(Value::as_str).unwrap_or(""));
+    let pointer = |key: &str, type_: &str| {
+        let address = if declared.get(key).is_some_and(|v| !v.is_null()) {
+            "0xc000000000"
+        } else {
+            "nil"
+        };
+        format!("({type_})({address})")
+    };
+    format!(
+        "apiextensions.ValidationRule{{Rule:{}, Message:{}, MessageExpression:{}, Reason:{}, FieldPath:{}, OptionalOldSelf:{}}}",
+        text("rule"),
+        text("message"),
+        text("messageExpression"),
+        pointer("reason", "*apiextensions.FieldValueErrorReason"),
+        text("fieldPath"),
+        pointer("optionalOldSelf", "*bool"),
+    )
 }
 
 #[cfg(test)]
@@ -573,11 +661,60 @@ mod tests {
             errors[0].field,
             "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
         );
-        assert!(errors[0]
-            .message
-            .starts_with(r#"Invalid value: "self.min <=": compilation failed"#));
+        assert!(errors[0].message.starts_with(
+            r#"Invalid value: apiextensions.ValidationRule{Rule:"self.min <=", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed"#
+        ));
         let bare = json!({"type": "object"});
         assert!(Rules::compile(&bare, &Schema::parse(&bare).unwrap()).is_none());
+    }
+
+    #[test]
+    fn old_self_only_where_an_old_value_can_be_matched() {
+        let schema = json!({"type": "object", "properties": {
+            "atomic": {"type": "array", "items": {"type": "object",
+                "properties": {"name": {"type": "string"}},
+                "x-kubernetes-validations": [{"rule": "self.name == oldSelf.name"}]}},
+            "keyed": {"type": "array", "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "required": ["name"],
+                    "properties": {"name": {"type": "string"}},
+                    "x-kubernetes-validations": [{"rule": "self.name == oldSelf.name"}]}},
+            "plain": {"type": "string", "x-kubernetes-validations": [
+                {"rule": "self != 'x'", "optionalOldSelf": true},
+                {"rule": "self == oldSelf", "optionalOldSelf": false}]}}});
+        let errors: Vec<String> = compile_errors(&schema, "spec.validation.openAPIV3Schema")
+            .iter()
+            .map(FieldError::render)
+            .collect();
+        assert_eq!(
+            errors,
+            [
+                r#"spec.validation.openAPIV3Schema.properties[atomic].items.x-kubernetes-validations[0].rule: Invalid value: "self.name == oldSelf.name": oldSelf cannot be used on the uncorrelatable portion of the schema within spec.validation.openAPIV3Schema.properties[atomic]"#,
+                "spec.validation.openAPIV3Schema.properties[plain].x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rule_is_reported_at_its_field_path_as_upstream_prints_it() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"ports": {"type": "object",
+                "additionalProperties": {"type": "integer"}}},
+            "x-kubernetes-validations": [
+                {"rule": "!('http' in self.ports) || self.ports['http'] > 0",
+                 "message": "must be positive", "fieldPath": ".ports.http"},
+                {"rule": "self.ports.size() < 2", "fieldPath": "['ports']"},
+                {"rule": "self.ports.size() < 3", "fieldPath": ".nowhere"}]}}});
+        let (parsed, rules) = compiled(&schema);
+        let object = json!({"spec": {"ports": {"http": 0, "https": 1, "x": 2}}});
+        assert_eq!(
+            rendered(&rules.check(&parsed, &object, None, &[])),
+            [
+                r#"spec.ports[http]: Invalid value: "object": must be positive"#,
+                r#"spec.ports: Invalid value: "object": failed rule: self.ports.size() < 2"#,
+                r#"spec: Invalid value: "object": failed rule: self.ports.size() < 3"#,
+            ]
+        );
     }
 
     fn compiled(raw: &Value) -> (Schema, Rules) {

@@ -30,6 +30,13 @@ const COLUMN_FORMATS: [&str; 8] = [
     "password",
 ];
 const MAX_SELECTABLE_FIELDS: usize = 8;
+/// The reasons a rule may give its failures, sorted as upstream lists them.
+const RULE_REASONS: [&str; 4] = [
+    "FieldValueDuplicate",
+    "FieldValueForbidden",
+    "FieldValueInvalid",
+    "FieldValueRequired",
+];
 
 fn text<'a>(value: &'a Value, pointer: &str) -> &'a str {
     value
@@ -510,6 +517,7 @@ fn node(props: &Value, path: &str, data_path: &str, errs: &mut Vec<FieldError>) 
         }
     }
     list_type(props, path, errs);
+    rule_declarations(props, path, errs);
     let untyped_ok = |child: &Value| {
         !text(child, "/type").is_empty()
             || child
@@ -554,6 +562,92 @@ fn node(props: &Value, path: &str, data_path: &str, errs: &mut Vec<FieldError>) 
             data_path,
             errs,
         );
+    }
+}
+
+/// What upstream checks of each `x-kubernetes-validations` entry before
+/// any is compiled: a rule, a message on one line and not blank, a reason
+/// it knows, and a fieldPath that names a field under this node.
+fn rule_declarations(props: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let Some(rules) = props
+        .get("x-kubernetes-validations")
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    // Line breaks as CEL's grammar knows them.
+    let has_line_breaks = |s: &str| s.contains(['\n', '\r']);
+    let mut schema: Option<Option<Schema>> = None;
+    for (i, rule) in rules.iter().enumerate() {
+        let at = |key: &str| format!("{path}.x-kubernetes-validations[{i}].{key}");
+        let expression = text(rule, "/rule").trim();
+        let message = text(rule, "/message");
+        if expression.is_empty() {
+            errs.push(FieldError::required(at("rule"), "rule is not specified"));
+        } else if !message.is_empty() && message.trim().is_empty() {
+            errs.push(FieldError::invalid(
+                at("message"),
+                message,
+                "message must be non-empty if specified",
+            ));
+        } else if has_line_breaks(message.trim()) {
+            errs.push(FieldError::invalid(
+                at("message"),
+                message,
+                "message must not contain line breaks",
+            ));
+        } else if has_line_breaks(expression) && message.trim().is_empty() {
+            errs.push(FieldError::required(
+                at("message"),
+                "message must be specified if rule contains line breaks",
+            ));
+        }
+        let message_expression = text(rule, "/messageExpression");
+        if !message_expression.is_empty() && message_expression.trim().is_empty() {
+            errs.push(FieldError::required(
+                at("messageExpression"),
+                "messageExpression must be non-empty if specified",
+            ));
+        }
+        if let Some(reason) = rule.get("reason").and_then(Value::as_str) {
+            if !RULE_REASONS.contains(&reason) {
+                errs.push(FieldError::not_supported(
+                    at("reason"),
+                    reason,
+                    &RULE_REASONS,
+                ));
+            }
+        }
+        let field_path = text(rule, "/fieldPath");
+        if !field_path.is_empty() && field_path.trim().is_empty() {
+            errs.push(FieldError::invalid(
+                at("fieldPath"),
+                field_path,
+                "fieldPath must be non-empty if specified",
+            ));
+        }
+        if has_line_breaks(field_path) {
+            errs.push(FieldError::invalid(
+                at("fieldPath"),
+                field_path,
+                "fieldPath must not contain line breaks",
+            ));
+        }
+        if !field_path.is_empty() {
+            // A node that is not a structural schema is reported for that
+            // instead, as upstream does.
+            let node = schema.get_or_insert_with(|| Schema::parse(props).ok());
+            let names_no_field = node.as_ref().is_some_and(|node| {
+                crate::custom::field_path::normalized(field_path, node).is_err()
+            });
+            if names_no_field {
+                errs.push(FieldError::invalid(
+                    at("fieldPath"),
+                    field_path,
+                    "fieldPath must be a valid path",
+                ));
+            }
+        }
     }
 }
 

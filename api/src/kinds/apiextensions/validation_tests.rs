@@ -122,3 +122,37 @@ fn stored_versions_must_hold_the_storage_version() {
         ]
     );
 }
+
+#[test]
+fn validation_rules_are_declared_as_upstream_asks() {
+    let mut bad = crd();
+    bad["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["x-kubernetes-validations"] = json!([
+        {"rule": "  "},
+        {"rule": "self.size > 0", "message": "  "},
+        {"rule": "self.size > 0", "message": "two\nlines"},
+        {"rule": "self.size >\n 0"},
+        {"rule": "self.size > 0", "messageExpression": " ", "reason": "FieldValueGone"},
+        {"rule": "self.size > 0", "fieldPath": " "},
+        {"rule": "self.size > 0", "fieldPath": ".size\n"},
+        {"rule": "self.size > 0", "fieldPath": ".colour"},
+        {"rule": "self.size >\n 0", "message": "one line", "fieldPath": "['size']",
+         "reason": "FieldValueForbidden"}
+    ]);
+    let at = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations";
+    let mut want = vec![
+        format!("{at}[0].rule: Required value: rule is not specified"),
+        format!(r#"{at}[1].message: Invalid value: "  ": message must be non-empty if specified"#),
+        format!(r#"{at}[2].message: Invalid value: "two\nlines": message must not contain line breaks"#),
+        format!("{at}[3].message: Required value: message must be specified if rule contains line breaks"),
+        format!("{at}[4].messageExpression: Required value: messageExpression must be non-empty if specified"),
+        format!(r#"{at}[4].reason: Unsupported value: "FieldValueGone": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired""#),
+        format!(r#"{at}[5].fieldPath: Invalid value: " ": fieldPath must be non-empty if specified"#),
+        format!(r#"{at}[5].fieldPath: Invalid value: " ": fieldPath must be a valid path"#),
+        format!(r#"{at}[6].fieldPath: Invalid value: ".size\n": fieldPath must not contain line breaks"#),
+        format!(r#"{at}[6].fieldPath: Invalid value: ".size\n": fieldPath must be a valid path"#),
+        format!(r#"{at}[7].fieldPath: Invalid value: ".colour": fieldPath must be a valid path"#),
+    ];
+    want.sort();
+    assert_eq!(rendered(&bad, None), want);
+}
