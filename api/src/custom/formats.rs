@@ -9,6 +9,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+mod mail_address;
+mod request_uri;
+
 fn pattern(source: &str) -> Regex {
     Regex::new(source).unwrap_or_else(|e| panic!("format pattern {source}: {e}"))
 }
@@ -67,7 +70,8 @@ pub fn valid(format: &str, value: &str) -> bool {
         "mac" => mac(value),
         "hostname" => hostname(value),
         "byte" => BASE64.is_match(value),
-        "email" => email(value),
+        "email" => mail_address::parses(value),
+        "uri" => request_uri::parses(value),
         "isbn" => isbn(value, 10) || isbn(value, 13),
         "isbn10" => isbn(value, 10),
         "isbn13" => isbn(value, 13),
@@ -237,13 +241,6 @@ fn credit_card(value: &str) -> bool {
     sum.is_multiple_of(10)
 }
 
-fn email(value: &str) -> bool {
-    match value.split_once('@') {
-        Some((local, domain)) => !local.is_empty() && !domain.contains('@') && hostname(domain),
-        None => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::valid;
@@ -316,6 +313,17 @@ mod tests {
             ("duration", "5 fortnights", false),
             ("duration", "soon", false),
             ("duration", "", false),
+            // email: Go's net/mail.ParseAddress, display names and all.
+            ("email", "Barry Gibbs <bg@example.com>", true),
+            ("email", "bg@example.com (Barry Gibbs)", true),
+            ("email", "a@b@c", false),
+            ("email", "Barry Gibbs", false),
+            // uri: Go's net/url.ParseRequestURI, an absolute URI or path.
+            ("uri", "https://example.com/a?b=c", true),
+            ("uri", "http://example.com/a b", true),
+            ("uri", "/relative", true),
+            ("uri", "relative", false),
+            ("uri", "http://a b.com/", false),
         ] {
             assert_eq!(valid(format, value), expected, "{format} {value:?}");
         }
