@@ -43,10 +43,10 @@ pub(super) fn decode_continue(token: &str) -> ApiResult<(i64, String)> {
 /// `CachedObject::parsed`), as a watch selects them.
 fn selected<'a>(
     def: &ResourceDef,
-    objects: Vec<(String, Arc<CachedObject>)>,
+    objects: crate::watch::cache::Entries<CachedObject>,
     labels: &'a LabelSelector,
     fields: &'a FieldSelector,
-) -> impl Iterator<Item = (String, LazyObject)> + 'a {
+) -> impl Iterator<Item = (Arc<str>, LazyObject)> + 'a {
     let namespaced = def.namespaced;
     objects
         .into_iter()

@@ -87,19 +87,24 @@ const UNINDEXED: Index = Index {
     mentions: &[],
 };
 
+/// Objects under the keys they are stored at, in key order; the keys are
+/// the cache's own, shared rather than copied.
+pub type Entries<T> = Vec<(Arc<str>, Arc<T>)>;
+
 /// Objects a thread loads apart from the others (see `WatchCache::load`).
 const LOAD_PART: usize = 20_000;
 
 /// One thread's share of a load, in key order.
 struct LoadedPart {
-    objects: Vec<(String, Arc<CachedObject>)>,
+    objects: Entries<CachedObject>,
     indexed: Vec<String>,
     fields: FieldIndexes,
 }
 
 #[derive(Default)]
 struct State {
-    objects: BTreeMap<String, Arc<CachedObject>>,
+    /// Keys shared, not copied, with the lists and events that name them.
+    objects: BTreeMap<Arc<str>, Arc<CachedObject>>,
     /// Keys of the objects the cache's `Index` holds for, kept as changes
     /// arrive, so a reader after those few does not walk every object.
     indexed: BTreeSet<String>,
@@ -338,7 +343,7 @@ impl WatchCache {
         index: Index,
         specs: &[FieldIndexSpec],
     ) -> (
-        BTreeMap<String, Arc<CachedObject>>,
+        BTreeMap<Arc<str>, Arc<CachedObject>>,
         BTreeSet<String>,
         FieldIndexes,
     ) {
@@ -402,7 +407,7 @@ impl WatchCache {
                 }
                 fields.insert(&kv.key, &tree);
             }
-            objects.push((kv.key, Arc::new(cached)));
+            objects.push((Arc::from(kv.key), Arc::new(cached)));
         }
         LoadedPart {
             objects,
@@ -458,6 +463,7 @@ impl WatchCache {
         // Kept alive while the change is dispatched, so that reading its
         // indexed fields for selective watchers shares this tree.
         let _tree = new.as_ref().and_then(|(_, tree)| tree.clone());
+        let key: Arc<str> = Arc::from(ev.key.as_str());
         let mut guard = self.write();
         let state = &mut *guard;
         let (object, prev, indexed) = match new {
@@ -469,7 +475,7 @@ impl WatchCache {
                         } else {
                             state.indexed.remove(&ev.key);
                         }
-                        let prev = state.objects.insert(ev.key.clone(), cached.clone());
+                        let prev = state.objects.insert(key.clone(), cached.clone());
                         if !state.fields.is_empty() {
                             if let Some(prev) = &prev {
                                 state.fields.remove(&ev.key, &prev.parsed());
@@ -483,7 +489,7 @@ impl WatchCache {
                     }
                     EventKind::Delete | EventKind::Progress => {
                         state.indexed.remove(&ev.key);
-                        let prev = state.objects.remove(&ev.key);
+                        let prev = state.objects.remove(ev.key.as_str());
                         if let Some(prev) = prev.as_ref().filter(|_| !state.fields.is_empty()) {
                             state.fields.remove(&ev.key, &prev.parsed());
                         }
@@ -496,7 +502,7 @@ impl WatchCache {
             // cache has it, and upstream reports it at the delete's revision.
             None => {
                 state.indexed.remove(&ev.key);
-                let Some(prev) = state.objects.remove(&ev.key) else {
+                let Some(prev) = state.objects.remove(ev.key.as_str()) else {
                     // Nothing to report for a key the cache never held.
                     self.advance(state, ev.revision);
                     return;
@@ -525,7 +531,7 @@ impl WatchCache {
         }
         let event = Arc::new(CacheEvent {
             kind: ev.kind,
-            key: ev.key.into(),
+            key,
             object,
             prev,
             revision: ev.revision,
@@ -633,7 +639,7 @@ impl WatchCache {
     /// kept, for readers that come back to the same objects (admission
     /// plugins, controllers). Lists served to clients take
     /// `list_candidates`' encoded objects instead.
-    pub fn list(&self, prefix: &str) -> (Vec<(String, Arc<Value>)>, i64) {
+    pub fn list(&self, prefix: &str) -> (Entries<Value>, i64) {
         let (entries, revision) = {
             let state = self.read();
             (Self::entries_under(&state, prefix), state.revision)
@@ -655,7 +661,7 @@ impl WatchCache {
                 .indexed
                 .range(prefix.to_string()..)
                 .take_while(|k| k.starts_with(prefix))
-                .filter_map(|k| state.objects.get(k).cloned())
+                .filter_map(|k| state.objects.get(k.as_str()).cloned())
                 .collect();
             (objects, state.revision)
         };
@@ -685,7 +691,7 @@ impl WatchCache {
         &self,
         prefix: &str,
         fields: &FieldSelector,
-    ) -> (Vec<(String, Arc<CachedObject>)>, i64) {
+    ) -> (Entries<CachedObject>, i64) {
         let state = self.read();
         let indexed = fields
             .equalities()
@@ -695,17 +701,23 @@ impl WatchCache {
                 .into_iter()
                 .flatten()
                 .filter(|key| key.starts_with(prefix))
-                .filter_map(|key| Some((key.clone(), state.objects.get(key)?.clone())))
+                .filter_map(|key| {
+                    let (key, object) = state.objects.get_key_value(key.as_str())?;
+                    Some((key.clone(), object.clone()))
+                })
                 .collect(),
             None => Self::entries_under(&state, prefix),
         };
         (entries, state.revision)
     }
 
-    fn entries_under(state: &State, prefix: &str) -> Vec<(String, Arc<CachedObject>)> {
+    fn entries_under(state: &State, prefix: &str) -> Entries<CachedObject> {
         state
             .objects
-            .range(prefix.to_string()..)
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
             .take_while(|(k, _)| k.starts_with(prefix))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
@@ -754,10 +766,7 @@ impl WatchCache {
 
     /// The current objects under `prefix` and a watcher from exactly their
     /// revision, taken atomically.
-    pub fn list_and_watch(
-        &self,
-        prefix: &str,
-    ) -> (Vec<(String, Arc<CachedObject>)>, i64, CacheWatch) {
+    pub fn list_and_watch(&self, prefix: &str) -> (Entries<CachedObject>, i64, CacheWatch) {
         self.list_and_watch_selecting(prefix, &FieldSelector::default())
     }
 
@@ -767,7 +776,7 @@ impl WatchCache {
         &self,
         prefix: &str,
         fields: &FieldSelector,
-    ) -> (Vec<(String, Arc<CachedObject>)>, i64, CacheWatch) {
+    ) -> (Entries<CachedObject>, i64, CacheWatch) {
         let only = self.selected_value(fields);
         let mut state = self.write();
         let items = Self::entries_under(&state, prefix);
@@ -1227,7 +1236,7 @@ mod tests {
                 .list_candidates(prefix, &fields)
                 .0
                 .into_iter()
-                .map(|(key, _)| key)
+                .map(|(key, _)| key.to_string())
                 .collect()
         };
         assert_eq!(

@@ -128,6 +128,9 @@ pub(crate) fn selects(
     key: &str,
     obj: &LazyObject,
 ) -> bool {
+    if labels.is_empty() && fields.is_empty() {
+        return true;
+    }
     if labels.is_empty() {
         let mut segments = key.rsplit('/');
         let name = segments.next().unwrap_or_default();
@@ -140,7 +143,7 @@ pub(crate) fn selects(
             return matched;
         }
     }
-    (labels.is_empty() && fields.is_empty()) || (labels.matches(obj) && fields.matches(obj))
+    labels.matches(obj) && fields.matches(obj)
 }
 
 /// One change, from the cache or from storage, with the object before it.
@@ -224,12 +227,12 @@ fn bookmark(kind: &str, api_version: &str, revision: i64, initial_events_end: bo
 
 /// The initial events of a watch: an ADDED for each object (stored under
 /// its key) that matches.
-fn added_events(
-    objects: impl Iterator<Item = (String, LazyObject)>,
+fn added_events<K: AsRef<str>>(
+    objects: impl Iterator<Item = (K, LazyObject)>,
     filter: &Filter,
 ) -> Vec<WatchEvent> {
     objects
-        .filter(|(key, o)| filter.matches_at(key, o))
+        .filter(|(key, o)| filter.matches_at(key.as_ref(), o))
         .map(|(_, object)| WatchEvent::of(EventType::Added, object))
         .collect()
 }
