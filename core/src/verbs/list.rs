@@ -54,6 +54,16 @@ fn selected<'a>(
         .filter(move |(key, o)| crate::watch::selects(labels, fields, namespaced, key, o))
 }
 
+/// Every cached object under `prefix`, for a whole list without
+/// selectors: no key is read.
+fn all_of(cache: &crate::watch::cache::WatchCache, prefix: &str) -> (Vec<LazyObject>, i64) {
+    let (objects, revision) = cache.objects_under(prefix);
+    (
+        objects.into_iter().map(LazyObject::cached).collect(),
+        revision,
+    )
+}
+
 pub(super) const EXPIRED_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 impl ApiCore {
@@ -109,10 +119,15 @@ impl ApiCore {
                     // "Any" resourceVersion: served from the watch cache, whole
                     // (upstream's cache also ignores limit here).
                     let cache = self.watch_cache(def).await?;
-                    let (objects, revision) = cache.list_candidates(&prefix, &fields);
-                    let items = selected(def, objects, &labels, &fields)
-                        .map(|(_, object)| object)
-                        .collect();
+                    let (items, revision) = if labels.is_empty() && fields.is_empty() {
+                        all_of(&cache, &prefix)
+                    } else {
+                        let (objects, revision) = cache.list_candidates(&prefix, &fields);
+                        let items = selected(def, objects, &labels, &fields)
+                            .map(|(_, object)| object)
+                            .collect();
+                        (items, revision)
+                    };
                     return Ok(ObjectList {
                         items,
                         resource_version: revision.to_string(),
@@ -240,8 +255,17 @@ impl ApiCore {
         if !self.catch_up(&cache, CACHE_CATCH_UP).await?.1 {
             return Ok(None);
         }
-        let (objects, revision) = cache.list_candidates(prefix, fields);
         let selective = !(labels.is_empty() && fields.is_empty());
+        if !selective && limit <= 0 {
+            let (items, revision) = all_of(&cache, prefix);
+            return Ok(Some(ObjectList {
+                items,
+                resource_version: revision.to_string(),
+                continue_token: None,
+                remaining_item_count: None,
+            }));
+        }
+        let (objects, revision) = cache.list_candidates(prefix, fields);
         let mut matching = selected(def, objects, labels, fields);
         let limit = usize::try_from(limit).unwrap_or(0);
         let mut items = Vec::new();

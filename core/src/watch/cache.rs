@@ -712,15 +712,46 @@ impl WatchCache {
     }
 
     fn entries_under(state: &State, prefix: &str) -> Entries<CachedObject> {
-        state
-            .objects
-            .range::<str, _>((
-                std::ops::Bound::Included(prefix),
-                std::ops::Bound::Unbounded,
-            ))
-            .take_while(|(k, _)| k.starts_with(prefix))
+        Self::under(state, prefix)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
+    }
+
+    /// The objects under `prefix` (a namespace's or the whole type's), in
+    /// key order, without their keys, and the revision they are current
+    /// at: for a list that selects nothing, whose keys no one reads.
+    pub fn objects_under(&self, prefix: &str) -> (Vec<Arc<CachedObject>>, i64) {
+        let state = self.read();
+        let objects = Self::under(&state, prefix)
+            .map(|(_, object)| object.clone())
+            .collect();
+        (objects, state.revision)
+    }
+
+    /// The entries whose keys start with `prefix`. The range ends where
+    /// such keys end (the prefix with its last byte raised), so a walk of
+    /// thousands of objects reads none of their keys on the way.
+    fn under<'s>(
+        state: &'s State,
+        prefix: &str,
+    ) -> impl Iterator<Item = (&'s Arc<str>, &'s Arc<CachedObject>)> + 's {
+        use std::ops::Bound;
+        // Prefixes end in '/'; one that ends otherwise is bounded by a
+        // comparison of each key instead.
+        let past = prefix
+            .as_bytes()
+            .last()
+            .filter(|last| **last < 0x7f)
+            .map(|last| format!("{}{}", &prefix[..prefix.len() - 1], char::from(last + 1)));
+        let compared = past.is_none().then(|| prefix.to_string());
+        let end = match &past {
+            Some(past) => Bound::Excluded(past.as_str()),
+            None => Bound::Unbounded,
+        };
+        state
+            .objects
+            .range::<str, _>((Bound::Included(prefix), end))
+            .take_while(move |(key, _)| compared.as_deref().is_none_or(|p| key.starts_with(p)))
     }
 
     /// Registers a watcher for events under `prefix` after `after`. None
@@ -1027,6 +1058,45 @@ mod tests {
             left,
             [(6, "/r/b/other".to_string()), (8, "/r/a/next".to_string())]
         );
+    }
+
+    /// A prefix's range ends where its keys end, neighbours that sort
+    /// just after it (`/r/cm0`, `/r/cma/…`) left out.
+    #[tokio::test]
+    async fn objects_under_a_prefix_are_exactly_those_its_keys_start() {
+        let (_d, s) = store().await;
+        for key in [
+            "/r/cm/a/x",
+            "/r/cm/b/y",
+            "/r/cm0",
+            "/r/cma/z",
+            "/r/cl/q",
+            "/r/c\u{e9}/w",
+        ] {
+            s.create(key, br#"{"metadata":{"name":"n"}}"#.to_vec())
+                .await
+                .unwrap();
+        }
+        let cache = WatchCache::start(s.clone(), "/r/".into());
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let keys = |prefix: &str| -> Vec<String> {
+            let state = cache.read();
+            WatchCache::under(&state, prefix)
+                .map(|(key, _)| key.to_string())
+                .collect()
+        };
+        assert_eq!(keys("/r/cm/"), ["/r/cm/a/x", "/r/cm/b/y"]);
+        assert_eq!(keys("/r/cm/b/"), ["/r/cm/b/y"]);
+        assert_eq!(
+            keys("/r/cm"),
+            ["/r/cm/a/x", "/r/cm/b/y", "/r/cm0", "/r/cma/z"]
+        );
+        // A prefix ending in a character past ASCII is compared key by key.
+        assert_eq!(keys("/r/c\u{e9}"), ["/r/c\u{e9}/w"]);
+        assert_eq!(keys("/r/cx/"), Vec::<String>::new());
+        let (objects, revision) = cache.objects_under("/r/cm/");
+        assert_eq!(objects.len(), 2);
+        assert_eq!(revision, cache.revision());
     }
 
     #[tokio::test]
