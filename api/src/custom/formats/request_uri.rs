@@ -99,29 +99,8 @@ fn authority_parses(authority: &[u8]) -> bool {
 /// Go's `validUserinfo`: unreserved characters, sub-delims, `:`, `%` and
 /// `@` (the host was split at the last `@`). Non-ASCII is refused.
 fn valid_userinfo(info: &[u8]) -> bool {
-    info.iter().all(|&b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b':'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b'%'
-                    | b'@'
-            )
-    })
+    info.iter()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._:~!$&'()*+,;=%@".contains(b))
 }
 
 /// Go's `parseHost`: `host[:port]` or `[literal][:port]`, the literal's
@@ -212,30 +191,7 @@ fn unescapes(s: &[u8], mode: Mode) -> bool {
 /// unreserved characters, RFC 3986's sub-delims, and `:[]<>"` for ports,
 /// IPv6 literals and compatibility.
 fn host_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric()
-        || matches!(
-            c,
-            b'-' | b'_'
-                | b'.'
-                | b'~'
-                | b'!'
-                | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b':'
-                | b'['
-                | b']'
-                | b'<'
-                | b'>'
-                | b'"'
-        )
+    c.is_ascii_alphanumeric() || b"-_.~!$&'()*+,;=:[]<>\"".contains(&c)
 }
 
 fn hex(c: u8) -> Option<u8> {
