@@ -13,10 +13,6 @@
 
 use std::net::IpAddr;
 
-use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
-use base64::engine::DecodePaddingMode;
-use base64::Engine as _;
-
 /// Whether `value` is one RFC 5322 address (`a@b.c`, `Name <a@b.c>`,
 /// `a@b.c (Name)`, or a group holding exactly one of them).
 pub(super) fn parses(value: &str) -> bool {
@@ -315,24 +311,12 @@ fn native_charset(charset: &[u8]) -> bool {
     })
 }
 
-/// Go's `base64.StdEncoding`: padding required, bits past the last byte
-/// need not be zero.
-const GO_STD_BASE64: GeneralPurpose = GeneralPurpose::new(
-    &base64::alphabet::STANDARD,
-    GeneralPurposeConfig::new()
-        .with_decode_allow_trailing_bits(true)
-        .with_decode_padding_mode(DecodePaddingMode::RequireCanonical),
-);
-
-/// Whether Go's `base64.StdEncoding.DecodeString` takes `text`, which
-/// skips carriage returns and line feeds wherever they are.
+/// Whether Go's `base64.StdEncoding.DecodeString` takes `text` (padding
+/// required, line breaks skipped, trailing bits ignored): the decoder
+/// typed fields already use for Go's `[]byte`.
 fn base64_decodes(text: &[u8]) -> bool {
-    let text: Vec<u8> = text
-        .iter()
-        .copied()
-        .filter(|&b| b != b'\r' && b != b'\n')
-        .collect();
-    GO_STD_BASE64.decode(text).is_ok()
+    std::str::from_utf8(text)
+        .is_ok_and(|text| crate::openapi::go_values::base64_error_offset(text).is_none())
 }
 
 /// Whether Go's `qDecode` takes `text`: printable ASCII, tab, CR and LF,

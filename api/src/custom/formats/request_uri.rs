@@ -113,7 +113,7 @@ fn host_parses(host: &[u8]) -> bool {
         if !valid_optional_port(&host[close + 1..]) {
             return false;
         }
-        if let Some(zone) = find(&host[..close], b"%25") {
+        if let Some(zone) = memchr::memmem::find(&host[..close], b"%25") {
             return unescapes(&host[..zone], Mode::Host)
                 && unescapes(&host[zone..close], Mode::Zone)
                 && unescapes(&host[close..], Mode::Host);
@@ -133,10 +133,6 @@ fn valid_optional_port(port: &[u8]) -> bool {
         Some((b':', digits)) => digits.iter().all(u8::is_ascii_digit),
         Some(_) => false,
     }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 /// The parts of a URL Go's `unescape` checks differently.
@@ -195,12 +191,9 @@ fn host_byte(c: u8) -> bool {
 }
 
 fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
+    char::from(c)
+        .to_digit(16)
+        .and_then(|d| u8::try_from(d).ok())
 }
 
 #[cfg(test)]
