@@ -7,6 +7,9 @@
 // `cargo:warning` and is skipped; a missing `k8s-pb` yields empty tables
 // (decoding then reports every message as unknown) rather than a failed
 // build.
+//
+// Also writes the built-in kinds' OpenAPI definitions as JSON
+// (`build/openapi_definitions.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -14,15 +17,20 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "build/openapi_definitions.rs"]
+mod openapi_definitions;
+
 const OUTPUT_FILE: &str = "k8s_pb_schema.rs";
 const SOURCE_CRATE: &str = "k8s-pb";
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build/openapi_definitions.rs");
     let Some(out_dir) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
         println!("cargo:warning=OUT_DIR is not set; cannot write the protobuf schema");
         return;
     };
+    openapi_definitions::write(&out_dir);
     let mut warnings = Vec::new();
     let schema = match locate_source(&mut warnings) {
         Some(source) => {

@@ -1,12 +1,10 @@
-//! The schema definitions of every built-in kind, generated once from
-//! k8s-openapi's schemars output and shared by the documents and
-//! `unknown_fields`.
+//! The schema definitions of every built-in kind, generated at build time
+//! from k8s-openapi's schemars output and shared by the documents,
+//! `unknown_fields`, strategic merge patches and the protobuf codec.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use k8s_openapi::schemars::generate::SchemaSettings;
-use k8s_openapi::schemars::SchemaGenerator;
 use serde_json::{json, Map, Value};
 
 /// Prefix of the `$ref`s schemars writes with draft 2020-12 settings. The
@@ -28,120 +26,40 @@ pub(crate) const OPERATION_DEFINITIONS: [&str; 4] = [STATUS, DELETE_OPTIONS, PAT
 /// definition name (`io.k8s.api.core.v1.Pod`), in draft 2020-12 form.
 pub(crate) type Definitions = BTreeMap<String, Value>;
 
-/// Generated on first use: schemars builds a few hundred JSON trees, which is
-/// worth doing once per process, not per request.
+/// Parsed on first use from the JSON the build script generated with
+/// schemars (`build/openapi_definitions.rs`).
 pub(crate) fn builtin() -> &'static Definitions {
     static DEFINITIONS: OnceLock<Definitions> = OnceLock::new();
-    DEFINITIONS.get_or_init(generate)
+    DEFINITIONS.get_or_init(|| {
+        embedded(include_str!(concat!(
+            env!("OUT_DIR"),
+            "/builtin_definitions.json"
+        )))
+    })
 }
 
-macro_rules! generate_roots {
-    ($generator:ident; $($ty:ty),* $(,)?) => {
-        $( let _ = $generator.subschema_for::<$ty>(); )*
-    };
+/// The discovery documents' types (`APIGroupList`, `APIResourceList`,
+/// `APIVersions`), which no built-in kind refers to.
+pub(crate) fn discovery() -> Definitions {
+    embedded(include_str!(concat!(
+        env!("OUT_DIR"),
+        "/discovery_definitions.json"
+    )))
 }
 
-fn generate() -> Definitions {
-    let mut generator = SchemaGenerator::new(SchemaSettings::draft2020_12());
-    generate_roots!(generator;
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::Patch,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::WatchEvent<Value>,
-        k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration,
-        k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicy,
-        k8s_openapi::api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
-        k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration,
-        k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
-        k8s_openapi::api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
-        k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicy,
-        k8s_openapi::api::admissionregistration::v1beta1::ValidatingAdmissionPolicyBinding,
-        k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion,
-        k8s_openapi::api::apps::v1::ControllerRevision,
-        k8s_openapi::api::apps::v1::DaemonSet,
-        k8s_openapi::api::apps::v1::Deployment,
-        k8s_openapi::api::apps::v1::ReplicaSet,
-        k8s_openapi::api::apps::v1::StatefulSet,
-        k8s_openapi::api::authentication::v1::SelfSubjectReview,
-        k8s_openapi::api::authentication::v1::TokenRequest,
-        k8s_openapi::api::authentication::v1::TokenReview,
-        k8s_openapi::api::authorization::v1::LocalSubjectAccessReview,
-        k8s_openapi::api::authorization::v1::SelfSubjectAccessReview,
-        k8s_openapi::api::authorization::v1::SelfSubjectRulesReview,
-        k8s_openapi::api::authorization::v1::SubjectAccessReview,
-        k8s_openapi::api::autoscaling::v1::HorizontalPodAutoscaler,
-        k8s_openapi::api::autoscaling::v1::Scale,
-        k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
-        k8s_openapi::api::batch::v1::CronJob,
-        k8s_openapi::api::batch::v1::Job,
-        k8s_openapi::api::certificates::v1::CertificateSigningRequest,
-        k8s_openapi::api::certificates::v1alpha1::ClusterTrustBundle,
-        k8s_openapi::api::certificates::v1beta1::ClusterTrustBundle,
-        k8s_openapi::api::coordination::v1::Lease,
-        k8s_openapi::api::coordination::v1alpha2::LeaseCandidate,
-        k8s_openapi::api::coordination::v1beta1::LeaseCandidate,
-        k8s_openapi::api::core::v1::Binding,
-        k8s_openapi::api::core::v1::ComponentStatus,
-        k8s_openapi::api::core::v1::ConfigMap,
-        k8s_openapi::api::core::v1::Endpoints,
-        k8s_openapi::api::core::v1::Event,
-        k8s_openapi::api::core::v1::LimitRange,
-        k8s_openapi::api::core::v1::Namespace,
-        k8s_openapi::api::core::v1::Node,
-        k8s_openapi::api::core::v1::PersistentVolume,
-        k8s_openapi::api::core::v1::PersistentVolumeClaim,
-        k8s_openapi::api::core::v1::Pod,
-        k8s_openapi::api::core::v1::PodTemplate,
-        k8s_openapi::api::core::v1::ReplicationController,
-        k8s_openapi::api::core::v1::ResourceQuota,
-        k8s_openapi::api::core::v1::Secret,
-        k8s_openapi::api::core::v1::Service,
-        k8s_openapi::api::core::v1::ServiceAccount,
-        k8s_openapi::api::discovery::v1::EndpointSlice,
-        k8s_openapi::api::events::v1::Event,
-        k8s_openapi::api::flowcontrol::v1::FlowSchema,
-        k8s_openapi::api::flowcontrol::v1::PriorityLevelConfiguration,
-        k8s_openapi::api::networking::v1::IPAddress,
-        k8s_openapi::api::networking::v1::Ingress,
-        k8s_openapi::api::networking::v1::IngressClass,
-        k8s_openapi::api::networking::v1::NetworkPolicy,
-        k8s_openapi::api::networking::v1::ServiceCIDR,
-        k8s_openapi::api::networking::v1beta1::IPAddress,
-        k8s_openapi::api::networking::v1beta1::ServiceCIDR,
-        k8s_openapi::api::node::v1::RuntimeClass,
-        k8s_openapi::api::policy::v1::Eviction,
-        k8s_openapi::api::policy::v1::PodDisruptionBudget,
-        k8s_openapi::api::rbac::v1::ClusterRole,
-        k8s_openapi::api::rbac::v1::ClusterRoleBinding,
-        k8s_openapi::api::rbac::v1::Role,
-        k8s_openapi::api::rbac::v1::RoleBinding,
-        k8s_openapi::api::resource::v1alpha3::DeviceClass,
-        k8s_openapi::api::resource::v1alpha3::DeviceTaintRule,
-        k8s_openapi::api::resource::v1alpha3::ResourceClaim,
-        k8s_openapi::api::resource::v1alpha3::ResourceClaimTemplate,
-        k8s_openapi::api::resource::v1alpha3::ResourceSlice,
-        k8s_openapi::api::resource::v1beta1::DeviceClass,
-        k8s_openapi::api::resource::v1beta1::ResourceClaim,
-        k8s_openapi::api::resource::v1beta1::ResourceClaimTemplate,
-        k8s_openapi::api::resource::v1beta1::ResourceSlice,
-        k8s_openapi::api::resource::v1beta2::DeviceClass,
-        k8s_openapi::api::resource::v1beta2::ResourceClaim,
-        k8s_openapi::api::resource::v1beta2::ResourceClaimTemplate,
-        k8s_openapi::api::resource::v1beta2::ResourceSlice,
-        k8s_openapi::api::scheduling::v1::PriorityClass,
-        k8s_openapi::api::storage::v1::CSIDriver,
-        k8s_openapi::api::storage::v1::CSINode,
-        k8s_openapi::api::storage::v1::CSIStorageCapacity,
-        k8s_openapi::api::storage::v1::StorageClass,
-        k8s_openapi::api::storage::v1::VolumeAttachment,
-        k8s_openapi::api::storage::v1alpha1::VolumeAttributesClass,
-        k8s_openapi::api::storage::v1beta1::VolumeAttributesClass,
-        k8s_openapi::api::storagemigration::v1alpha1::StorageVersionMigration,
-        k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::Status,
-        k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService,
-    );
-    generator.take_definitions(false).into_iter().collect()
+/// The definition names of the kinds a strategic merge patch applies to.
+pub(crate) fn strategic_merge_roots() -> Vec<String> {
+    serde_json::from_str(include_str!(concat!(
+        env!("OUT_DIR"),
+        "/strategic_merge_roots.json"
+    )))
+    .unwrap_or_default()
+}
+
+/// The build script wrote the text with serde_json, so it parses; an empty
+/// map would only ever mean a broken build, which the tests catch.
+fn embedded(json: &str) -> Definitions {
+    serde_json::from_str(json).unwrap_or_default()
 }
 
 /// The name upstream gives a kind's list type: same package, `<Kind>List`.
@@ -257,5 +175,42 @@ pub(crate) fn direct_refs(schema: &Value, out: &mut Vec<String>) {
         }
         Value::Array(items) => items.iter().for_each(|item| direct_refs(item, out)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The build script's JSON parses (an empty map would be a broken
+    /// build), and every kind a strategic merge patch applies to has its
+    /// definition among the built-in ones.
+    #[test]
+    fn the_embedded_definitions_hold_every_root() {
+        let builtin = builtin();
+        for name in [
+            "io.k8s.api.core.v1.Pod",
+            "io.k8s.api.apps.v1.Deployment",
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition",
+            "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService",
+            STATUS,
+            DELETE_OPTIONS,
+            PATCH,
+            WATCH_EVENT,
+            LIST_META,
+            OBJECT_META,
+        ] {
+            assert!(builtin.contains_key(name), "{name}");
+        }
+        let roots = strategic_merge_roots();
+        assert_eq!(roots.len(), 57);
+        for root in &roots {
+            assert!(builtin.contains_key(root), "{root}");
+        }
+        let discovery = discovery();
+        for name in ["APIGroupList", "APIResourceList", "APIVersions"] {
+            let name = format!("io.k8s.apimachinery.pkg.apis.meta.v1.{name}");
+            assert!(discovery.contains_key(&name), "{name}");
+        }
     }
 }

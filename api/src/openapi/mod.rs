@@ -18,7 +18,8 @@
 //!   the definitions in it.
 //!
 //! Schemas come from k8s-openapi's schemars output, which already uses
-//! upstream's definition names (`io.k8s.api.apps.v1.Deployment`). Each
+//! upstream's definition names (`io.k8s.api.apps.v1.Deployment`), made at
+//! build time and embedded as JSON ([`definitions`]). Each
 //! document is generated and serialized once ([`OpenApiDocuments`]: the
 //! group-version documents per registry change, reused across changes that
 //! leave their group-version alone; v2 on first request); serving a
@@ -807,4 +808,14 @@ struct IndexEntry {
 /// need field names (the protobuf decoder).
 pub(crate) fn builtin_definitions() -> &'static BTreeMap<String, Value> {
     definitions::builtin()
+}
+
+/// The discovery documents' definitions, which no kind refers to.
+pub(crate) fn discovery_definitions() -> BTreeMap<String, Value> {
+    definitions::discovery()
+}
+
+/// The definition names of the kinds a strategic merge patch applies to.
+pub(crate) fn strategic_merge_roots() -> Vec<String> {
+    definitions::strategic_merge_roots()
 }

@@ -671,8 +671,8 @@ fn invalid_and_duplicate_resources_are_rejected() {
 
 #[test]
 fn build_is_deterministic_and_timed() {
-    // Warm the shared definitions so the timings below separate generation
-    // from document building.
+    // Warm the shared definitions so the timings below separate parsing
+    // them from document building.
     let start = Instant::now();
     let _ = definitions::builtin();
     let generated = start.elapsed();
@@ -685,7 +685,7 @@ fn build_is_deterministic_and_timed() {
     assert_eq!(first.v2().expect("v2"), second.v2().expect("v2"));
     assert_eq!(first.v3_index(), second.v3_index());
     println!(
-        "definitions: {} generated in {generated:?}; documents built in {built:?}; \
+        "definitions: {} parsed in {generated:?}; documents built in {built:?}; \
          v2 {} bytes, api/v1 {} bytes, apis/apps/v1 {} bytes",
         definitions::builtin().len(),
         first.v2().expect("v2").len(),

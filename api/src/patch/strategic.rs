@@ -21,8 +21,8 @@
 //! directive's order and unlisted server items are interleaved the same way.
 //!
 //! Which fields merge how is not in the JSON: it comes from the type. We walk
-//! the schemas that `k8s-openapi` generates with `schemars` (built once, then
-//! cached) to know the definition of every nested value, and look the patch
+//! the schemas that `k8s-openapi` generates with `schemars` (at build time,
+//! parsed once) to know the definition of every nested value, and look the patch
 //! strategy up in [`super::patch_meta`].
 //!
 //! Deliberate differences from upstream, all on malformed or unusual patches:
@@ -35,11 +35,9 @@
 //! reports as HTTP 500 are classified as bad requests, see
 //! [`StrategicMergeError::status_code`].
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::OnceLock;
 
-use schemars::generate::SchemaSettings;
-use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 use super::patch_meta::{field_patch_meta, FieldPatchMeta};
@@ -151,97 +149,20 @@ pub fn apply_strategic_merge_patch(
         .map(Value::Object)
 }
 
-/// The generated JSON schemas of every supported kind and of everything they reference.
+/// The built-in kinds' schemas and which of them a patch may be applied to.
 struct Schemas {
-    definitions: Map<String, Value>,
+    definitions: &'static BTreeMap<String, Value>,
     roots: HashSet<String>,
 }
 
 fn schemas() -> &'static Schemas {
     static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
-    SCHEMAS.get_or_init(build_schemas)
-}
-
-fn build_schemas() -> Schemas {
-    use k8s_openapi::api;
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
-    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1 as apiregistration;
-
-    let mut generator = SchemaSettings::draft2020_12().into_generator();
-    let mut roots = HashSet::new();
-    // Registering a root makes the generator add its definition and, through
-    // `$ref`s, the definitions of every type reachable from it.
-    macro_rules! register {
-        ($($ty:ty),* $(,)?) => {
-            $(
-                generator.subschema_for::<$ty>();
-                roots.insert(<$ty as JsonSchema>::schema_name().into_owned());
-            )*
-        };
-    }
-    register!(
-        api::core::v1::Binding,
-        api::core::v1::ComponentStatus,
-        api::core::v1::ConfigMap,
-        api::core::v1::Endpoints,
-        api::core::v1::Event,
-        api::core::v1::LimitRange,
-        api::core::v1::Namespace,
-        api::core::v1::Node,
-        api::core::v1::PersistentVolume,
-        api::core::v1::PersistentVolumeClaim,
-        api::core::v1::Pod,
-        api::core::v1::PodTemplate,
-        api::core::v1::ReplicationController,
-        api::core::v1::ResourceQuota,
-        api::core::v1::Secret,
-        api::core::v1::Service,
-        api::core::v1::ServiceAccount,
-        api::apps::v1::ControllerRevision,
-        api::apps::v1::DaemonSet,
-        api::apps::v1::Deployment,
-        api::apps::v1::ReplicaSet,
-        api::apps::v1::StatefulSet,
-        api::autoscaling::v1::HorizontalPodAutoscaler,
-        api::autoscaling::v1::Scale,
-        api::autoscaling::v2::HorizontalPodAutoscaler,
-        api::batch::v1::CronJob,
-        api::batch::v1::Job,
-        api::networking::v1::Ingress,
-        api::networking::v1::IngressClass,
-        api::networking::v1::IPAddress,
-        api::networking::v1::NetworkPolicy,
-        api::networking::v1::ServiceCIDR,
-        api::rbac::v1::ClusterRole,
-        api::rbac::v1::ClusterRoleBinding,
-        api::rbac::v1::Role,
-        api::rbac::v1::RoleBinding,
-        api::policy::v1::Eviction,
-        api::policy::v1::PodDisruptionBudget,
-        api::coordination::v1::Lease,
-        api::scheduling::v1::PriorityClass,
-        api::storage::v1::CSIDriver,
-        api::storage::v1::CSINode,
-        api::storage::v1::CSIStorageCapacity,
-        api::storage::v1::StorageClass,
-        api::storage::v1::VolumeAttachment,
-        api::discovery::v1::EndpointSlice,
-        api::events::v1::Event,
-        api::node::v1::RuntimeClass,
-        api::certificates::v1::CertificateSigningRequest,
-        api::admissionregistration::v1::MutatingWebhookConfiguration,
-        api::admissionregistration::v1::ValidatingWebhookConfiguration,
-        api::admissionregistration::v1::ValidatingAdmissionPolicy,
-        api::admissionregistration::v1::ValidatingAdmissionPolicyBinding,
-        api::flowcontrol::v1::FlowSchema,
-        api::flowcontrol::v1::PriorityLevelConfiguration,
-        apiextensions::CustomResourceDefinition,
-        apiregistration::APIService,
-    );
-    Schemas {
-        definitions: generator.take_definitions(false),
-        roots,
-    }
+    SCHEMAS.get_or_init(|| Schemas {
+        definitions: crate::openapi::builtin_definitions(),
+        roots: crate::openapi::strategic_merge_roots()
+            .into_iter()
+            .collect(),
+    })
 }
 
 /// A position in the schema: the schema of a value and, when that schema is a

@@ -69,26 +69,15 @@ pub(super) fn layout(index: u32) -> Option<&'static MessageLayout> {
     LAYOUT
         .get_or_init(|| {
             let mut definitions = crate::openapi::builtin_definitions().clone();
-            for (name, definition) in discovery_definitions() {
+            // The discovery documents (`/api`, `/apis`, `/apis/<group>/<version>`)
+            // are served as protobuf too; their JSON names
+            // (`serverAddressByClientCIDRs`) cannot be guessed from prost's.
+            for (name, definition) in crate::openapi::discovery_definitions() {
                 definitions.entry(name).or_insert(definition);
             }
             build(&definitions)
         })
         .get(usize::try_from(index).ok()?)
-}
-
-/// The discovery documents (`/api`, `/apis`, `/apis/<group>/<version>`)
-/// are served as protobuf too, but no built-in kind refers to their types,
-/// so the shared definitions lack them; their JSON names
-/// (`serverAddressByClientCIDRs`) cannot be guessed from prost's.
-fn discovery_definitions() -> BTreeMap<String, Value> {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
-    use k8s_openapi::schemars::{generate::SchemaSettings, SchemaGenerator};
-    let mut generator = SchemaGenerator::new(SchemaSettings::draft2020_12());
-    let _ = generator.subschema_for::<meta::APIGroupList>();
-    let _ = generator.subschema_for::<meta::APIResourceList>();
-    let _ = generator.subschema_for::<meta::APIVersions>();
-    generator.take_definitions(false).into_iter().collect()
 }
 
 const META_V1: &str = "k8s.io.apimachinery.pkg.apis.meta.v1.";
