@@ -20,6 +20,8 @@ use super::{
     StorageEvent, StorageResult,
 };
 
+mod both_ends;
+
 const KV: TableDefinition<&str, &[u8]> = TableDefinition::new("kv");
 const LOG: TableDefinition<u64, &[u8]> = TableDefinition::new("log");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
@@ -329,6 +331,18 @@ impl EmbeddedStore {
             }
         }
         let kv = txn.open_table(KV).map_err(backend)?;
+        if params.limit == 0 {
+            let mut merged = both_ends::read(&kv, start.as_str()..end.as_str(), &past)?;
+            if !past.is_empty() {
+                merged.extend(past.into_values().flatten());
+                merged.sort_by(|a, b| a.key.cmp(&b.key));
+            }
+            return Ok(ListResult {
+                items: merged,
+                revision: at,
+                remaining: 0,
+            });
+        }
         let mut range = kv.range(start.as_str()..end.as_str()).map_err(backend)?;
         let mut current_items = Vec::new();
         for entry in range.by_ref() {

@@ -1,0 +1,225 @@
+//! A whole range of records read from both of its ends at once.
+//!
+//! A watch cache starts with one list of every object of its resource; with
+//! a million objects, reading them is about half of the start-up's CPU, and
+//! one thread read them while the other core waited. redb's ranges run in
+//! both directions, so a second thread reads from the end towards the first
+//! until the two meet, without knowing beforehand where the middle is.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::Mutex;
+
+use redb::ReadOnlyTable;
+
+use super::{backend, decode_record};
+use crate::{KeyValue, StorageResult};
+
+/// Records read by one thread before a second one starts from the other
+/// end: smaller ranges are not worth a thread.
+const ALONE: usize = 20_000;
+
+/// Records between two looks at where the other reader is.
+const LOOK_EVERY: usize = 1024;
+
+/// The records of `keys` in key order, leaving out those whose keys
+/// `skip` holds.
+pub(super) fn read(
+    kv: &ReadOnlyTable<&str, &[u8]>,
+    keys: Range<&str>,
+    skip: &BTreeMap<String, Option<KeyValue>>,
+) -> StorageResult<Vec<KeyValue>> {
+    read_paced(kv, keys, skip, ALONE, LOOK_EVERY)
+}
+
+fn read_paced(
+    kv: &ReadOnlyTable<&str, &[u8]>,
+    keys: Range<&str>,
+    skip: &BTreeMap<String, Option<KeyValue>>,
+    alone: usize,
+    look_every: usize,
+) -> StorageResult<Vec<KeyValue>> {
+    let mut forward = kv.range(keys.clone()).map_err(backend)?;
+    let mut items = Vec::new();
+    let mut read = 0;
+    for entry in forward.by_ref() {
+        let (key, value) = entry.map_err(backend)?;
+        if !skip.contains_key(key.value()) {
+            items.push(decode_record(key.value(), value.value())?);
+        }
+        read += 1;
+        if read == alone {
+            break;
+        }
+    }
+    if read < alone || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        for entry in forward {
+            let (key, value) = entry.map_err(backend)?;
+            if !skip.contains_key(key.value()) {
+                items.push(decode_record(key.value(), value.value())?);
+            }
+        }
+        return Ok(items);
+    }
+    let meeting = Mutex::new(Frontiers::default());
+    let backward = std::thread::scope(|scope| {
+        let backward = scope.spawn(|| read_backward(kv, keys, skip, &meeting, look_every));
+        read_forward(forward, skip, &meeting, look_every, &mut items)?;
+        backward
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })?;
+    // Both readers may have read a stretch in the middle; the forward one's
+    // copy of it is kept.
+    let last = items.last().map(|item| item.key.clone());
+    items.extend(
+        backward
+            .into_iter()
+            .rev()
+            .filter(|item| last.as_ref().is_none_or(|last| item.key > *last)),
+    );
+    Ok(items)
+}
+
+/// The last key each reader has looked out from (it has read every key
+/// before it, forward, or after it, backward), and whether it has
+/// stopped.
+#[derive(Default)]
+struct Frontiers {
+    forward: Option<String>,
+    backward: Option<String>,
+    forward_done: bool,
+    backward_done: bool,
+}
+
+fn read_forward(
+    range: redb::Range<'_, &'static str, &'static [u8]>,
+    skip: &BTreeMap<String, Option<KeyValue>>,
+    meeting: &Mutex<Frontiers>,
+    look_every: usize,
+    items: &mut Vec<KeyValue>,
+) -> StorageResult<()> {
+    let mut since_look = 0;
+    for entry in range {
+        let (key, value) = entry.map_err(backend)?;
+        let key = key.value();
+        if !skip.contains_key(key) {
+            items.push(decode_record(key, value.value())?);
+        }
+        since_look += 1;
+        if since_look == look_every {
+            since_look = 0;
+            let mut frontiers = meeting.lock().unwrap_or_else(|p| p.into_inner());
+            // The backward reader has read everything from its frontier on.
+            if frontiers.backward_done || frontiers.backward.as_deref().is_some_and(|b| key >= b) {
+                break;
+            }
+            frontiers.forward = Some(key.to_owned());
+        }
+    }
+    meeting
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .forward_done = true;
+    Ok(())
+}
+
+/// The records from the end of `keys` down to where the forward reader is,
+/// in descending key order.
+fn read_backward(
+    kv: &ReadOnlyTable<&str, &[u8]>,
+    keys: Range<&str>,
+    skip: &BTreeMap<String, Option<KeyValue>>,
+    meeting: &Mutex<Frontiers>,
+    look_every: usize,
+) -> StorageResult<Vec<KeyValue>> {
+    let mut items: Vec<KeyValue> = Vec::new();
+    let mut since_look = 0;
+    let result = (|| {
+        for entry in kv.range(keys).map_err(backend)?.rev() {
+            let (key, value) = entry.map_err(backend)?;
+            let key = key.value();
+            if !skip.contains_key(key) {
+                items.push(decode_record(key, value.value())?);
+            }
+            since_look += 1;
+            if since_look == look_every {
+                since_look = 0;
+                let mut frontiers = meeting.lock().unwrap_or_else(|p| p.into_inner());
+                // The forward reader has read everything up to its frontier.
+                if frontiers.forward_done || frontiers.forward.as_deref().is_some_and(|f| key <= f)
+                {
+                    break;
+                }
+                frontiers.backward = Some(key.to_owned());
+            }
+        }
+        Ok(())
+    })();
+    // Done either way, so the forward reader never waits for this one.
+    meeting
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .backward_done = true;
+    result.map(|()| items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redb::{Database, ReadableDatabase};
+
+    fn record(revision: u64, value: &str) -> Vec<u8> {
+        let mut raw = revision.to_le_bytes().to_vec();
+        raw.extend_from_slice(&revision.to_le_bytes());
+        raw.extend_from_slice(value.as_bytes());
+        raw
+    }
+
+    /// Whatever the range's size, the skipped keys and where the two
+    /// readers meet (looking out every few records, so they meet at
+    /// varying places), the records are the range's, each once, in order.
+    #[test]
+    fn both_ends_read_every_record_once_in_order() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = Database::create(dir.path().join("kv.redb")).expect("db");
+        let keys: Vec<String> = (0..3000).map(|i| format!("/r/k{i:05}")).collect();
+        let write = db.begin_write().expect("write");
+        {
+            let mut kv = write.open_table(super::super::KV).expect("table");
+            for (i, key) in keys.iter().enumerate() {
+                kv.insert(key.as_str(), record(i as u64 + 1, key).as_slice())
+                    .expect("insert");
+            }
+            // Outside the range: never listed.
+            kv.insert("/r/j", record(1, "j").as_slice())
+                .expect("insert");
+            kv.insert("/r/l", record(1, "l").as_slice())
+                .expect("insert");
+        }
+        write.commit().expect("commit");
+        let read = db.begin_read().expect("read");
+        let kv = read.open_table(super::super::KV).expect("table");
+        let skip: BTreeMap<String, Option<KeyValue>> = keys
+            .iter()
+            .step_by(7)
+            .map(|key| (key.clone(), None))
+            .collect();
+        for (alone, look_every) in [(1, 1), (10, 3), (100, 7), (2999, 1), (3000, 5), (5000, 5)] {
+            for skipping in [&BTreeMap::new(), &skip] {
+                let expected: Vec<&String> = keys
+                    .iter()
+                    .filter(|key| !skipping.contains_key(*key))
+                    .collect();
+                for _ in 0..20 {
+                    let items =
+                        read_paced(&kv, "/r/k".."/r/l", skipping, alone, look_every).expect("read");
+                    let got: Vec<&String> = items.iter().map(|item| &item.key).collect();
+                    assert_eq!(got, expected, "alone {alone}, every {look_every}");
+                    let first = &items[0];
+                    assert_eq!(&*first.value, first.key.as_bytes());
+                }
+            }
+        }
+    }
+}
