@@ -33,7 +33,7 @@ pub fn served_json_at(raw: &[u8], revision: i64) -> Option<Vec<u8>> {
             out.extend_from_slice(&raw[existing.value_end..]);
         }
         None => {
-            let order = field_order("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")?;
+            let order = object_meta_order()?;
             let rank = order.rank("resourceVersion");
             // Where `object::set_meta` puts it: before the first field Go
             // declares after it.
@@ -53,6 +53,13 @@ pub fn served_json_at(raw: &[u8], revision: i64) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+/// Looked up once: every stored object is spliced here when a cache loads.
+fn object_meta_order() -> Option<&'static crate::protobuf::FieldOrder> {
+    static ORDER: std::sync::OnceLock<Option<&'static crate::protobuf::FieldOrder>> =
+        std::sync::OnceLock::new();
+    *ORDER.get_or_init(|| field_order("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"))
 }
 
 /// One key of the metadata object: where its entry starts (the key's

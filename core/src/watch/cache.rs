@@ -73,12 +73,32 @@ pub struct Index {
     pub mentions: &'static [&'static str],
 }
 
-impl Index {
+/// An `Index` with a searcher built for each of its mentions: building one
+/// costs about as much as searching a small object, and a cache searches
+/// every object it loads and every change.
+#[derive(Clone)]
+struct CompiledIndex {
+    holds: fn(&Value) -> bool,
+    mentions: Arc<[memchr::memmem::Finder<'static>]>,
+}
+
+impl CompiledIndex {
+    fn of(index: Index) -> Self {
+        Self {
+            holds: index.holds,
+            mentions: index
+                .mentions
+                .iter()
+                .map(|text| memchr::memmem::Finder::new(text.as_bytes()))
+                .collect(),
+        }
+    }
+
     /// Whether `holds` may be true of the object `json` encodes.
     fn may_hold(&self, json: &[u8]) -> bool {
         self.mentions
             .iter()
-            .any(|text| memchr::memmem::find(json, text.as_bytes()).is_some())
+            .any(|finder| finder.find(json).is_some())
     }
 }
 
@@ -174,7 +194,7 @@ impl JustWritten {
 
 pub struct WatchCache {
     prefix: String,
-    index: Index,
+    index: CompiledIndex,
     field_indexes: Vec<FieldIndexSpec>,
     just_written: Arc<JustWritten>,
     state: RwLock<State>,
@@ -205,7 +225,7 @@ impl WatchCache {
         let (ready_tx, ready) = watch::channel(false);
         let cache = Arc::new(Self {
             prefix,
-            index,
+            index: CompiledIndex::of(index),
             field_indexes,
             just_written,
             state: RwLock::new(State::default()),
@@ -237,13 +257,13 @@ impl WatchCache {
                 }
             };
             let (index, specs) = match cache.upgrade() {
-                Some(this) => (this.index, this.field_indexes.clone()),
+                Some(this) => (this.index.clone(), this.field_indexes.clone()),
                 None => return,
             };
             // Off the runtime's threads: a store of many objects takes
             // seconds to load, and requests are served meanwhile.
             let Ok((objects, indexed, fields)) =
-                tokio::task::spawn_blocking(move || Self::load(listed.items, index, &specs)).await
+                tokio::task::spawn_blocking(move || Self::load(listed.items, &index, &specs)).await
             else {
                 return;
             };
@@ -340,7 +360,7 @@ impl WatchCache {
     /// every core: the objects are independent until the map is built.
     fn load(
         mut items: Vec<crate::storage::KeyValue>,
-        index: Index,
+        index: &CompiledIndex,
         specs: &[FieldIndexSpec],
     ) -> (
         BTreeMap<Arc<str>, Arc<CachedObject>>,
@@ -357,20 +377,16 @@ impl WatchCache {
         }
         parts.push(items);
         parts.reverse();
-        let loaded: Vec<LoadedPart> = std::thread::scope(|scope| {
-            let handles: Vec<_> = parts
+        // A store with few objects (most resources) is loaded here: a thread
+        // started for it would leave its allocator pages behind when it ends.
+        let loaded: Vec<LoadedPart> = if parts.len() == 1 {
+            parts
                 .into_iter()
-                .map(|part| scope.spawn(move || Self::load_part(part, index, specs)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| {
-                    handle
-                        .join()
-                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
-                })
+                .map(|part| Self::load_part(part, index, specs))
                 .collect()
-        });
+        } else {
+            Self::load_parts(parts, index, specs)
+        };
         let mut fields = FieldIndexes::new(specs);
         let mut objects = Vec::new();
         let mut indexed = Vec::new();
@@ -387,9 +403,31 @@ impl WatchCache {
         )
     }
 
+    /// Each part on a thread of its own.
+    fn load_parts(
+        parts: Vec<Vec<crate::storage::KeyValue>>,
+        index: &CompiledIndex,
+        specs: &[FieldIndexSpec],
+    ) -> Vec<LoadedPart> {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = parts
+                .into_iter()
+                .map(|part| scope.spawn(move || Self::load_part(part, index, specs)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+                })
+                .collect()
+        })
+    }
+
     fn load_part(
         items: Vec<crate::storage::KeyValue>,
-        index: Index,
+        index: &CompiledIndex,
         specs: &[FieldIndexSpec],
     ) -> LoadedPart {
         let mut fields = FieldIndexes::new(specs);
@@ -1260,7 +1298,7 @@ mod tests {
         }];
         let (objects, indexed, fields) = WatchCache::load(
             items,
-            crate::controllers::garbage_collector::INVOLVED,
+            &CompiledIndex::of(crate::controllers::garbage_collector::INVOLVED),
             &specs,
         );
         assert_eq!(objects.len(), count);
