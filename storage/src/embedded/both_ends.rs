@@ -62,12 +62,31 @@ fn read_paced(
         return Ok(items);
     }
     let meeting = Mutex::new(Frontiers::default());
-    let backward = std::thread::scope(|scope| {
-        let backward = scope.spawn(|| read_backward(kv, keys, skip, &meeting, look_every));
-        read_forward(forward, skip, &meeting, look_every, &mut items)?;
-        backward
+    let mut backward = Vec::new();
+    std::thread::scope(|scope| {
+        let backward_reader = scope.spawn(|| {
+            let entries = kv.range(keys).map_err(backend)?.rev();
+            read_until_met(
+                entries,
+                Direction::Backward,
+                skip,
+                &meeting,
+                look_every,
+                &mut backward,
+            )
+        });
+        let forward_result = read_until_met(
+            forward,
+            Direction::Forward,
+            skip,
+            &meeting,
+            look_every,
+            &mut items,
+        );
+        let backward_result = backward_reader
             .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        forward_result.and(backward_result)
     })?;
     // Both readers may have read a stretch in the middle; the forward one's
     // copy of it is kept.
@@ -81,6 +100,12 @@ fn read_paced(
     Ok(items)
 }
 
+#[derive(Clone, Copy)]
+enum Direction {
+    Forward,
+    Backward,
+}
+
 /// The last key each reader has looked out from (it has read every key
 /// before it, forward, or after it, backward), and whether it has
 /// stopped.
@@ -92,51 +117,57 @@ struct Frontiers {
     backward_done: bool,
 }
 
-fn read_forward(
-    range: redb::Range<'_, &'static str, &'static [u8]>,
+impl Frontiers {
+    /// Whether the other reader has read every key from `key` on, going
+    /// `direction`.
+    fn met(&self, direction: Direction, key: &str) -> bool {
+        match direction {
+            Direction::Forward => {
+                self.backward_done || self.backward.as_deref().is_some_and(|b| key >= b)
+            }
+            Direction::Backward => {
+                self.forward_done || self.forward.as_deref().is_some_and(|f| key <= f)
+            }
+        }
+    }
+
+    fn reached(&mut self, direction: Direction, key: &str) {
+        let frontier = match direction {
+            Direction::Forward => &mut self.forward,
+            Direction::Backward => &mut self.backward,
+        };
+        *frontier = Some(key.to_owned());
+    }
+
+    fn stopped(&mut self, direction: Direction) {
+        match direction {
+            Direction::Forward => self.forward_done = true,
+            Direction::Backward => self.backward_done = true,
+        }
+    }
+}
+
+type Entry<'t> = Result<
+    (
+        redb::AccessGuard<'t, &'static str>,
+        redb::AccessGuard<'t, &'static [u8]>,
+    ),
+    redb::StorageError,
+>;
+
+/// Appends to `items` the records `entries` yields, going `direction`,
+/// until the other reader has read the rest.
+fn read_until_met<'t>(
+    entries: impl Iterator<Item = Entry<'t>>,
+    direction: Direction,
     skip: &BTreeMap<String, Option<KeyValue>>,
     meeting: &Mutex<Frontiers>,
     look_every: usize,
     items: &mut Vec<KeyValue>,
 ) -> StorageResult<()> {
     let mut since_look = 0;
-    for entry in range {
-        let (key, value) = entry.map_err(backend)?;
-        let key = key.value();
-        if !skip.contains_key(key) {
-            items.push(decode_record(key, value.value())?);
-        }
-        since_look += 1;
-        if since_look == look_every {
-            since_look = 0;
-            let mut frontiers = meeting.lock().unwrap_or_else(|p| p.into_inner());
-            // The backward reader has read everything from its frontier on.
-            if frontiers.backward_done || frontiers.backward.as_deref().is_some_and(|b| key >= b) {
-                break;
-            }
-            frontiers.forward = Some(key.to_owned());
-        }
-    }
-    meeting
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .forward_done = true;
-    Ok(())
-}
-
-/// The records from the end of `keys` down to where the forward reader is,
-/// in descending key order.
-fn read_backward(
-    kv: &ReadOnlyTable<&str, &[u8]>,
-    keys: Range<&str>,
-    skip: &BTreeMap<String, Option<KeyValue>>,
-    meeting: &Mutex<Frontiers>,
-    look_every: usize,
-) -> StorageResult<Vec<KeyValue>> {
-    let mut items: Vec<KeyValue> = Vec::new();
-    let mut since_look = 0;
-    let result = (|| {
-        for entry in kv.range(keys).map_err(backend)?.rev() {
+    let read = || {
+        for entry in entries {
             let (key, value) = entry.map_err(backend)?;
             let key = key.value();
             if !skip.contains_key(key) {
@@ -146,22 +177,21 @@ fn read_backward(
             if since_look == look_every {
                 since_look = 0;
                 let mut frontiers = meeting.lock().unwrap_or_else(|p| p.into_inner());
-                // The forward reader has read everything up to its frontier.
-                if frontiers.forward_done || frontiers.forward.as_deref().is_some_and(|f| key <= f)
-                {
+                if frontiers.met(direction, key) {
                     break;
                 }
-                frontiers.backward = Some(key.to_owned());
+                frontiers.reached(direction, key);
             }
         }
         Ok(())
-    })();
-    // Done either way, so the forward reader never waits for this one.
+    };
+    let result = read();
+    // Stopped either way, so the other reader never reads on for nothing.
     meeting
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .backward_done = true;
-    result.map(|()| items)
+        .stopped(direction);
+    result
 }
 
 #[cfg(test)]
