@@ -39,11 +39,7 @@ pub fn set_meta(object: &mut Value, field: &str, value: Value) {
         *slot = value;
         return;
     }
-    static ORDER: std::sync::OnceLock<Option<&'static crate::protobuf::FieldOrder>> =
-        std::sync::OnceLock::new();
-    let order = *ORDER.get_or_init(|| {
-        crate::protobuf::field_order("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")
-    });
+    let order = crate::protobuf::object_meta_order();
     let position = order.map_or(m.len(), |order| {
         let rank = order.rank(field);
         m.keys()

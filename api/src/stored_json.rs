@@ -9,7 +9,7 @@
 
 use serde::de::IgnoredAny;
 
-use crate::protobuf::field_order;
+use crate::protobuf::object_meta_order;
 
 /// `raw` with `revision` as its `metadata.resourceVersion`, exactly as
 /// `object::decode_at` and `serde_json::to_vec` would give it; None when
@@ -53,13 +53,6 @@ pub fn served_json_at(raw: &[u8], revision: i64) -> Option<Vec<u8>> {
         }
     }
     Some(out)
-}
-
-/// Looked up once: every stored object is spliced here when a cache loads.
-fn object_meta_order() -> Option<&'static crate::protobuf::FieldOrder> {
-    static ORDER: std::sync::OnceLock<Option<&'static crate::protobuf::FieldOrder>> =
-        std::sync::OnceLock::new();
-    *ORDER.get_or_init(|| field_order("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"))
 }
 
 /// One key of the metadata object: where its entry starts (the key's

@@ -331,47 +331,44 @@ impl EmbeddedStore {
             }
         }
         let kv = txn.open_table(KV).map_err(backend)?;
-        if params.limit == 0 {
-            let mut merged = both_ends::read(&kv, start.as_str()..end.as_str(), &past)?;
-            if !past.is_empty() {
-                merged.extend(past.into_values().flatten());
-                merged.sort_by(|a, b| a.key.cmp(&b.key));
+        let current_items = if params.limit == 0 {
+            both_ends::read(&kv, start.as_str()..end.as_str(), &past)?
+        } else {
+            let mut range = kv.range(start.as_str()..end.as_str()).map_err(backend)?;
+            let mut current_items = Vec::new();
+            for entry in range.by_ref() {
+                let (k, v) = entry.map_err(backend)?;
+                let key = k.value();
+                if !past.contains_key(key) {
+                    current_items.push(decode_record(key, v.value())?);
+                }
+                if past.is_empty() && current_items.len() == params.limit {
+                    break;
+                }
             }
-            return Ok(ListResult {
-                items: merged,
-                revision: at,
-                remaining: 0,
-            });
-        }
-        let mut range = kv.range(start.as_str()..end.as_str()).map_err(backend)?;
-        let mut current_items = Vec::new();
-        for entry in range.by_ref() {
-            let (k, v) = entry.map_err(backend)?;
-            let key = k.value();
-            if !past.contains_key(key) {
-                current_items.push(decode_record(key, v.value())?);
+            if past.is_empty() && current_items.len() == params.limit {
+                // A page of the current revision: the keys after it are only
+                // counted, not decoded.
+                let mut remaining = 0u64;
+                for entry in range {
+                    entry.map_err(backend)?;
+                    remaining += 1;
+                }
+                return Ok(ListResult {
+                    items: current_items,
+                    revision: at,
+                    remaining,
+                });
             }
-            if past.is_empty() && params.limit > 0 && current_items.len() == params.limit {
-                break;
-            }
-        }
-        if past.is_empty() && params.limit > 0 && current_items.len() == params.limit {
-            // A page of the current revision: the keys after it are only
-            // counted, not decoded.
-            let mut remaining = 0u64;
-            for entry in range {
-                entry.map_err(backend)?;
-                remaining += 1;
-            }
-            return Ok(ListResult {
-                items: current_items,
-                revision: at,
-                remaining,
-            });
-        }
+            current_items
+        };
         let mut merged: Vec<KeyValue> = current_items;
-        merged.extend(past.into_values().flatten());
-        merged.sort_by(|a, b| a.key.cmp(&b.key));
+        if !past.is_empty() {
+            // The range's records come in key order; the past values are
+            // sorted in among them.
+            merged.extend(past.into_values().flatten());
+            merged.sort_by(|a, b| a.key.cmp(&b.key));
+        }
         let total = merged.len();
         let limit = if params.limit == 0 {
             total

@@ -322,7 +322,7 @@ fn check_applied_type(
         .and_then(Value::as_str)
         .unwrap_or("");
     let kind = fields.get("kind").and_then(Value::as_str).unwrap_or("");
-    let expected_kind = crate::openapi::builtin_definitions()
+    let expected_kind = crate::openapi::definitions::builtin()
         .contains_key(definition)
         .then(|| definition.rsplit('.').next())
         .flatten();

@@ -130,7 +130,7 @@ impl Schema {
     pub fn for_kind(definition: &str, custom: Option<CustomSchema>) -> Self {
         match custom {
             Some(custom) => Self {
-                definitions: Some(crate::openapi::builtin_definitions()),
+                definitions: Some(crate::openapi::definitions::builtin()),
                 root: Some(custom.root),
                 root_name: None,
             },
@@ -139,7 +139,7 @@ impl Schema {
     }
 
     pub fn for_definition(definition: &str) -> Self {
-        let definitions = crate::openapi::builtin_definitions();
+        let definitions = crate::openapi::definitions::builtin();
         match definitions.get_key_value(definition) {
             Some((name, root)) => Self {
                 definitions: Some(definitions),
@@ -491,7 +491,7 @@ mod tests {
     #[test]
     fn memoized_fields_resolve_as_uncached_ones() {
         let mut fields = 0;
-        for name in crate::openapi::builtin_definitions().keys() {
+        for name in crate::openapi::definitions::builtin().keys() {
             let schema = Schema::for_definition(name);
             let root = schema.root();
             let Node::Struct {

@@ -803,19 +803,3 @@ struct IndexEntry {
     #[serde(rename = "serverRelativeURL")]
     server_relative_url: String,
 }
-
-/// The built-in schema definitions, keyed by upstream name, for modules that
-/// need field names (the protobuf decoder).
-pub(crate) fn builtin_definitions() -> &'static BTreeMap<String, Value> {
-    definitions::builtin()
-}
-
-/// The discovery documents' definitions, which no kind refers to.
-pub(crate) fn discovery_definitions() -> BTreeMap<String, Value> {
-    definitions::discovery()
-}
-
-/// The definition names of the kinds a strategic merge patch applies to.
-pub(crate) fn strategic_merge_roots() -> Vec<String> {
-    definitions::strategic_merge_roots()
-}

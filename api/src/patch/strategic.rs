@@ -158,8 +158,8 @@ struct Schemas {
 fn schemas() -> &'static Schemas {
     static SCHEMAS: OnceLock<Schemas> = OnceLock::new();
     SCHEMAS.get_or_init(|| Schemas {
-        definitions: crate::openapi::builtin_definitions(),
-        roots: crate::openapi::strategic_merge_roots()
+        definitions: crate::openapi::definitions::builtin(),
+        roots: crate::openapi::definitions::strategic_merge_roots()
             .into_iter()
             .collect(),
     })

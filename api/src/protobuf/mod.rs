@@ -30,7 +30,7 @@ use wire::{Reader, WireType};
 pub use encode::{
     encode_list, encode_message, encode_object, encode_watch_event, parse_go_duration, watch_frame,
 };
-pub(crate) use names::{field_order, FieldOrder};
+pub(crate) use names::{field_order, object_meta_order, FieldOrder};
 
 pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
 /// The Content-Type of a protobuf watch stream (frames from

@@ -68,11 +68,11 @@ pub(super) fn layout(index: u32) -> Option<&'static MessageLayout> {
     static LAYOUT: OnceLock<Vec<MessageLayout>> = OnceLock::new();
     LAYOUT
         .get_or_init(|| {
-            let mut definitions = crate::openapi::builtin_definitions().clone();
+            let mut definitions = crate::openapi::definitions::builtin().clone();
             // The discovery documents (`/api`, `/apis`, `/apis/<group>/<version>`)
             // are served as protobuf too; their JSON names
             // (`serverAddressByClientCIDRs`) cannot be guessed from prost's.
-            for (name, definition) in crate::openapi::discovery_definitions() {
+            for (name, definition) in crate::openapi::definitions::discovery() {
                 definitions.entry(name).or_insert(definition);
             }
             build(&definitions)
@@ -314,8 +314,16 @@ pub(crate) fn field_order(definition: &str) -> Option<&'static FieldOrder> {
         .get(&definition.to_ascii_lowercase())
 }
 
+/// ObjectMeta's order, looked up once: setting a metadata field on a write
+/// and splicing each stored object's resourceVersion ask for it, and a
+/// lookup lowercases and hashes the definition's name.
+pub(crate) fn object_meta_order() -> Option<&'static FieldOrder> {
+    static ORDER: OnceLock<Option<&'static FieldOrder>> = OnceLock::new();
+    *ORDER.get_or_init(|| field_order("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"))
+}
+
 fn build_field_orders() -> HashMap<String, FieldOrder> {
-    let definitions = crate::openapi::builtin_definitions();
+    let definitions = crate::openapi::definitions::builtin();
     let lowered: HashMap<String, &Value> = definitions
         .iter()
         .map(|(name, definition)| (name.to_ascii_lowercase(), definition))

@@ -42,22 +42,13 @@ fn read_paced(
     let mut forward = kv.range(keys.clone()).map_err(backend)?;
     let mut items = Vec::new();
     let mut read = 0;
-    for entry in forward.by_ref() {
-        let (key, value) = entry.map_err(backend)?;
-        if !skip.contains_key(key.value()) {
-            items.push(decode_record(key.value(), value.value())?);
-        }
+    for entry in forward.by_ref().take(alone) {
+        take(entry, skip, &mut items)?;
         read += 1;
-        if read == alone {
-            break;
-        }
     }
     if read < alone || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         for entry in forward {
-            let (key, value) = entry.map_err(backend)?;
-            if !skip.contains_key(key.value()) {
-                items.push(decode_record(key.value(), value.value())?);
-            }
+            take(entry, skip, &mut items)?;
         }
         return Ok(items);
     }
@@ -155,6 +146,20 @@ type Entry<'t> = Result<
     redb::StorageError,
 >;
 
+/// Appends the record `entry` holds to `items` unless `skip` has its key;
+/// its key.
+fn take<'t>(
+    entry: Entry<'t>,
+    skip: &BTreeMap<String, Option<KeyValue>>,
+    items: &mut Vec<KeyValue>,
+) -> StorageResult<redb::AccessGuard<'t, &'static str>> {
+    let (key, value) = entry.map_err(backend)?;
+    if !skip.contains_key(key.value()) {
+        items.push(decode_record(key.value(), value.value())?);
+    }
+    Ok(key)
+}
+
 /// Appends to `items` the records `entries` yields, going `direction`,
 /// until the other reader has read the rest.
 fn read_until_met<'t>(
@@ -168,11 +173,8 @@ fn read_until_met<'t>(
     let mut since_look = 0;
     let read = || {
         for entry in entries {
-            let (key, value) = entry.map_err(backend)?;
+            let key = take(entry, skip, items)?;
             let key = key.value();
-            if !skip.contains_key(key) {
-                items.push(decode_record(key, value.value())?);
-            }
             since_look += 1;
             if since_look == look_every {
                 since_look = 0;
