@@ -4,6 +4,7 @@
 //! while it runs) start it in-process with [`server::serve_with`].
 
 mod args;
+mod batched_writes;
 mod pki;
 pub mod server;
 

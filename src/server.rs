@@ -444,7 +444,10 @@ pub async fn serve_with(
             // MaxHeaderBytes default), over HTTP/2 too; h2's default of
             // 16 KiB reset a 64 KiB request line instead of answering it.
             builder.http2().max_header_list_size(MAX_HEADER_BYTES);
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
+            let conn = builder.serve_connection_with_upgrades(
+                TokioIo::new(crate::batched_writes::BatchedWrites::new(tls)),
+                service,
+            );
             if let Err(e) = watcher.watch(conn.into_owned()).await {
                 tracing::debug!(%peer, error = %e, "connection ended with an error");
             }
