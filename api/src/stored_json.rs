@@ -21,13 +21,17 @@ pub fn served_json_at(raw: &[u8], revision: i64) -> Option<Vec<u8>> {
     // The scan reads the layout; serde_json's own reader says it is JSON.
     serde_json::from_slice::<IgnoredAny>(raw).ok()?;
     let version = format!("\"{revision}\"");
-    let mut out = Vec::with_capacity(raw.len() + version.len() + 20);
+    // Sized exactly: the cache keeps the buffer as it is, without a copy
+    // to shrink it.
+    let mut out;
     match metadata
         .keys
         .iter()
         .find(|key| key.name == b"resourceVersion")
     {
         Some(existing) => {
+            let replaced = existing.value_end.saturating_sub(existing.value_start);
+            out = Vec::with_capacity((raw.len() + version.len()).saturating_sub(replaced));
             out.extend_from_slice(&raw[..existing.value_start]);
             out.extend_from_slice(version.as_bytes());
             out.extend_from_slice(&raw[existing.value_end..]);
@@ -47,6 +51,7 @@ pub fn served_json_at(raw: &[u8], revision: i64) -> Option<Vec<u8>> {
                 }
                 None => (metadata.end, format!(",\"resourceVersion\":{version}")),
             };
+            out = Vec::with_capacity(raw.len() + entry.len());
             out.extend_from_slice(&raw[..at]);
             out.extend_from_slice(entry.as_bytes());
             out.extend_from_slice(&raw[at..]);
@@ -215,6 +220,7 @@ mod tests {
     fn spliced_as_decoded(object: &Value) {
         let raw = serde_json::to_vec(object).unwrap();
         let spliced = served_json_at(&raw, 42).expect("spliced");
+        assert_eq!(spliced.capacity(), spliced.len(), "sized exactly");
         assert_eq!(
             String::from_utf8(spliced).unwrap(),
             String::from_utf8(decoded(&raw, 42).unwrap()).unwrap()
@@ -302,6 +308,7 @@ mod tests {
             });
             let raw = serde_json::to_vec(&object).unwrap();
             if let Some(spliced) = served_json_at(&raw, revision) {
+                prop_assert_eq!(spliced.capacity(), spliced.len());
                 prop_assert_eq!(Some(spliced), decoded(&raw, revision));
             }
             // Any other spacing of the same object is decoded instead.

@@ -72,29 +72,35 @@ pub(super) async fn watch(
             _ => None,
         };
         let frame = match (view, output.is_protobuf()) {
-            (Some(view), true) => protobuf_watch_frame(
+            (Some(view), true) => Bytes::from(protobuf_watch_frame(
                 event_type,
                 &view,
                 capstan_core::protobuf::encode_object(&view).ok().as_deref(),
-            ),
-            (Some(view), false) => json_watch_line(event_type, &json_bytes(&view)),
+            )),
+            (Some(view), false) => Bytes::from(json_watch_line(event_type, &json_bytes(&view))),
             (None, true) => {
                 let embedded = ev.encodings.protobuf_object.get_or_init(|| {
                     capstan_core::protobuf::encode_object(&ev.object)
                         .ok()
                         .map(Bytes::from)
                 });
-                protobuf_watch_frame(event_type, &ev.object, embedded.as_deref())
+                Bytes::from(protobuf_watch_frame(
+                    event_type,
+                    &ev.object,
+                    embedded.as_deref(),
+                ))
             }
-            (None, false) => {
+            // The common case, a change sent to many watchers: one line
+            // for all of them.
+            (None, false) => ev.encodings.json_watch_line(ev.event_type, || {
                 let json = ev
                     .encodings
                     .json_object
                     .get_or_init(|| Bytes::from(json_bytes(&ev.object)));
                 json_watch_line(event_type, json)
-            }
+            }),
         };
-        Ok::<_, std::convert::Infallible>(Bytes::from(frame))
+        Ok::<_, std::convert::Infallible>(frame)
     });
     let mut resp = Response::new(Body::from_stream(lines));
     resp.headers_mut().insert(

@@ -112,6 +112,45 @@ pub struct SharedEncodings {
     /// The object in the Kubernetes protobuf envelope (REST watches and lists with
     /// protobuf); None when its kind has no protobuf schema.
     pub protobuf_object: std::sync::OnceLock<Option<bytes::Bytes>>,
+    /// A REST watch event of the object as a JSON line, with its event
+    /// type: shared by the watchers of one change while any of their frames
+    /// still holds it, not kept with the object (a line is the object's
+    /// size again). One at a time: the watchers of a change nearly all see
+    /// the same type.
+    json_watch_line: Mutex<(Option<super::EventType>, Weak<Vec<u8>>)>,
+}
+
+impl SharedEncodings {
+    /// `event_type`'s JSON watch line for this object: the one another
+    /// watcher's frame still holds, or `make()` (then shared in turn).
+    pub fn json_watch_line(
+        &self,
+        event_type: super::EventType,
+        make: impl FnOnce() -> Vec<u8>,
+    ) -> Bytes {
+        let mut shared = self
+            .json_watch_line
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let line = match (shared.0 == Some(event_type), shared.1.upgrade()) {
+            (true, Some(line)) => line,
+            _ => {
+                let line = Arc::new(make());
+                *shared = (Some(event_type), Arc::downgrade(&line));
+                line
+            }
+        };
+        Bytes::from_owner(SharedLine(line))
+    }
+}
+
+/// A shared line as the owner of the `Bytes` a frame sends.
+struct SharedLine(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for SharedLine {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 /// An object the core hands out: a tree, or a cached object whose tree is
@@ -244,5 +283,34 @@ mod tests {
         let kept = cached.value();
         assert!(Arc::ptr_eq(&kept, &cached.parsed()));
         assert!(Arc::ptr_eq(&kept, LazyObject::cached(cached).tree()));
+    }
+
+    /// The watchers of one change share its line while any frame holds
+    /// it; once none does, it is gone (not kept with the object), and
+    /// another event type gets a line of its own.
+    #[test]
+    fn watchers_of_a_change_share_its_line_while_they_hold_it() {
+        use crate::watch::EventType;
+        let encodings = SharedEncodings::default();
+        let made = std::cell::Cell::new(0);
+        let line = |event_type, text: &str| {
+            encodings.json_watch_line(event_type, || {
+                made.set(made.get() + 1);
+                text.as_bytes().to_vec()
+            })
+        };
+        let first = line(EventType::Modified, "modified");
+        let second = line(EventType::Modified, "made again");
+        assert_eq!((first.as_ptr(), made.get()), (second.as_ptr(), 1));
+        assert_eq!(second.as_ref(), b"modified");
+        drop((first, second));
+        let remade = line(EventType::Modified, "made again");
+        assert_eq!(remade.as_ref(), b"made again");
+        assert_eq!(
+            line(EventType::Modified, "not made").as_ref(),
+            b"made again"
+        );
+        assert_eq!(line(EventType::Deleted, "deleted").as_ref(), b"deleted");
+        assert_eq!(made.get(), 3);
     }
 }
