@@ -92,7 +92,7 @@ pub(super) async fn watch(
             }
             // The common case, a change sent to many watchers: one line
             // for all of them.
-            (None, false) => ev.encodings.json_watch_line(ev.event_type, || {
+            (None, false) => ev.encodings.json_watch_line(event_type, || {
                 let json = ev
                     .encodings
                     .json_object

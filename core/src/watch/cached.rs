@@ -117,26 +117,27 @@ pub struct SharedEncodings {
     /// still holds it, not kept with the object (a line is the object's
     /// size again). One at a time: the watchers of a change nearly all see
     /// the same type.
-    json_watch_line: Mutex<(Option<super::EventType>, Weak<Vec<u8>>)>,
+    json_watch_line: Mutex<(&'static str, Weak<Vec<u8>>)>,
 }
 
 impl SharedEncodings {
-    /// `event_type`'s JSON watch line for this object: the one another
-    /// watcher's frame still holds, or `make()` (then shared in turn).
+    /// The JSON watch line of this object as an `event_type` event
+    /// ("MODIFIED"): the one another watcher's frame still holds, or
+    /// `make()` (then shared in turn).
     pub fn json_watch_line(
         &self,
-        event_type: super::EventType,
+        event_type: &'static str,
         make: impl FnOnce() -> Vec<u8>,
     ) -> Bytes {
         let mut shared = self
             .json_watch_line
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let line = match (shared.0 == Some(event_type), shared.1.upgrade()) {
+        let line = match (shared.0 == event_type, shared.1.upgrade()) {
             (true, Some(line)) => line,
             _ => {
                 let line = Arc::new(make());
-                *shared = (Some(event_type), Arc::downgrade(&line));
+                *shared = (event_type, Arc::downgrade(&line));
                 line
             }
         };
@@ -290,7 +291,6 @@ mod tests {
     /// another event type gets a line of its own.
     #[test]
     fn watchers_of_a_change_share_its_line_while_they_hold_it() {
-        use crate::watch::EventType;
         let encodings = SharedEncodings::default();
         let made = std::cell::Cell::new(0);
         let line = |event_type, text: &str| {
@@ -299,18 +299,15 @@ mod tests {
                 text.as_bytes().to_vec()
             })
         };
-        let first = line(EventType::Modified, "modified");
-        let second = line(EventType::Modified, "made again");
+        let first = line("MODIFIED", "modified");
+        let second = line("MODIFIED", "made again");
         assert_eq!((first.as_ptr(), made.get()), (second.as_ptr(), 1));
         assert_eq!(second.as_ref(), b"modified");
         drop((first, second));
-        let remade = line(EventType::Modified, "made again");
+        let remade = line("MODIFIED", "made again");
         assert_eq!(remade.as_ref(), b"made again");
-        assert_eq!(
-            line(EventType::Modified, "not made").as_ref(),
-            b"made again"
-        );
-        assert_eq!(line(EventType::Deleted, "deleted").as_ref(), b"deleted");
+        assert_eq!(line("MODIFIED", "not made").as_ref(), b"made again");
+        assert_eq!(line("DELETED", "deleted").as_ref(), b"deleted");
         assert_eq!(made.get(), 3);
     }
 }
