@@ -33,7 +33,8 @@ pub struct BatchedWrites<T> {
     io: T,
     /// Bytes not yet written on. Allocated for a batch and released once
     /// it is written, so an idle connection (a kubelet's watch between
-    /// changes) holds no buffer.
+    /// changes) holds no buffer: tokio's `BufWriter`, which would do the
+    /// gathering, keeps its buffer for the connection's whole life.
     gathered: Vec<u8>,
     /// How much of `gathered` is written on already.
     written: usize,
