@@ -7,8 +7,6 @@
 //! answer is byte for byte what decoding and encoding would give; anything
 //! else is left to the caller to decode.
 
-use serde::de::IgnoredAny;
-
 use crate::protobuf::object_meta_order;
 
 /// `raw` with `revision` as its `metadata.resourceVersion`, exactly as
@@ -18,24 +16,15 @@ use crate::protobuf::object_meta_order;
 /// integers), or not JSON at all.
 pub fn served_json_at(raw: &[u8], revision: i64) -> Option<Vec<u8>> {
     let metadata = Layout::scan(raw)?;
-    // The scan reads the layout; serde_json's own reader says it is JSON.
-    serde_json::from_slice::<IgnoredAny>(raw).ok()?;
-    let version = format!("\"{revision}\"");
-    // Sized exactly: the cache keeps the buffer as it is, without a copy
-    // to shrink it.
-    let mut out;
-    match metadata
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(revision).as_bytes();
+    // raw[..at], the quoted revision between `lead` and `trail`, raw[resume..].
+    let (at, resume, lead, trail): (usize, usize, &[u8], &[u8]) = match metadata
         .keys
         .iter()
         .find(|key| key.name == b"resourceVersion")
     {
-        Some(existing) => {
-            let replaced = existing.value_end.saturating_sub(existing.value_start);
-            out = Vec::with_capacity((raw.len() + version.len()).saturating_sub(replaced));
-            out.extend_from_slice(&raw[..existing.value_start]);
-            out.extend_from_slice(version.as_bytes());
-            out.extend_from_slice(&raw[existing.value_end..]);
-        }
+        Some(existing) => (existing.value_start, existing.value_end, b"\"", b"\""),
         None => {
             let order = object_meta_order()?;
             let rank = order.rank("resourceVersion");
@@ -44,19 +33,30 @@ pub fn served_json_at(raw: &[u8], revision: i64) -> Option<Vec<u8>> {
             let before = metadata.keys.iter().find(|key| {
                 std::str::from_utf8(key.name).map_or(u16::MAX, |name| order.rank(name)) > rank
             });
-            let (at, entry) = match before {
-                Some(key) => (key.start, format!("\"resourceVersion\":{version},")),
+            match before {
+                Some(key) => (key.start, key.start, b"\"resourceVersion\":\"", b"\","),
                 None if metadata.keys.is_empty() => {
-                    (metadata.end, format!("\"resourceVersion\":{version}"))
+                    (metadata.end, metadata.end, b"\"resourceVersion\":\"", b"\"")
                 }
-                None => (metadata.end, format!(",\"resourceVersion\":{version}")),
-            };
-            out = Vec::with_capacity(raw.len() + entry.len());
-            out.extend_from_slice(&raw[..at]);
-            out.extend_from_slice(entry.as_bytes());
-            out.extend_from_slice(&raw[at..]);
+                None => (
+                    metadata.end,
+                    metadata.end,
+                    b",\"resourceVersion\":\"",
+                    b"\"",
+                ),
+            }
         }
-    }
+    };
+    // Sized exactly: the cache keeps the buffer as it is, without a copy
+    // to shrink it.
+    let mut out = Vec::with_capacity(
+        at + lead.len() + digits.len() + trail.len() + raw.len().saturating_sub(resume),
+    );
+    out.extend_from_slice(&raw[..at]);
+    out.extend_from_slice(lead);
+    out.extend_from_slice(digits);
+    out.extend_from_slice(trail);
+    out.extend_from_slice(&raw[resume..]);
     Some(out)
 }
 
@@ -75,60 +75,124 @@ struct Layout<'a> {
     end: usize,
 }
 
+/// What the scan may read next.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    Value,
+    /// Right after `[`.
+    ValueOrClose,
+    /// After a `,` in an object.
+    Key,
+    /// Right after `{`.
+    KeyOrClose,
+    Colon,
+    CommaOrClose,
+    /// The top-level object is closed: nothing may follow.
+    End,
+}
+
+/// The deepest nesting serde_json decodes into a tree (its recursion
+/// limit); deeper values are left to decoding, which refuses them as it
+/// would from storage.
+const MOST_DEPTH: u32 = 127;
+
 impl<'a> Layout<'a> {
     /// Reads where the top-level `metadata` object's keys are, refusing
-    /// (None) whatever serde_json would not have written byte for byte.
-    /// It does not check the grammar: `served_json_at` has serde_json do
-    /// that.
+    /// (None) whatever is not JSON (the grammar as serde_json reads it:
+    /// this is the only pass over the bytes) or not what serde_json would
+    /// have written byte for byte.
     fn scan(raw: &'a [u8]) -> Option<Self> {
         if raw.first() != Some(&b'{') {
             return None;
         }
-        let mut depth = 0usize;
+        let mut expect = Expect::Value;
+        let mut depth = 0u32;
+        // Bit n set: the container at depth n + 1 is an object.
+        let mut objects = 0u128;
         let mut top_key: &[u8] = b"";
         let mut in_metadata = false;
         let mut seen_metadata = false;
         let mut layout: Option<Layout<'a>> = None;
         let mut keys: Vec<MetadataKey<'a>> = Vec::new();
+        let after_value = |depth: u32| {
+            if depth == 0 {
+                Expect::End
+            } else {
+                Expect::CommaOrClose
+            }
+        };
         let mut i = 0;
         while i < raw.len() {
-            match raw[i] {
+            let byte = raw[i];
+            match byte {
                 b'"' => {
                     let start = i;
                     i = string_end(raw, i)?;
-                    if raw.get(i) == Some(&b':') {
-                        let name = &raw[start + 1..i - 1];
-                        if depth == 1 {
-                            if name == b"metadata" && top_key_seen_metadata(&mut seen_metadata) {
-                                // metadata twice: a tree keeps only the last.
-                                return None;
+                    match expect {
+                        Expect::Key | Expect::KeyOrClose => {
+                            let name = &raw[start + 1..i - 1];
+                            if depth == 1 {
+                                if name == b"metadata" && top_key_seen_metadata(&mut seen_metadata)
+                                {
+                                    // metadata twice: a tree keeps only the last.
+                                    return None;
+                                }
+                                top_key = name;
+                            } else if depth == 2 && in_metadata {
+                                if keys.iter().any(|key| key.name == name) {
+                                    return None;
+                                }
+                                if let Some(last) = keys.last_mut() {
+                                    last.value_end = start - 1;
+                                }
+                                keys.push(MetadataKey {
+                                    name,
+                                    start,
+                                    value_start: i + 1,
+                                    value_end: 0,
+                                });
                             }
-                            top_key = name;
-                        } else if depth == 2 && in_metadata {
-                            if keys.iter().any(|key| key.name == name) {
-                                return None;
-                            }
-                            if let Some(last) = keys.last_mut() {
-                                last.value_end = start - 1;
-                            }
-                            keys.push(MetadataKey {
-                                name,
-                                start,
-                                value_start: i + 1,
-                                value_end: 0,
-                            });
+                            expect = Expect::Colon;
                         }
-                        i += 1;
+                        Expect::Value | Expect::ValueOrClose => expect = after_value(depth),
+                        _ => return None,
                     }
                 }
-                open @ (b'{' | b'[') => {
+                b'{' | b'[' => {
+                    if !matches!(expect, Expect::Value | Expect::ValueOrClose)
+                        || depth == MOST_DEPTH
+                    {
+                        return None;
+                    }
+                    let object = byte == b'{';
+                    if object {
+                        objects |= 1 << depth;
+                    } else {
+                        objects &= !(1 << depth);
+                    }
                     depth += 1;
-                    if open == b'{' && depth == 2 && top_key == b"metadata" && raw[i - 1] == b':' {
+                    // The top-level object's `metadata` key's own value.
+                    if object && depth == 2 && top_key == b"metadata" {
                         in_metadata = true;
                     }
+                    expect = if object {
+                        Expect::KeyOrClose
+                    } else {
+                        Expect::ValueOrClose
+                    };
                     i += 1;
                 }
                 b'}' | b']' => {
+                    let object = byte == b'}';
+                    let closes = match expect {
+                        Expect::CommaOrClose => true,
+                        Expect::KeyOrClose => object,
+                        Expect::ValueOrClose => !object,
+                        _ => false,
+                    };
+                    if !closes || depth == 0 || (objects >> (depth - 1) & 1 == 1) != object {
+                        return None;
+                    }
                     if depth == 2 && in_metadata {
                         if let Some(last) = keys.last_mut() {
                             last.value_end = i;
@@ -139,19 +203,48 @@ impl<'a> Layout<'a> {
                             end: i,
                         });
                     }
-                    depth = depth.checked_sub(1)?;
+                    depth -= 1;
+                    expect = after_value(depth);
                     i += 1;
                 }
-                b',' | b':' => i += 1,
-                b't' | b'n' => i += 4,
-                b'f' => i += 5,
-                b'-' | b'0'..=b'9' => i = integer_end(raw, i)?,
-                // Spacing, fractions, exponents: written otherwise by serde_json.
+                b',' if expect == Expect::CommaOrClose => {
+                    expect = if objects >> (depth - 1) & 1 == 1 {
+                        Expect::Key
+                    } else {
+                        Expect::Value
+                    };
+                    i += 1;
+                }
+                b':' if expect == Expect::Colon => {
+                    expect = Expect::Value;
+                    i += 1;
+                }
+                b't' | b'n' | b'f' | b'-' | b'0'..=b'9'
+                    if matches!(expect, Expect::Value | Expect::ValueOrClose) =>
+                {
+                    i = match byte {
+                        b't' => literal_end(raw, i, b"true")?,
+                        b'n' => literal_end(raw, i, b"null")?,
+                        b'f' => literal_end(raw, i, b"false")?,
+                        _ => integer_end(raw, i)?,
+                    };
+                    expect = after_value(depth);
+                }
+                // Misplaced punctuation, spacing, fractions, exponents.
                 _ => return None,
             }
         }
+        if expect != Expect::End {
+            return None;
+        }
         layout
     }
+}
+
+/// The position after `literal` if it starts at `start`.
+fn literal_end(raw: &[u8], start: usize, literal: &[u8]) -> Option<usize> {
+    let end = start + literal.len();
+    (raw.get(start..end)? == literal).then_some(end)
 }
 
 /// Notes a top-level `metadata` key; true if there was one already.
@@ -161,13 +254,34 @@ fn top_key_seen_metadata(seen: &mut bool) -> bool {
 
 /// The position after the string opening at `start`, if serde_json would
 /// have escaped it the same way: only `"`, `\` and control characters, the
-/// usual ones by letter and the others as lowercase `\u00XX`.
+/// usual ones by letter and the others as lowercase `\u00XX`; None for a
+/// control character left as it is or bytes that are not UTF-8, which JSON
+/// does not allow.
 fn string_end(raw: &[u8], start: usize) -> Option<usize> {
     let mut i = start + 1;
+    let mut ascii = true;
     loop {
-        let at = i + memchr::memchr2(b'"', b'\\', raw.get(i..)?)?;
-        if raw[at] == b'"' {
-            return Some(at + 1);
+        // A plain loop: most strings are a few bytes long, shorter than a
+        // vectorized search takes to start.
+        let at = i + raw
+            .get(i..)?
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b))?;
+        match raw[at] {
+            b'"' => {
+                // Escapes are ASCII: the whole content is read at once.
+                if !ascii {
+                    std::str::from_utf8(&raw[start + 1..at]).ok()?;
+                }
+                return Some(at + 1);
+            }
+            b'\\' => {}
+            0x80.. => {
+                ascii = false;
+                i = at + 1;
+                continue;
+            }
+            _ => return None,
         }
         match *raw.get(at + 1)? {
             b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f' => i = at + 2,
@@ -192,15 +306,16 @@ fn string_end(raw: &[u8], start: usize) -> Option<usize> {
 
 /// The position after the integer starting at `start`, if serde_json writes
 /// it back the same: no `-0`, and short enough to be read as an i64 or u64
-/// rather than a float.
+/// rather than a float; None for leading zeros, which JSON does not allow.
 fn integer_end(raw: &[u8], start: usize) -> Option<usize> {
-    let digits_from = start + usize::from(raw[start] == b'-');
+    let negative = raw[start] == b'-';
+    let digits_from = start + usize::from(negative);
     let digits = raw
         .get(digits_from..)?
         .iter()
         .take_while(|b| b.is_ascii_digit())
         .count();
-    if digits == 0 || digits > 18 || (digits_from > start && raw[digits_from] == b'0') {
+    if digits == 0 || digits > 18 || (raw[digits_from] == b'0' && (negative || digits > 1)) {
         return None;
     }
     Some(digits_from + digits)
@@ -274,6 +389,74 @@ mod tests {
         assert_eq!(served_json_at(raw, 3), decoded(raw, 3));
     }
 
+    #[test]
+    fn what_is_not_json_is_refused() {
+        for raw in [
+            r#"{"metadata":{"name":"a"},}"#,
+            r#"{"metadata":{"name":"a",}}"#,
+            r#"{"metadata":{"name":"a"}]"#,
+            r#"{"metadata":{"name":["a"}}}"#,
+            r#"{"metadata":{"name":"a"}}}"#,
+            r#"{"metadata":{"name":"a"}}{}"#,
+            r#"{"metadata":{"name":"a"}}1"#,
+            r#"{"metadata":{"name""a"}}"#,
+            r#"{"metadata":{"name":"a":"b"}}"#,
+            r#"{"metadata":{"name":"a","b"}}"#,
+            r#"{"metadata":{"name":01}}"#,
+            r#"{"metadata":{"name":-}}"#,
+            r#"{"metadata":{"name":[1,]}}"#,
+            r#"{"metadata":{"name":[,1]}}"#,
+            r#"{"metadata":{"name":[1 2]}}"#,
+            r#"{"metadata":{"name":[12]3}}"#,
+            r#"{"metadata":{"name":nul}}"#,
+            r#"{"metadata":{"name":nulll}}"#,
+            r#"{"metadata":{"name":fals}}"#,
+            r#"{"metadata":{"name":"a"},"x":[truex]}"#,
+            r#"{"x":tree,"metadata":{"name":"a"}}"#,
+            r#"{"metadata":{1:"a"}}"#,
+            r#"{"metadata":{"name":"a"},"x":{"y"}}"#,
+            "{\"metadata\":{\"name\":\"a\u{1}b\"}}",
+            "{\"metadata\":{\"name\":\"a\nb\"}}",
+            r#"{"metadata":{"name":"a"#,
+            r#"{"metadata":{"name":"a\"#,
+            r#"{"metadata":{"name":"a"}"#,
+        ] {
+            assert_eq!(served_json_at(raw.as_bytes(), 1), None, "{raw}");
+            assert_eq!(decoded(raw.as_bytes(), 1), None, "{raw} is not JSON");
+        }
+        for raw in [
+            &b"{\"metadata\":{\"name\":\"\xc3\"}}"[..],
+            b"{\"metadata\":{\"name\":\"a\"},\"x\":\"\xe2\x82\"}",
+            b"{\"metadata\":{\"name\":\"\xed\xa0\x80\"}}",
+        ] {
+            assert_eq!(served_json_at(raw, 1), None, "{raw:?}");
+            assert_eq!(decoded(raw, 1), None, "{raw:?} is not UTF-8");
+        }
+        let raw = "{\"metadata\":{\"name\":\"é€😀\"}}".as_bytes();
+        assert_eq!(served_json_at(raw, 1), decoded(raw, 1));
+        assert!(served_json_at(raw, 1).is_some());
+    }
+
+    #[test]
+    fn nesting_is_spliced_as_deep_as_decoding_reads_it() {
+        let nested = |depth: usize| {
+            format!(
+                r#"{{"metadata":{{"name":"a"}},"x":{}{}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            )
+        };
+        let deepest = nested(MOST_DEPTH as usize - 1);
+        assert!(served_json_at(deepest.as_bytes(), 2).is_some());
+        assert_eq!(
+            served_json_at(deepest.as_bytes(), 2),
+            decoded(deepest.as_bytes(), 2)
+        );
+        let deeper = nested(MOST_DEPTH as usize);
+        assert_eq!(served_json_at(deeper.as_bytes(), 2), None);
+        assert_eq!(decoded(deeper.as_bytes(), 2), None);
+    }
+
     fn json_value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -314,6 +497,42 @@ mod tests {
             // Any other spacing of the same object is decoded instead.
             let pretty = serde_json::to_vec_pretty(&object).unwrap();
             prop_assert_eq!(served_json_at(&pretty, revision), None);
+        }
+
+        /// Bytes changed, added or taken away anywhere: spliced only when
+        /// decoding reads the same object.
+        #[test]
+        fn damaged_json_is_spliced_only_as_decoding_reads_it(
+            metadata in prop::collection::vec(("[a-z]{1,4}", json_value()), 0..4),
+            rest in json_value(),
+            edits in prop::collection::vec(
+                (
+                    any::<prop::sample::Index>(),
+                    prop::sample::select(b"{}[],:\"\\ tfnrue0123-.eE\x01\x7f\xc3".to_vec()),
+                    0..3u8,
+                ),
+                1..4,
+            ),
+        ) {
+            let object = json!({
+                "metadata": Value::Object(metadata.into_iter().collect()),
+                "rest": rest,
+            });
+            let mut raw = serde_json::to_vec(&object).unwrap();
+            for (at, byte, edit) in edits {
+                let at = at.index(raw.len() + 1);
+                match edit {
+                    0 if at < raw.len() => raw[at] = byte,
+                    1 => raw.insert(at, byte),
+                    _ if at < raw.len() => {
+                        raw.remove(at);
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(spliced) = served_json_at(&raw, 9) {
+                prop_assert_eq!(Some(spliced), decoded(&raw, 9));
+            }
         }
     }
 }
