@@ -15,7 +15,10 @@ pub struct CachedObject {
     json: Bytes,
     /// Wire forms for lists and watch events, the JSON among them; made
     /// once per object, shared by every reader of this version of it.
-    encodings: Arc<SharedEncodings>,
+    /// Made when first asked for: most cached objects are never listed in
+    /// protobuf or watched, and the set is twice the size of a small
+    /// object's own record.
+    encodings: OnceLock<Arc<SharedEncodings>>,
     /// The tree for readers that come back to the same objects again and
     /// again (admission plugins, controllers: `WatchCache::get` and
     /// `list`); kept while this version of the object is cached.
@@ -53,12 +56,9 @@ impl CachedObject {
 
     fn from_json(json: Vec<u8>) -> Self {
         // Buffers grow by doubling: a boxed slice gives the unused part back.
-        let json = Bytes::from(json.into_boxed_slice());
-        let encodings = SharedEncodings::default();
-        let _ = encodings.json_object.set(json.clone());
         Self {
-            json,
-            encodings: Arc::new(encodings),
+            json: Bytes::from(json.into_boxed_slice()),
+            encodings: OnceLock::new(),
             kept: OnceLock::new(),
             shared: Mutex::new(Weak::new()),
         }
@@ -71,7 +71,11 @@ impl CachedObject {
 
     /// Every wire form of this version of the object.
     pub fn encodings(&self) -> &Arc<SharedEncodings> {
-        &self.encodings
+        self.encodings.get_or_init(|| {
+            let encodings = SharedEncodings::default();
+            let _ = encodings.json_object.set(self.json.clone());
+            Arc::new(encodings)
+        })
     }
 
     /// The tree, kept from now on (for readers that come back to it).
@@ -257,6 +261,11 @@ mod tests {
         let cached = Arc::new(CachedObject::encode(&tree));
         assert_eq!(cached.json().as_ref(), serde_json::to_vec(&tree).unwrap());
         assert_eq!(cached.json().len(), cached.json().as_ref().len());
+        assert!(
+            cached.encodings.get().is_none(),
+            "made when first asked for"
+        );
+        assert!(Arc::ptr_eq(cached.encodings(), cached.encodings()));
         assert_eq!(
             cached.encodings().json_object.get(),
             Some(cached.json()),
