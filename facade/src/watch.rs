@@ -79,7 +79,7 @@ pub(super) async fn watch(
             )),
             (Some(view), false) => Bytes::from(json_watch_line(event_type, &json_bytes(&view))),
             (None, true) => {
-                let embedded = ev.encodings.protobuf_object.get_or_init(|| {
+                let embedded = ev.encodings().protobuf_object.get_or_init(|| {
                     capstan_core::protobuf::encode_object(&ev.object)
                         .ok()
                         .map(Bytes::from)
@@ -92,9 +92,9 @@ pub(super) async fn watch(
             }
             // The common case, a change sent to many watchers: one line
             // for all of them.
-            (None, false) => ev.encodings.json_watch_line(event_type, || {
+            (None, false) => ev.encodings().json_watch_line(event_type, || {
                 let json = ev
-                    .encodings
+                    .encodings()
                     .json_object
                     .get_or_init(|| Bytes::from(json_bytes(&ev.object)));
                 json_watch_line(event_type, json)

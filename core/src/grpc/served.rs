@@ -52,7 +52,7 @@ impl EncodedWatchEvent {
     /// the change makes and the others reuse.
     fn of(event: &WatchEvent) -> Self {
         let object = event
-            .encodings
+            .encodings()
             .grpc_object
             .get_or_init(|| encode::object(&event.object));
         let kind = event.event_type.as_str();
@@ -293,10 +293,8 @@ mod tests {
         }));
         let added = WatchEvent::new(EventType::Added, object.clone());
         // A second watcher of the same change sees it as MODIFIED.
-        let modified = WatchEvent {
-            event_type: EventType::Modified,
-            ..added.clone()
-        };
+        let mut modified = added.clone();
+        modified.event_type = EventType::Modified;
         for event in [&added, &modified] {
             let encoded = EncodedWatchEvent::of(event);
             let decoded = pb::WatchEvent::decode(encoded.0.clone()).unwrap();
@@ -306,8 +304,8 @@ mod tests {
             };
             assert_eq!(decoded, expected);
         }
-        let first = added.encodings.grpc_object.get().unwrap();
-        let second = modified.encodings.grpc_object.get().unwrap();
+        let first = added.encodings().grpc_object.get().unwrap();
+        let second = modified.encodings().grpc_object.get().unwrap();
         assert_eq!(first.as_ptr(), second.as_ptr(), "encoded once, shared");
     }
 }

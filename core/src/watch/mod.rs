@@ -21,7 +21,7 @@ use crate::selectors::{FieldSelector, LabelSelector};
 use crate::storage::{EventKind, ListParams, StorageError, StorageEvent};
 use crate::verbs::ApiCore;
 use crate::watch::cache::{CacheEvent, CacheWatch};
-use crate::watch::cached::LazyObject;
+use crate::watch::cached::{CachedObject, LazyObject};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
@@ -54,9 +54,20 @@ pub struct WatchEvent {
     /// object, so fan-out costs no copies, and one that writes it as JSON
     /// never parses it.
     pub object: LazyObject,
-    /// Encodings of `object`, shared like it: the first watcher that needs
-    /// one makes it, every other watcher of the same change reuses it.
-    pub encodings: Arc<SharedEncodings>,
+    encodings: EventEncodings,
+}
+
+/// Where a watch event's encodings are kept, shared like its object: the
+/// first watcher that needs one makes it, every other watcher of the same
+/// change reuses it.
+#[derive(Debug, Clone)]
+enum EventEncodings {
+    /// With the cached object, made when a watcher first asks: watchers in
+    /// the server itself (controllers) read the tree and never encode.
+    Cached(Arc<CachedObject>),
+    /// An object the cache does not hold (a bookmark, a Status, an object
+    /// gone from a watcher's selection).
+    Own(Arc<SharedEncodings>),
 }
 
 impl WatchEvent {
@@ -70,8 +81,19 @@ impl WatchEvent {
     fn of(event_type: EventType, object: LazyObject) -> Self {
         Self {
             event_type,
-            encodings: object.encodings().cloned().unwrap_or_default(),
+            encodings: match object.cached_object() {
+                Some(cached) => EventEncodings::Cached(cached.clone()),
+                None => EventEncodings::Own(Arc::default()),
+            },
             object,
+        }
+    }
+
+    /// The object's encodings, shared by every watcher of this change.
+    pub fn encodings(&self) -> &SharedEncodings {
+        match &self.encodings {
+            EventEncodings::Cached(cached) => cached.encodings(),
+            EventEncodings::Own(own) => own,
         }
     }
 }
@@ -534,6 +556,28 @@ impl ApiCore {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// A cached object's events share the object's encodings, made only
+    /// when a watcher first encodes; other events share their own.
+    #[test]
+    fn events_share_encodings_made_when_first_asked_for() {
+        let cached = Arc::new(CachedObject::encode(
+            &json!({"kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "3"}}),
+        ));
+        let added = WatchEvent::of(EventType::Added, LazyObject::cached(cached.clone()));
+        let modified = WatchEvent::of(EventType::Modified, LazyObject::cached(cached.clone()));
+        let line = || b"line".to_vec();
+        let first = added.encodings().json_watch_line("ADDED", line);
+        let second = modified.encodings().json_watch_line("ADDED", line);
+        assert_eq!(first.as_ptr(), second.as_ptr(), "one set for the object");
+        assert!(std::ptr::eq(added.encodings(), &**cached.encodings()));
+
+        let mark = bookmark("ConfigMap", "v1", 3, false);
+        let copy = mark.clone();
+        assert!(std::ptr::eq(mark.encodings(), copy.encodings()));
+        let another = bookmark("ConfigMap", "v1", 4, false);
+        assert!(!std::ptr::eq(mark.encodings(), another.encodings()));
+    }
 
     /// sendInitialEvents=true without a resourceVersion: the initial events
     /// include a change made just before, even with the cache 500 ms behind.
