@@ -10,6 +10,9 @@ pub mod field_index;
 
 use std::time::Duration;
 
+use std::future::Future;
+use std::task::{ready, Poll};
+
 use futures::stream::{self, BoxStream, StreamExt};
 use serde_json::{json, Value};
 
@@ -288,22 +291,27 @@ impl Source {
 
     /// The next change; None when the source ended (for a cache watcher:
     /// it was too slow and got closed, and its client re-watches).
-    async fn next(&mut self) -> Option<Result<Change, StorageError>> {
+    fn poll_next(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Option<Result<Change, StorageError>>> {
         match self {
             Self::Cache { backlog, live, .. } => {
                 if let Some(ev) = backlog.pop_front() {
-                    return Some(Ok(Change::from_cache(&ev)));
+                    return Poll::Ready(Some(Ok(Change::from_cache(&ev))));
                 }
-                live.recv().await.map(|ev| Ok(Change::from_cache(&ev)))
+                live.poll_recv(cx)
+                    .map(|ev| ev.map(|ev| Ok(Change::from_cache(&ev))))
             }
             Self::Storage(stream) => loop {
-                match stream.next().await? {
-                    Ok(ev) => {
+                match ready!(stream.poll_next_unpin(cx)) {
+                    None => return Poll::Ready(None),
+                    Some(Ok(ev)) => {
                         if let Some(change) = Change::from_storage(&ev) {
-                            return Some(Ok(change));
+                            return Poll::Ready(Some(Ok(change)));
                         }
                     }
-                    Err(e) => return Some(Err(e)),
+                    Some(Err(e)) => return Poll::Ready(Some(Err(e))),
                 }
             },
         }
@@ -327,6 +335,93 @@ impl Source {
                 }
             }
             Self::Storage(_) => last,
+        }
+    }
+}
+
+/// A watch's changes after its initial events, as this watcher sees them,
+/// with its bookmarks, until its deadline. Written as a stream rather than
+/// an async loop: it is polled once per change for each of many watchers,
+/// and an async step per poll remade its future and copied the kind's
+/// names for every event.
+struct Changes {
+    source: Source,
+    filter: Filter,
+    last: i64,
+    done: bool,
+    // Made once per watch: a timer made for every event costs each of many
+    // watchers two registrations with the timer wheel.
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+    /// None when the client did not allow bookmarks.
+    bookmarks: Option<Bookmarks>,
+}
+
+struct Bookmarks {
+    next: std::pin::Pin<Box<tokio::time::Sleep>>,
+    kind: String,
+    api_version: String,
+}
+
+impl futures::Stream for Changes {
+    type Item = WatchEvent;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Option<WatchEvent>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        // The timers first: a watcher whose changes never stop still ends
+        // at its deadline and gets its bookmarks.
+        if this.deadline.as_mut().poll(cx).is_ready() {
+            this.done = true;
+            return Poll::Ready(None);
+        }
+        if let Some(bookmarks) = &mut this.bookmarks {
+            if bookmarks.next.as_mut().poll(cx).is_ready() {
+                bookmarks
+                    .next
+                    .as_mut()
+                    .reset(tokio::time::Instant::now() + BOOKMARK_INTERVAL);
+                this.last = this.source.progress(this.last);
+                return Poll::Ready(Some(bookmark(
+                    &bookmarks.kind,
+                    &bookmarks.api_version,
+                    this.last,
+                    false,
+                )));
+            }
+        }
+        loop {
+            match ready!(this.source.poll_next(cx)) {
+                None => {
+                    this.done = true;
+                    return Poll::Ready(None);
+                }
+                Some(Err(e)) => {
+                    this.done = true;
+                    let err = match e {
+                        StorageError::Compacted {
+                            requested,
+                            compacted,
+                        } => too_old(requested, compacted + 1),
+                        other => ApiError::internal(other),
+                    };
+                    return Poll::Ready(Some(error_event(&err)));
+                }
+                Some(Ok(change)) => {
+                    // Registration may predate the client's revision.
+                    if change.revision <= this.last {
+                        continue;
+                    }
+                    this.last = change.revision;
+                    if let Some(out) = translate(&change, &this.filter) {
+                        return Poll::Ready(Some(out));
+                    }
+                }
+            }
         }
     }
 }
@@ -468,68 +563,18 @@ impl ApiCore {
             MIN_REQUEST_TIMEOUT.mul_f64(1.0 + extra)
         });
         let deadline = tokio::time::Instant::now() + timeout;
-        let kind = def.kind.clone();
-        let api_version = def.api_version();
-        let bookmarks = opts.allow_bookmarks;
-        struct State {
-            source: Source,
-            filter: Filter,
-            last: i64,
-            done: bool,
-            // Made once per watch: a timer made for every event costs each
-            // of many watchers two registrations with the timer wheel.
-            deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
-            next_bookmark: std::pin::Pin<Box<tokio::time::Sleep>>,
-        }
-        let state = State {
+        let tail = Changes {
             source,
             filter,
             last: start,
             done: false,
             deadline: Box::pin(tokio::time::sleep_until(deadline)),
-            next_bookmark: Box::pin(tokio::time::sleep(BOOKMARK_INTERVAL)),
+            bookmarks: opts.allow_bookmarks.then(|| Bookmarks {
+                next: Box::pin(tokio::time::sleep(BOOKMARK_INTERVAL)),
+                kind: def.kind.clone(),
+                api_version: def.api_version(),
+            }),
         };
-        let tail = stream::unfold(state, move |mut st| {
-            let (api_version, kind) = (api_version.clone(), kind.clone());
-            async move {
-                loop {
-                    if st.done {
-                        return None;
-                    }
-                    tokio::select! {
-                        _ = &mut st.deadline => return None,
-                        _ = &mut st.next_bookmark, if bookmarks => {
-                            st.next_bookmark
-                                .as_mut()
-                                .reset(tokio::time::Instant::now() + BOOKMARK_INTERVAL);
-                            st.last = st.source.progress(st.last);
-                            return Some((bookmark(&kind, &api_version, st.last, false), st));
-                        }
-                        next = st.source.next() => match next {
-                            None => return None,
-                            Some(Err(e)) => {
-                                st.done = true;
-                                let err = match e {
-                                    StorageError::Compacted { requested, compacted } => too_old(requested, compacted + 1),
-                                    other => ApiError::internal(other),
-                                };
-                                return Some((error_event(&err), st));
-                            }
-                            Some(Ok(change)) => {
-                                // Registration may predate the client's revision.
-                                if change.revision <= st.last {
-                                    continue;
-                                }
-                                st.last = change.revision;
-                                if let Some(out) = translate(&change, &st.filter) {
-                                    return Some((out, st));
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        });
         let events = stream::iter(head).chain(tail);
         if !def.transforms_on_read() {
             return Ok(events.boxed());
@@ -619,6 +664,61 @@ mod tests {
             (EventType::Added, "later"),
             "\"fresh\" was in the initial events, and is not sent again"
         );
+    }
+
+    /// A watcher's timers come before its changes: an elapsed deadline
+    /// ends the stream though a change is waiting, a bookmark due is sent
+    /// first (at the revision before the waiting change), then the change.
+    #[tokio::test]
+    async fn timers_come_before_waiting_changes() {
+        let changes = |deadline: Duration, bookmark_in: Duration| {
+            let (tx, live) = tokio::sync::mpsc::channel(4);
+            let object =
+                json!({"kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "8"}});
+            tx.try_send(Arc::new(CacheEvent {
+                kind: EventKind::Put,
+                key: Arc::from("/registry/configmaps/default/a"),
+                object: Arc::new(CachedObject::encode(&object)),
+                prev: None,
+                revision: 8,
+                indexed: false,
+            }))
+            .unwrap();
+            let stream = Changes {
+                source: Source::Cache {
+                    backlog: Default::default(),
+                    live,
+                    dispatched: Arc::new(AtomicI64::new(8)),
+                },
+                filter: Filter {
+                    labels: LabelSelector::default(),
+                    fields: FieldSelector::default(),
+                    namespaced: true,
+                },
+                last: 7,
+                done: false,
+                deadline: Box::pin(tokio::time::sleep(deadline)),
+                bookmarks: Some(Bookmarks {
+                    next: Box::pin(tokio::time::sleep(bookmark_in)),
+                    kind: "ConfigMap".into(),
+                    api_version: "v1".into(),
+                }),
+            };
+            (tx, stream)
+        };
+        let (_tx, mut ended) = changes(Duration::ZERO, Duration::from_secs(60));
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert!(ended.next().await.is_none(), "the deadline ends it");
+        assert!(ended.next().await.is_none());
+
+        let (_tx, mut marked) = changes(Duration::from_secs(60), Duration::ZERO);
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let first = marked.next().await.expect("a bookmark");
+        assert_eq!(first.event_type, EventType::Bookmark);
+        assert_eq!(first.object["metadata"]["resourceVersion"], "7");
+        let second = marked.next().await.expect("the change");
+        assert_eq!(second.event_type, EventType::Added);
+        assert_eq!(crate::object::name(&second.object), "a");
     }
 
     async fn create_configmap(core: &ApiCore, name: &str) {
