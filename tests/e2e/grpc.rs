@@ -378,6 +378,40 @@ fn watch_streams_kubectl_changes_in_order() {
     assert_eq!(evs[2]["object"]["metadata"]["labels"], json!({"step": "3"}));
 }
 
+/// An event larger than a watch's first encoding buffer (1 KiB), than
+/// tonic's default one (8 KiB) and than the size at which tonic sends what
+/// it encoded (32 KiB) arrives whole.
+#[test]
+fn watch_sends_events_larger_than_its_buffers() {
+    let s = server_with_namespace("big");
+    let start = s.grpc_ok(
+        "capstan.v1.Resources/List",
+        &json!({"resource": configmaps(), "namespace": "big"}),
+    );
+    let mut watch = s.grpc_stream(
+        "capstan.v1.Resources/Watch",
+        &json!({"resource": configmaps(), "namespace": "big",
+            "resourceVersion": start["resourceVersion"]}),
+        30,
+    );
+    let big = "0123456789abcdef".repeat(3 * 1024);
+    let small = "x";
+    for (name, value) in [("large", big.as_str()), ("small", small)] {
+        let created = s.post_json(
+            "/api/v1/namespaces/big/configmaps",
+            &json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name}, "data": {"v": value}}),
+        );
+        assert_eq!(created.status, 201, "{}", created.body);
+    }
+    let evs = events(&mut watch, 2);
+    watch.stop();
+    assert_eq!(evs[0]["object"]["metadata"]["name"], "large");
+    assert_eq!(evs[0]["object"]["body"]["data"]["v"], big.as_str());
+    assert_eq!(evs[1]["object"]["metadata"]["name"], "small");
+    assert_eq!(evs[1]["object"]["body"]["data"]["v"], small);
+}
+
 #[test]
 fn watch_resumes_from_a_resource_version() {
     let s = server_with_namespace("demo");

@@ -25,7 +25,7 @@ use capstan_proto::v1 as pb;
 use futures::future::BoxFuture;
 use futures::stream::{BoxStream, StreamExt};
 use prost::encoding::{encode_key, encode_varint, WireType};
-use tonic::codec::{Codec, EncodeBuf, Encoder};
+use tonic::codec::{BufferSettings, Codec, EncodeBuf, Encoder};
 use tonic::codegen::{http, Body, Service, StdError};
 use tonic::server::{NamedService, ServerStreamingService, UnaryService};
 use tonic::Status;
@@ -70,13 +70,40 @@ impl EncodedWatchEvent {
 
 /// Decodes requests of type `Request` with prost; writes responses that are
 /// already encoded as they are.
-struct PreEncodedCodec<Request>(PhantomData<Request>);
+struct PreEncodedCodec<Request> {
+    writer: BytesWriter,
+    request: PhantomData<Request>,
+}
 
 impl<Request> Default for PreEncodedCodec<Request> {
     fn default() -> Self {
-        Self(PhantomData)
+        Self {
+            writer: BytesWriter {
+                first_buffer: BufferSettings::default(),
+            },
+            request: PhantomData,
+        }
     }
 }
+
+impl<Request> PreEncodedCodec<Request> {
+    /// For a watch: a call's first encoding buffer is kept for as long as
+    /// the call lasts, and tonic's default (8 KiB) was most of what an idle
+    /// gRPC watcher held. A watch event is one object, so a buffer of
+    /// 1 KiB holds a small one and a larger one grows it.
+    fn for_watch() -> Self {
+        Self {
+            writer: BytesWriter {
+                first_buffer: BufferSettings::new(WATCH_BUFFER, DEFAULT_YIELD_THRESHOLD),
+            },
+            request: PhantomData,
+        }
+    }
+}
+
+const WATCH_BUFFER: usize = 1024;
+/// tonic's own: a stream's encoded events are sent once they reach it.
+const DEFAULT_YIELD_THRESHOLD: usize = 32 * 1024;
 
 impl<Request> Codec for PreEncodedCodec<Request>
 where
@@ -88,7 +115,7 @@ where
     type Decoder = tonic_prost::ProstDecoder<Request>;
 
     fn encoder(&mut self) -> Self::Encoder {
-        BytesWriter
+        self.writer
     }
 
     fn decoder(&mut self) -> Self::Decoder {
@@ -96,8 +123,10 @@ where
     }
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct BytesWriter;
+#[derive(Debug, Clone, Copy)]
+struct BytesWriter {
+    first_buffer: BufferSettings,
+}
 
 impl Encoder for BytesWriter {
     type Item = Bytes;
@@ -106,6 +135,10 @@ impl Encoder for BytesWriter {
     fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
         dst.put_slice(&item);
         Ok(())
+    }
+
+    fn buffer_settings(&self) -> BufferSettings {
+        self.first_buffer
     }
 }
 
@@ -228,7 +261,7 @@ where
         let service = self.service.clone();
         match request.uri().path() {
             WATCH_PATH => Box::pin(async move {
-                let mut grpc = tonic::server::Grpc::new(PreEncodedCodec::default());
+                let mut grpc = tonic::server::Grpc::new(PreEncodedCodec::for_watch());
                 Ok(grpc
                     .server_streaming(SharedEncodingWatch(service), request)
                     .await)
