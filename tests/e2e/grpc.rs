@@ -70,6 +70,23 @@ fn assert_no_configmaps(s: &TestServer, ns: &str) {
     );
 }
 
+/// A gRPC watch of `ns`'s ConfigMaps from the revision a list gives now
+/// (30 s at most): the changes made after this call, none before.
+fn watch_configmaps_from_now(s: &TestServer, ns: &str) -> Streaming {
+    let start = s.grpc_ok(
+        "capstan.v1.Resources/List",
+        &json!({"resource": configmaps(), "namespace": ns}),
+    );
+    let start_rv = start["resourceVersion"]
+        .as_str()
+        .expect("the list's resourceVersion");
+    s.grpc_stream(
+        "capstan.v1.Resources/Watch",
+        &json!({"resource": configmaps(), "namespace": ns, "resourceVersion": start_rv}),
+        30,
+    )
+}
+
 /// Waits until the watch printed `n` events; returns them.
 fn events(watch: &mut Streaming, n: usize) -> Vec<Value> {
     watch.wait_for(&format!("{n} watch events"), |out| {
@@ -323,16 +340,7 @@ fn kubectl_writes_seen_through_grpc() {
 #[test]
 fn watch_streams_kubectl_changes_in_order() {
     let s = server_with_namespace("demo");
-    let start = s.grpc_ok(
-        "capstan.v1.Resources/List",
-        &json!({"resource": configmaps(), "namespace": "demo"}),
-    );
-    let start_rv = start["resourceVersion"].as_str().unwrap().to_string();
-    let mut watch = s.grpc_stream(
-        "capstan.v1.Resources/Watch",
-        &json!({"resource": configmaps(), "namespace": "demo", "resourceVersion": start_rv}),
-        30,
-    );
+    let mut watch = watch_configmaps_from_now(&s, "demo");
 
     s.apply(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w", "namespace": "demo"}, "data": {"n": "1"}}).to_string());
     let rv1 = rv(&kubectl_cm(&s, "demo", "w")["metadata"]["resourceVersion"]);
@@ -384,16 +392,7 @@ fn watch_streams_kubectl_changes_in_order() {
 #[test]
 fn watch_sends_events_larger_than_its_buffers() {
     let s = server_with_namespace("big");
-    let start = s.grpc_ok(
-        "capstan.v1.Resources/List",
-        &json!({"resource": configmaps(), "namespace": "big"}),
-    );
-    let mut watch = s.grpc_stream(
-        "capstan.v1.Resources/Watch",
-        &json!({"resource": configmaps(), "namespace": "big",
-            "resourceVersion": start["resourceVersion"]}),
-        30,
-    );
+    let mut watch = watch_configmaps_from_now(&s, "big");
     let big = "0123456789abcdef".repeat(3 * 1024);
     let small = "x";
     for (name, value) in [("large", big.as_str()), ("small", small)] {

@@ -77,32 +77,30 @@ struct PreEncodedCodec<Request> {
 
 impl<Request> Default for PreEncodedCodec<Request> {
     fn default() -> Self {
-        Self {
-            writer: BytesWriter {
-                first_buffer: BufferSettings::default(),
-            },
-            request: PhantomData,
-        }
+        Self::with_first_buffer(BufferSettings::default())
     }
 }
 
 impl<Request> PreEncodedCodec<Request> {
+    fn with_first_buffer(first_buffer: BufferSettings) -> Self {
+        Self {
+            writer: BytesWriter { first_buffer },
+            request: PhantomData,
+        }
+    }
+
     /// For a watch: a call's first encoding buffer is kept for as long as
     /// the call lasts, and tonic's default (8 KiB) was most of what an idle
     /// gRPC watcher held. A watch event is one object, so a buffer of
     /// 1 KiB holds a small one and a larger one grows it.
     fn for_watch() -> Self {
-        Self {
-            writer: BytesWriter {
-                first_buffer: BufferSettings::new(WATCH_BUFFER, DEFAULT_YIELD_THRESHOLD),
-            },
-            request: PhantomData,
-        }
+        Self::with_first_buffer(BufferSettings::new(WATCH_BUFFER, DEFAULT_YIELD_THRESHOLD))
     }
 }
 
 const WATCH_BUFFER: usize = 1024;
-/// tonic's own: a stream's encoded events are sent once they reach it.
+/// tonic's own (private to it, so repeated here): a stream's encoded
+/// events are sent once they reach it.
 const DEFAULT_YIELD_THRESHOLD: usize = 32 * 1024;
 
 impl<Request> Codec for PreEncodedCodec<Request>

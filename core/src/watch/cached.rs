@@ -83,6 +83,12 @@ impl CachedObject {
         self.kept.get_or_init(|| self.parsed()).clone()
     }
 
+    /// Whether the set of encodings was made (a reader asked for it).
+    #[cfg(test)]
+    pub(crate) fn has_encodings(&self) -> bool {
+        self.encodings.get().is_some()
+    }
+
     /// Whether the tree is kept (a reader asked for `value`).
     #[cfg(test)]
     pub(crate) fn keeps_tree(&self) -> bool {
@@ -261,10 +267,7 @@ mod tests {
         let cached = Arc::new(CachedObject::encode(&tree));
         assert_eq!(cached.json().as_ref(), serde_json::to_vec(&tree).unwrap());
         assert_eq!(cached.json().len(), cached.json().as_ref().len());
-        assert!(
-            cached.encodings.get().is_none(),
-            "made when first asked for"
-        );
+        assert!(!cached.has_encodings(), "made when first asked for");
         assert!(Arc::ptr_eq(cached.encodings(), cached.encodings()));
         assert_eq!(
             cached.encodings().json_object.get(),

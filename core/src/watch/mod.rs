@@ -611,6 +611,10 @@ mod tests {
         ));
         let added = WatchEvent::of(EventType::Added, LazyObject::cached(cached.clone()));
         let modified = WatchEvent::of(EventType::Modified, LazyObject::cached(cached.clone()));
+        assert!(
+            !cached.has_encodings(),
+            "events of a change do not make the set; a watcher that encodes does"
+        );
         let line = || b"line".to_vec();
         let first = added.encodings().json_watch_line("ADDED", line);
         let second = modified.encodings().json_watch_line("ADDED", line);
