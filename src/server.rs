@@ -98,7 +98,7 @@ async fn within_grpc_deadline(
         .and_then(|v| v.to_str().ok());
     let timeout = capstan_core::deadline::grpc_timeout(header, maximum);
     let deadline = tokio::time::Instant::now() + timeout;
-    capstan_core::deadline::within(deadline, next.run(request)).await
+    capstan_core::deadline::within(Some(deadline), next.run(request)).await
 }
 
 /// Routes a request to the gRPC services or the REST facade.

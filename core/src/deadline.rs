@@ -11,23 +11,29 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 tokio::task_local! {
-    static DEADLINE: Instant;
+    static DEADLINE: Option<Instant>;
 }
 
 /// Upstream's `--request-timeout` default.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs `work` as a request that must finish by `deadline`.
-pub async fn within<F: Future>(deadline: Instant, work: F) -> F::Output {
-    DEADLINE.scope(deadline, work).await
+/// Runs `work` as a request that must finish by `deadline`; None for a
+/// request without one (watches and other long-running requests). One
+/// function for both keeps a single `work` future in the caller's state:
+/// an async block awaiting it in two places holds two of them.
+/// Not an `async fn`: that would hold `work` twice, as its argument and
+/// inside the scope, and every request's future is this one's size.
+pub fn within<F: Future>(deadline: Option<Instant>, work: F) -> impl Future<Output = F::Output> {
+    DEADLINE.scope(deadline, work)
 }
 
 /// What is left of the current request's time: None outside a request
 /// with a deadline, zero once it passed.
 pub fn remaining() -> Option<Duration> {
     DEADLINE
-        .try_with(|deadline| deadline.saturating_duration_since(Instant::now()))
+        .try_with(|deadline| deadline.map(|d| d.saturating_duration_since(Instant::now())))
         .ok()
+        .flatten()
 }
 
 /// A REST request's timeout, as upstream's timeoutParser reads the
@@ -115,9 +121,11 @@ mod tests {
     async fn the_deadline_travels_with_the_request() {
         assert_eq!(remaining(), None);
         let deadline = Instant::now() + Duration::from_secs(5);
-        let left = within(deadline, async { remaining() }).await;
+        let left = within(Some(deadline), async { remaining() }).await;
         assert!(left.is_some_and(|d| d > Duration::from_secs(4)), "{left:?}");
-        let past = within(Instant::now(), async { remaining() }).await;
+        let past = within(Some(Instant::now()), async { remaining() }).await;
         assert_eq!(past, Some(Duration::ZERO));
+        let long_running = within(None, async { remaining() }).await;
+        assert_eq!(long_running, None);
     }
 }

@@ -207,9 +207,10 @@ impl ApiCore {
                     continue;
                 };
                 let before = current.cloned();
-                let answer = self
-                    .call_hook(hook, attributes, current, true, &invocation)
-                    .await?;
+                // Boxed: a call's future is most of the chain's size, and
+                // every write's future would carry it, called or not.
+                let answer =
+                    Box::pin(self.call_hook(hook, attributes, current, true, &invocation)).await?;
                 let Some(answer) = answer else { continue };
                 warnings.extend(answer.warnings);
                 if let Some(patch) = answer.patch.filter(|p| !p.0.is_empty()) {
