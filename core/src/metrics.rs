@@ -275,18 +275,20 @@ pub fn observe_admission_step(type_: &str, operation: &str, rejected: bool, elap
 
 /// Counts one admission plugin's step (`admit` or `validate`) under
 /// upstream's per-controller metric.
-pub fn observe_admission_controller(
+///
+/// The histogram is returned for the caller to keep: finding it hashes
+/// the four label values under the family's lock, and a write passes every
+/// enabled plugin's steps.
+pub fn admission_controller_histogram(
     name: &str,
     type_: &str,
     operation: &str,
     rejected: bool,
-    elapsed: Duration,
-) {
+) -> prometheus::Histogram {
     let rejected = if rejected { "true" } else { "false" };
     metrics()
         .admission_controllers
         .with_label_values(&[name, type_, operation, rejected])
-        .observe(elapsed.as_secs_f64());
 }
 
 /// What a finished request is counted under.

@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::error::ApiResult;
 use crate::verbs::ApiCore;
 use attributes::Attributes;
-use plugins::Plugin;
+use plugins::{Plugin, Step};
 
 pub(crate) use policies::PolicySources;
 pub(crate) use webhooks::WebhookSources;
@@ -69,7 +69,7 @@ impl ApiCore {
         let started = std::time::Instant::now();
         let result = self.call_mutating_webhooks(attributes, object).await;
         let plugin = Plugin::MutatingAdmissionWebhook;
-        plugins::observe(plugin, "admit", attributes, result.is_err(), started);
+        plugins::observe(plugin, Step::Admit, attributes, result.is_err(), started);
         result
     }
 
@@ -89,7 +89,7 @@ impl ApiCore {
             let started = std::time::Instant::now();
             let result = self.validate_with_policies(attributes, object).await;
             let plugin = Plugin::ValidatingAdmissionPolicy;
-            plugins::observe(plugin, "validate", attributes, result.is_err(), started);
+            plugins::observe(plugin, Step::Validate, attributes, result.is_err(), started);
             warnings.extend(result?);
         }
         if !attributes.exempt_from_webhooks()
@@ -100,7 +100,7 @@ impl ApiCore {
             let started = std::time::Instant::now();
             let result = self.call_validating_webhooks(attributes, object).await;
             let plugin = Plugin::ValidatingAdmissionWebhook;
-            plugins::observe(plugin, "validate", attributes, result.is_err(), started);
+            plugins::observe(plugin, Step::Validate, attributes, result.is_err(), started);
             warnings.extend(result?);
         }
         self.charge_quota_if_enabled(attributes, object).await?;

@@ -26,7 +26,7 @@ mod taint_nodes;
 
 use serde_json::Value;
 
-use super::attributes::Attributes;
+use super::attributes::{Attributes, Operation};
 use crate::error::ApiResult;
 use crate::verbs::ApiCore;
 
@@ -266,7 +266,7 @@ impl ApiCore {
             else {
                 continue;
             };
-            observe(*plugin, "admit", attributes, result.is_err(), started);
+            observe(*plugin, Step::Admit, attributes, result.is_err(), started);
             result.map_err(|e| e.denied_by(Plugins::name(*plugin)))?;
         }
         Ok(())
@@ -334,7 +334,13 @@ impl ApiCore {
             let Some(result) = self.validate_with(*plugin, attributes, object).await else {
                 continue;
             };
-            observe(*plugin, "validate", attributes, result.is_err(), started);
+            observe(
+                *plugin,
+                Step::Validate,
+                attributes,
+                result.is_err(),
+                started,
+            );
             warnings.extend(result.map_err(|e| e.denied_by(Plugins::name(*plugin)))?);
         }
         Ok(warnings)
@@ -395,7 +401,7 @@ impl ApiCore {
             let result = self.charge_quota(attributes, object).await;
             observe(
                 Plugin::ResourceQuota,
-                "validate",
+                Step::Validate,
                 attributes,
                 result.is_err(),
                 started,
@@ -408,7 +414,7 @@ impl ApiCore {
     /// NamespaceLifecycle: nothing is created in a namespace that is
     /// missing or terminating, before any webhook sees the request.
     async fn namespace_lifecycle(&self, attributes: &Attributes<'_>) -> ApiResult<()> {
-        if attributes.operation != super::attributes::Operation::Create {
+        if attributes.operation != Operation::Create {
             return Ok(());
         }
         self.ensure_namespace_accepts(attributes.def, attributes.namespace, attributes.name)
@@ -419,23 +425,113 @@ impl ApiCore {
 /// Counts a plugin's step under upstream's per-controller metric.
 pub(super) fn observe(
     plugin: Plugin,
-    type_: &str,
+    step: Step,
     attributes: &Attributes<'_>,
     rejected: bool,
     started: std::time::Instant,
 ) {
-    crate::metrics::observe_admission_controller(
-        Plugins::name(plugin),
-        type_,
-        attributes.operation.as_str(),
+    observe_step(
+        plugin,
+        step,
+        attributes.operation,
         rejected,
         started.elapsed(),
     );
 }
 
+fn observe_step(
+    plugin: Plugin,
+    step: Step,
+    operation: Operation,
+    rejected: bool,
+    elapsed: std::time::Duration,
+) {
+    let find = || {
+        crate::metrics::admission_controller_histogram(
+            Plugins::name(plugin),
+            step.as_str(),
+            operation.as_str(),
+            rejected,
+        )
+    };
+    let seconds = elapsed.as_secs_f64();
+    match CONTROLLER_HISTOGRAMS.get(histogram_slot(plugin, step, operation, rejected)) {
+        Some(kept) => kept.get_or_init(find).observe(seconds),
+        // A plugin declared after the last one the slots count.
+        None => find().observe(seconds),
+    }
+}
+
+fn histogram_slot(plugin: Plugin, step: Step, operation: Operation, rejected: bool) -> usize {
+    ((plugin as usize * 2 + step as usize) * OPERATIONS + operation as usize) * 2
+        + usize::from(rejected)
+}
+
+/// A plugin's two steps, as the admission metrics name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    Admit,
+    Validate,
+}
+
+impl Step {
+    fn as_str(self) -> &'static str {
+        match self {
+            Step::Admit => "admit",
+            Step::Validate => "validate",
+        }
+    }
+}
+
+const OPERATIONS: usize = Operation::Delete as usize + 1;
+const HISTOGRAM_SLOTS: usize = (Plugin::AlwaysDeny as usize + 1) * 2 * OPERATIONS * 2;
+
+/// Each plugin step's histogram per operation and outcome, found once and
+/// kept (made on first use, so /metrics shows only what was observed, as
+/// upstream's does).
+static CONTROLLER_HISTOGRAMS: [std::sync::OnceLock<prometheus::Histogram>; HISTOGRAM_SLOTS] =
+    [const { std::sync::OnceLock::new() }; HISTOGRAM_SLOTS];
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each plugin step, operation and outcome keeps a histogram of its
+    /// own, labelled as upstream's metric labels it.
+    #[test]
+    fn each_plugin_step_is_counted_under_its_own_labels() {
+        let mut slots = std::collections::HashSet::new();
+        for plugin in ORDERED.iter().filter_map(|(_, _, p)| *p) {
+            for step in [Step::Admit, Step::Validate] {
+                for operation in [Operation::Create, Operation::Update, Operation::Delete] {
+                    for rejected in [false, true] {
+                        let slot = histogram_slot(plugin, step, operation, rejected);
+                        assert!(slot < HISTOGRAM_SLOTS, "{plugin:?} has no slot");
+                        assert!(slots.insert(slot), "{plugin:?} shares a slot");
+                    }
+                }
+            }
+        }
+        let labelled = || {
+            crate::metrics::admission_controller_histogram(
+                "PersistentVolumeClaimResize",
+                "validate",
+                "UPDATE",
+                true,
+            )
+        };
+        let before = labelled().get_sample_count();
+        for _ in 0..2 {
+            observe_step(
+                Plugin::PersistentVolumeClaimResize,
+                Step::Validate,
+                Operation::Update,
+                true,
+                std::time::Duration::from_millis(1),
+            );
+        }
+        assert_eq!(labelled().get_sample_count(), before + 2);
+    }
 
     fn strings(names: &[&str]) -> Vec<String> {
         names.iter().map(|n| n.to_string()).collect()
