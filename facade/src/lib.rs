@@ -1271,10 +1271,19 @@ fn write_response(
     } else {
         StatusCode::OK
     };
+    if output == Output::Table || output.is_partial_metadata() {
+        return Ok(encode(
+            code,
+            output,
+            &*object_output(def, output, q, &result.object)?,
+            &result.warnings,
+        ));
+    }
+    // The JSON the write encoded for the watch cache, when it made it.
     Ok(encode(
         code,
         output,
-        &*object_output(def, output, q, &result.object)?,
+        &result.lazy_object(),
         &result.warnings,
     ))
 }

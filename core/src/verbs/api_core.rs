@@ -332,9 +332,23 @@ pub struct WriteResult {
     /// Shared with the watch cache when the cache can take it as the
     /// change it is about to see (`WatchCaches::offer_written`).
     pub object: Arc<Value>,
+    /// The same object as the watch cache holds it, when the write made
+    /// that: its JSON is the answer's, encoded once.
+    pub cached: Option<Arc<CachedObject>>,
     pub warnings: Vec<String>,
     /// True when the write created the object (REST answers 201).
     pub created: bool,
+}
+
+impl WriteResult {
+    /// The written object as a reader takes it: its cached form when the
+    /// write made one, otherwise its tree.
+    pub fn lazy_object(&self) -> LazyObject {
+        match &self.cached {
+            Some(cached) => LazyObject::written(cached.clone(), self.object.clone()),
+            None => LazyObject::from(self.object.clone()),
+        }
+    }
 }
 
 impl WriteResult {
@@ -343,6 +357,7 @@ impl WriteResult {
     pub(crate) fn computed(object: Value) -> Self {
         Self {
             object: Arc::new(object),
+            cached: None,
             warnings: Vec::new(),
             created: true,
         }

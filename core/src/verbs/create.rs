@@ -272,6 +272,7 @@ impl ApiCore {
                 def.kind_impl.put_in_order(&def.definition, &mut object);
                 return Ok(WriteResult {
                     object: Arc::new(object),
+                    cached: None,
                     warnings,
                     created: true,
                 });
@@ -287,7 +288,8 @@ impl ApiCore {
             };
             def.kind_impl.put_in_order(&def.definition, &mut object);
             let bytes = encode(&*storage_form(def, &object)?)?;
-            let stored = self.storage.create(&key, bytes).await;
+            // Kept for the cache and the answer, which serve these bytes.
+            let stored = self.storage.create(&key, bytes.clone()).await;
             if let (Err(_), Some(allocated)) = (&stored, &allocated) {
                 self.release_allocated_service_addresses(allocated).await;
             }
@@ -299,9 +301,11 @@ impl ApiCore {
                         Value::String(kv.mod_revision.to_string()),
                     );
                     let object = Arc::new(object);
-                    self.offer_stored(def, &key, kv.mod_revision, &object);
+                    let cached =
+                        self.offer_stored(def, &key, kv.mod_revision, Some(&bytes), &object);
                     return Ok(WriteResult {
                         object,
+                        cached,
                         warnings,
                         created: true,
                     });

@@ -140,6 +140,7 @@ impl ApiCore {
                     }
                     return Ok(WriteResult {
                         object: Arc::new(obj),
+                        cached: None,
                         warnings: Vec::new(),
                         created: false,
                     });
@@ -156,6 +157,7 @@ impl ApiCore {
                 if opts.dry_run {
                     return Ok(WriteResult {
                         object: Arc::new(marked),
+                        cached: None,
                         warnings: Vec::new(),
                         created: false,
                     });
@@ -174,6 +176,7 @@ impl ApiCore {
                         );
                         return Ok(WriteResult {
                             object: Arc::new(marked),
+                            cached: None,
                             warnings: Vec::new(),
                             created: false,
                         });
@@ -185,6 +188,7 @@ impl ApiCore {
             if opts.dry_run {
                 return Ok(WriteResult {
                     object: Arc::new(obj),
+                    cached: None,
                     warnings: Vec::new(),
                     created: false,
                 });
@@ -202,6 +206,7 @@ impl ApiCore {
                     );
                     return Ok(WriteResult {
                         object: Arc::new(obj),
+                        cached: None,
                         warnings: Vec::new(),
                         created: false,
                     });

@@ -120,19 +120,28 @@ impl ApiCore {
     }
 
     /// Hands `object`, just stored under `key` at `revision` (its
-    /// resourceVersion), to the watch caches, which take it instead of
-    /// decoding the change. Only a kind stored as it is served is the
-    /// stored value decoded.
+    /// resourceVersion) as `stored` when the caller has those bytes, to
+    /// the watch caches, which take it instead of decoding the change; the
+    /// object as they will hold it, encoded once for them and for the
+    /// write's answer. Only a kind stored as it is served is offered.
     pub(super) fn offer_stored(
         &self,
         def: &ResourceDef,
         key: &str,
         revision: i64,
+        stored: Option<&[u8]>,
         object: &Arc<Value>,
-    ) {
-        if !def.converts_for_storage() {
-            self.caches.offer_written(key, revision, object.clone());
+    ) -> Option<Arc<CachedObject>> {
+        if def.converts_for_storage() {
+            return None;
         }
+        let cached = Arc::new(match stored {
+            Some(stored) => CachedObject::written(stored, revision, object),
+            None => CachedObject::of(object),
+        });
+        self.caches
+            .offer_written(key, revision, cached.clone(), object.clone());
+        Some(cached)
     }
 
     /// Stores `object` over `current` with compare-and-swap; a no-op update
@@ -194,7 +203,7 @@ impl ApiCore {
             Value::String(kv.mod_revision.to_string()),
         );
         let object = Arc::new(object);
-        self.offer_stored(def, &key, kv.mod_revision, &object);
+        self.offer_stored(def, &key, kv.mod_revision, None, &object);
         Ok(Updated::Written(object))
     }
 
@@ -463,6 +472,7 @@ impl ApiCore {
                 View::Scale => Arc::new(crate::verbs::scale::to_scale(def, &object)),
                 _ => object,
             },
+            cached: None,
             warnings,
             created: false,
         }))

@@ -155,20 +155,23 @@ pub struct CacheWatch {
 /// kept).
 #[derive(Default)]
 struct JustWritten {
-    entries: Mutex<VecDeque<(i64, String, Arc<Value>)>>,
+    entries: Mutex<VecDeque<JustWrittenEntry>>,
 }
 
+/// Revision, key, the object as the cache will hold it, and its tree.
+type JustWrittenEntry = (i64, String, Arc<CachedObject>, Arc<Value>);
+
 impl JustWritten {
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(i64, String, Arc<Value>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<JustWrittenEntry>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn offer(&self, key: &str, revision: i64, object: Arc<Value>) {
+    fn offer(&self, key: &str, revision: i64, cached: Arc<CachedObject>, tree: Arc<Value>) {
         let mut entries = self.lock();
         if entries.len() >= JUST_WRITTEN {
             entries.pop_front();
         }
-        entries.push_back((revision, key.to_string(), object));
+        entries.push_back((revision, key.to_string(), cached, tree));
     }
 
     /// The object written under `key` at `revision`, for the cache of
@@ -176,15 +179,20 @@ impl JustWritten {
     /// before it go too: its changes arrive in revision order, so nothing
     /// will take them (a writer that offered after the cache had seen its
     /// change), and they would hold their trees until 256 writes later.
-    fn take(&self, prefix: &str, key: &str, revision: i64) -> Option<Arc<Value>> {
+    fn take(
+        &self,
+        prefix: &str,
+        key: &str,
+        revision: i64,
+    ) -> Option<(Arc<CachedObject>, Arc<Value>)> {
         let mut entries = self.lock();
         let mut taken = None;
-        entries.retain(|(rev, k, object)| {
+        entries.retain(|(rev, k, cached, tree)| {
             if *rev > revision || !k.starts_with(prefix) {
                 return true;
             }
             if *rev == revision && k == key {
-                taken = Some(object.clone());
+                taken = Some((cached.clone(), tree.clone()));
             }
             false
         });
@@ -475,11 +483,11 @@ impl WatchCache {
         // for the swap.
         let new = if ev.kind == EventKind::Delete && ev.value.is_empty() {
             None
-        } else if let Some(tree) = (ev.kind == EventKind::Put)
+        } else if let Some((cached, tree)) = (ev.kind == EventKind::Put)
             .then(|| self.just_written.take(&self.prefix, &ev.key, ev.revision))
             .flatten()
         {
-            Some((Arc::new(CachedObject::of(&tree)), Some(tree)))
+            Some((cached, Some(tree)))
         } else {
             let Some(cached) = CachedObject::stored(&ev.value, ev.revision) else {
                 tracing::warn!(key = ev.key, "watch cache skipped an undecodable value");
@@ -919,11 +927,17 @@ impl WatchCaches {
         }
     }
 
-    /// `object` was just stored under `key` at `revision`, as it is (with
+    /// An object was just stored under `key` at `revision`, as it is (with
     /// that revision as its resourceVersion): the cache of its type can
-    /// take it rather than decode the change.
-    pub fn offer_written(&self, key: &str, revision: i64, object: Arc<Value>) {
-        self.just_written.offer(key, revision, object);
+    /// take `cached` and its `tree` rather than decode the change.
+    pub fn offer_written(
+        &self,
+        key: &str,
+        revision: i64,
+        cached: Arc<CachedObject>,
+        tree: Arc<Value>,
+    ) {
+        self.just_written.offer(key, revision, cached, tree);
     }
 
     /// The cache for a resource type's key prefix, started if needed.
@@ -1018,10 +1032,13 @@ mod tests {
         let written = Arc::new(serde_json::json!(
             {"metadata": {"name": "x", "resourceVersion": next.to_string()}}
         ));
-        caches.offer_written("/r/cm/a/x", next, written.clone());
+        let offer = |key: &str, tree: &Arc<Value>| {
+            caches.offer_written(key, next, Arc::new(CachedObject::of(tree)), tree.clone())
+        };
+        offer("/r/cm/a/x", &written);
         // Offered at a revision the change will not have: decoded instead.
         let stale = Arc::new(serde_json::json!({"metadata": {"name": "y"}}));
-        caches.offer_written("/r/cm/a/y", next, stale.clone());
+        offer("/r/cm/a/y", &stale);
         let x = s
             .create("/r/cm/a/x", br#"{"metadata":{"name":"x"}}"#.to_vec())
             .await
@@ -1065,11 +1082,15 @@ mod tests {
         assert!(again.get("/r/w/a/x").is_some());
     }
 
+    fn null() -> Arc<CachedObject> {
+        Arc::new(CachedObject::encode(&Value::Null))
+    }
+
     #[test]
     fn only_the_newest_writes_are_kept() {
         let just = JustWritten::default();
         for revision in 0..(JUST_WRITTEN as i64 + 10) {
-            just.offer("/k", revision, Arc::new(Value::Null));
+            just.offer("/k", revision, null(), Arc::new(Value::Null));
         }
         assert_eq!(just.lock().len(), JUST_WRITTEN);
         assert!(just.take("/", "/k", 0).is_none());
@@ -1082,15 +1103,15 @@ mod tests {
     #[test]
     fn a_change_taken_drops_what_its_cache_left_before_it() {
         let just = JustWritten::default();
-        just.offer("/r/a/late", 5, Arc::new(Value::Null));
-        just.offer("/r/b/other", 6, Arc::new(Value::Null));
-        just.offer("/r/a/x", 7, Arc::new(Value::Null));
-        just.offer("/r/a/next", 8, Arc::new(Value::Null));
+        just.offer("/r/a/late", 5, null(), Arc::new(Value::Null));
+        just.offer("/r/b/other", 6, null(), Arc::new(Value::Null));
+        just.offer("/r/a/x", 7, null(), Arc::new(Value::Null));
+        just.offer("/r/a/next", 8, null(), Arc::new(Value::Null));
         assert!(just.take("/r/a/", "/r/a/x", 7).is_some());
         let left: Vec<(i64, String)> = just
             .lock()
             .iter()
-            .map(|(rev, key, _)| (*rev, key.clone()))
+            .map(|(rev, key, _, _)| (*rev, key.clone()))
             .collect();
         assert_eq!(
             left,

@@ -54,6 +54,22 @@ impl CachedObject {
         }
     }
 
+    /// An object its writer just stored as `stored` at `revision`, whose
+    /// tree the writer holds: served as the stored bytes with the revision
+    /// spliced in, as a later read from the store serves it, instead of
+    /// encoding the tree again; readers share the writer's tree while it
+    /// lasts.
+    pub fn written(stored: &[u8], revision: i64, tree: &Arc<Value>) -> Self {
+        match capstan_api::stored_json::served_json_at(stored, revision) {
+            Some(json) => {
+                let cached = Self::from_json(json);
+                *cached.shared.lock().unwrap_or_else(|p| p.into_inner()) = Arc::downgrade(tree);
+                cached
+            }
+            None => Self::of(tree),
+        }
+    }
+
     fn from_json(json: Vec<u8>) -> Self {
         // Buffers grow by doubling: a boxed slice gives the unused part back.
         Self {
@@ -184,6 +200,14 @@ impl LazyObject {
         }
     }
 
+    /// An object a write just made, as both its cached form and its tree.
+    pub fn written(cached: Arc<CachedObject>, tree: Arc<Value>) -> Self {
+        Self {
+            cached: Some(cached),
+            tree: OnceLock::from(tree),
+        }
+    }
+
     /// The cached object this was handed out from; None for a tree made
     /// elsewhere.
     pub fn cached_object(&self) -> Option<&Arc<CachedObject>> {
@@ -296,6 +320,38 @@ mod tests {
         let kept = cached.value();
         assert!(Arc::ptr_eq(&kept, &cached.parsed()));
         assert!(Arc::ptr_eq(&kept, LazyObject::cached(cached).tree()));
+    }
+
+    /// A write's object is served as its stored bytes with the revision
+    /// spliced in: what encoding its tree gives, without encoding it, and
+    /// readers share the writer's tree. Stored bytes the splice does not
+    /// take (a float) are answered from the tree instead.
+    #[test]
+    fn a_written_object_is_its_stored_bytes_at_its_revision() {
+        let mut tree = json!({"kind": "ConfigMap", "apiVersion": "v1",
+            "metadata": {"name": "a", "namespace": "n", "uid": "u",
+                "creationTimestamp": "2026-11-28T00:00:00Z"},
+            "data": {"k": "v \"quoted\" ü"}});
+        // Where a create puts it once stored.
+        capstan_api::object::set_meta(&mut tree, "resourceVersion", json!("12"));
+        let tree = Arc::new(tree);
+        let stored = serde_json::to_vec(&capstan_api::object::StoredForm(&tree)).expect("encodes");
+        assert!(!String::from_utf8_lossy(&stored).contains("resourceVersion"));
+        let written = CachedObject::written(&stored, 12, &tree);
+        assert_eq!(written.json().as_ref(), serde_json::to_vec(&*tree).unwrap());
+        assert!(Arc::ptr_eq(&written.parsed(), &tree), "the writer's tree");
+        let lazy = LazyObject::written(Arc::new(written), tree.clone());
+        assert!(Arc::ptr_eq(lazy.tree(), &tree));
+
+        let float = Arc::new(json!({"metadata": {"name": "f", "resourceVersion": "3"},
+            "spec": {"ratio": 0.5}}));
+        let stored = serde_json::to_vec(&capstan_api::object::StoredForm(&float)).expect("encodes");
+        assert_eq!(capstan_api::stored_json::served_json_at(&stored, 3), None);
+        let written = CachedObject::written(&stored, 3, &float);
+        assert_eq!(
+            written.json().as_ref(),
+            serde_json::to_vec(&*float).unwrap()
+        );
     }
 
     /// The watchers of one change share its line while any frame holds
