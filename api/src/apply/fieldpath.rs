@@ -31,7 +31,12 @@ impl PathElement {
     /// The key used inside `fieldsV1`.
     pub fn serialize(&self) -> String {
         match self {
-            Self::Field(name) => format!("f:{name}"),
+            Self::Field(name) => {
+                let mut key = String::with_capacity(2 + name.len());
+                key.push_str("f:");
+                key.push_str(name);
+                key
+            }
             Self::Key(fields) => {
                 let object: Map<String, Value> = fields.iter().cloned().collect();
                 format!("k:{}", Value::Object(object))
@@ -455,7 +460,11 @@ impl FieldSet {
     }
 
     fn emit(&self, include_self: bool) -> Map<String, Value> {
-        let mut out = Map::new();
+        // Sized once: every write records its fields through here, and a
+        // map grown key by key rehashes its index at each doubling.
+        let mut out = Map::with_capacity(
+            usize::from(include_self) + self.members.0.len() + self.children.0.len(),
+        );
         if include_self && !self.is_empty() {
             out.insert(".".into(), Value::Object(Map::new()));
         }
