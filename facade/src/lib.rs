@@ -496,10 +496,16 @@ async fn dispatch(State(state): State<Arc<FacadeState>>, req: Request) -> Respon
             None
         } else {
             let parameter = query_value(req.uri().query().unwrap_or(""), "timeout");
-            let timeout =
-                capstan_core::deadline::rest_timeout(parameter.as_deref(), state.request_timeout)
-                    .map_err(ApiError::bad_request)?;
-            Some(tokio::time::Instant::from_std(started) + timeout)
+            match capstan_core::deadline::rest_timeout(parameter.as_deref(), state.request_timeout)
+            {
+                Ok(timeout) => Some(tokio::time::Instant::from_std(started) + timeout),
+                Err(message) => {
+                    // Answered before the body is read: let the client
+                    // finish sending it first (see `read_body`).
+                    drain(req.into_body(), 0).await;
+                    return Err(ApiError::bad_request(message));
+                }
+            }
         };
         capstan_core::deadline::within(deadline, handle(&state, req, &measured)).await
     };
@@ -741,8 +747,9 @@ async fn read_body(mut body: Body) -> Result<Bytes, ApiError> {
     Ok(collected.freeze())
 }
 
-/// Reads and drops the rest of an oversized body, `drained` bytes into it,
-/// up to [`OVERSIZED_DRAIN_BYTES`] and [`OVERSIZED_DRAIN_TIME`].
+/// Reads and drops the rest of a body answered before it was read (an
+/// oversized one, `drained` bytes into it; a bad `timeout`), up to
+/// [`OVERSIZED_DRAIN_BYTES`] and [`OVERSIZED_DRAIN_TIME`].
 async fn drain(mut body: Body, mut drained: usize) {
     use http_body_util::BodyExt;
     let deadline = tokio::time::Instant::now() + OVERSIZED_DRAIN_TIME;
