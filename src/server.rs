@@ -73,32 +73,26 @@ fn version_info() -> serde_json::Value {
 }
 
 /// Counts a gRPC call in /metrics (grpc_server_*), from its start to the
-/// status its response ends with.
-async fn count_grpc_call(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let call = capstan_core::metrics::GrpcCall::start(request.uri().path());
-    call.measure(next.run(request).await).map(Body::new)
-}
-
-/// Gives a gRPC call but a watch its deadline: its `grpc-timeout`, at most
-/// `--request-timeout`.
-async fn within_grpc_deadline(
+/// status its response ends with, and gives it (but a watch) its deadline:
+/// its `grpc-timeout`, at most `--request-timeout`. One layer rather than
+/// two: each `from_fn` layer boxes the call's future and clones the
+/// service under it, per call.
+async fn serve_grpc_call(
     axum::extract::State(maximum): axum::extract::State<Duration>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    if request.uri().path().ends_with("/Watch") {
-        return next.run(request).await;
-    }
-    let header = request
-        .headers()
-        .get("grpc-timeout")
-        .and_then(|v| v.to_str().ok());
-    let timeout = capstan_core::deadline::grpc_timeout(header, maximum);
-    let deadline = tokio::time::Instant::now() + timeout;
-    capstan_core::deadline::within(Some(deadline), next.run(request)).await
+    let path = request.uri().path();
+    let call = capstan_core::metrics::GrpcCall::start(path);
+    let deadline = (!path.ends_with("/Watch")).then(|| {
+        let header = request
+            .headers()
+            .get("grpc-timeout")
+            .and_then(|v| v.to_str().ok());
+        tokio::time::Instant::now() + capstan_core::deadline::grpc_timeout(header, maximum)
+    });
+    let response = capstan_core::deadline::within(deadline, next.run(request)).await;
+    call.measure(response).map(Body::new)
 }
 
 /// Routes a request to the gRPC services or the REST facade.
@@ -273,10 +267,9 @@ pub async fn serve_with(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .into_axum_router()
-        .layer(axum::middleware::from_fn(count_grpc_call))
         .layer(axum::middleware::from_fn_with_state(
             args.request_timeout,
-            within_grpc_deadline,
+            serve_grpc_call,
         ));
     let layers = tower::ServiceBuilder::new()
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
@@ -592,5 +585,56 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower::ServiceExt;
+
+    /// What a call sees of its deadline, answered as its body.
+    async fn remaining_time() -> String {
+        format!("{:?}", capstan_core::deadline::remaining())
+    }
+
+    async fn call(path: &str, timeout: Option<&str>) -> String {
+        let router = axum::Router::new()
+            .route("/{service}/{method}", axum::routing::post(remaining_time))
+            .layer(axum::middleware::from_fn_with_state(
+                Duration::from_secs(60),
+                serve_grpc_call,
+            ));
+        let mut request = http::Request::post(path);
+        if let Some(timeout) = timeout {
+            request = request.header("grpc-timeout", timeout);
+        }
+        let response = router
+            .oneshot(request.body(Body::empty()).expect("a request"))
+            .await
+            .expect("an answer");
+        let body = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .expect("a body")
+            .to_bytes();
+        String::from_utf8_lossy(&body).into_owned()
+    }
+
+    /// A call runs within its grpc-timeout, at most --request-timeout; a
+    /// watch has no deadline.
+    #[tokio::test]
+    async fn a_grpc_call_runs_within_its_deadline_but_a_watch() {
+        let within = call("/capstan.v1.Resources/Create", Some("2S")).await;
+        assert!(
+            within.starts_with("Some(1.") || within.starts_with("Some(2"),
+            "{within}"
+        );
+        let capped = call("/capstan.v1.Resources/Create", Some("5M")).await;
+        assert!(
+            capped.starts_with("Some(59.") || capped.starts_with("Some(60"),
+            "{capped}"
+        );
+        let watch = call("/capstan.v1.Resources/Watch", Some("2S")).await;
+        assert_eq!(watch, "None");
     }
 }
