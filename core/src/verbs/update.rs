@@ -121,9 +121,10 @@ impl ApiCore {
 
     /// Hands `object`, just stored under `key` at `revision` (its
     /// resourceVersion) as `stored` when the caller has those bytes, to
-    /// the watch caches, which take it instead of decoding the change; the
-    /// object as they will hold it, encoded once for them and for the
-    /// write's answer. Only a kind stored as it is served is offered.
+    /// the watch caches, which take it instead of decoding the change.
+    /// With the bytes, the object as they will hold it, encoded once for
+    /// them and for the write's answer. Only a kind stored as it is
+    /// served is offered.
     pub(super) fn offer_stored(
         &self,
         def: &ResourceDef,
@@ -135,13 +136,12 @@ impl ApiCore {
         if def.converts_for_storage() {
             return None;
         }
-        let cached = Arc::new(match stored {
-            Some(stored) => CachedObject::written(stored, revision, object),
-            None => CachedObject::of(object),
-        });
+        // Without the stored bytes the cache encodes the tree itself, if
+        // and when it takes it.
+        let cached = stored.map(|stored| Arc::new(CachedObject::written(stored, revision, object)));
         self.caches
             .offer_written(key, revision, cached.clone(), object.clone());
-        Some(cached)
+        cached
     }
 
     /// Stores `object` over `current` with compare-and-swap; a no-op update

@@ -158,15 +158,16 @@ struct JustWritten {
     entries: Mutex<VecDeque<JustWrittenEntry>>,
 }
 
-/// Revision, key, the object as the cache will hold it, and its tree.
-type JustWrittenEntry = (i64, String, Arc<CachedObject>, Arc<Value>);
+/// Revision, key, the object as the cache will hold it when its writer
+/// encoded it (a create, for its answer), and its tree.
+type JustWrittenEntry = (i64, String, Option<Arc<CachedObject>>, Arc<Value>);
 
 impl JustWritten {
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<JustWrittenEntry>> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn offer(&self, key: &str, revision: i64, cached: Arc<CachedObject>, tree: Arc<Value>) {
+    fn offer(&self, key: &str, revision: i64, cached: Option<Arc<CachedObject>>, tree: Arc<Value>) {
         let mut entries = self.lock();
         if entries.len() >= JUST_WRITTEN {
             entries.pop_front();
@@ -184,7 +185,7 @@ impl JustWritten {
         prefix: &str,
         key: &str,
         revision: i64,
-    ) -> Option<(Arc<CachedObject>, Arc<Value>)> {
+    ) -> Option<(Option<Arc<CachedObject>>, Arc<Value>)> {
         let mut entries = self.lock();
         let mut taken = None;
         entries.retain(|(rev, k, cached, tree)| {
@@ -487,6 +488,7 @@ impl WatchCache {
             .then(|| self.just_written.take(&self.prefix, &ev.key, ev.revision))
             .flatten()
         {
+            let cached = cached.unwrap_or_else(|| Arc::new(CachedObject::of(&tree)));
             Some((cached, Some(tree)))
         } else {
             let Some(cached) = CachedObject::stored(&ev.value, ev.revision) else {
@@ -934,7 +936,7 @@ impl WatchCaches {
         &self,
         key: &str,
         revision: i64,
-        cached: Arc<CachedObject>,
+        cached: Option<Arc<CachedObject>>,
         tree: Arc<Value>,
     ) {
         self.just_written.offer(key, revision, cached, tree);
@@ -1032,13 +1034,13 @@ mod tests {
         let written = Arc::new(serde_json::json!(
             {"metadata": {"name": "x", "resourceVersion": next.to_string()}}
         ));
-        let offer = |key: &str, tree: &Arc<Value>| {
-            caches.offer_written(key, next, Arc::new(CachedObject::of(tree)), tree.clone())
-        };
-        offer("/r/cm/a/x", &written);
+        // A create offers the object encoded as its answer is; the cache
+        // holds that very encoding.
+        let encoded = Arc::new(CachedObject::of(&written));
+        caches.offer_written("/r/cm/a/x", next, Some(encoded.clone()), written.clone());
         // Offered at a revision the change will not have: decoded instead.
         let stale = Arc::new(serde_json::json!({"metadata": {"name": "y"}}));
-        offer("/r/cm/a/y", &stale);
+        caches.offer_written("/r/cm/a/y", next, None, stale.clone());
         let x = s
             .create("/r/cm/a/x", br#"{"metadata":{"name":"x"}}"#.to_vec())
             .await
@@ -1051,6 +1053,8 @@ mod tests {
         until(&cache, y.mod_revision).await;
         let kept = cache.get("/r/cm/a/x").expect("x cached");
         assert!(Arc::ptr_eq(&kept, &written), "{kept}");
+        let held = cache.cached("/r/cm/a/x").expect("x cached");
+        assert!(Arc::ptr_eq(&held, &encoded));
         let decoded = cache.get("/r/cm/a/y").expect("y cached");
         assert!(!Arc::ptr_eq(&decoded, &stale));
         assert_eq!(
@@ -1082,15 +1086,11 @@ mod tests {
         assert!(again.get("/r/w/a/x").is_some());
     }
 
-    fn null() -> Arc<CachedObject> {
-        Arc::new(CachedObject::encode(&Value::Null))
-    }
-
     #[test]
     fn only_the_newest_writes_are_kept() {
         let just = JustWritten::default();
         for revision in 0..(JUST_WRITTEN as i64 + 10) {
-            just.offer("/k", revision, null(), Arc::new(Value::Null));
+            just.offer("/k", revision, None, Arc::new(Value::Null));
         }
         assert_eq!(just.lock().len(), JUST_WRITTEN);
         assert!(just.take("/", "/k", 0).is_none());
@@ -1103,10 +1103,10 @@ mod tests {
     #[test]
     fn a_change_taken_drops_what_its_cache_left_before_it() {
         let just = JustWritten::default();
-        just.offer("/r/a/late", 5, null(), Arc::new(Value::Null));
-        just.offer("/r/b/other", 6, null(), Arc::new(Value::Null));
-        just.offer("/r/a/x", 7, null(), Arc::new(Value::Null));
-        just.offer("/r/a/next", 8, null(), Arc::new(Value::Null));
+        just.offer("/r/a/late", 5, None, Arc::new(Value::Null));
+        just.offer("/r/b/other", 6, None, Arc::new(Value::Null));
+        just.offer("/r/a/x", 7, None, Arc::new(Value::Null));
+        just.offer("/r/a/next", 8, None, Arc::new(Value::Null));
         assert!(just.take("/r/a/", "/r/a/x", 7).is_some());
         let left: Vec<(i64, String)> = just
             .lock()
