@@ -129,6 +129,11 @@ pub async fn serve_with(
     on_started: impl FnOnce(Arc<ApiCore>),
 ) -> Result<(), ServeError> {
     let started = Instant::now();
+    // Listened for from here on: a signal during start-up then stops the
+    // server cleanly as soon as it is up, instead of its default action
+    // killing it without closing its store.
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
     std::fs::create_dir_all(&args.data_dir)
         .map_err(|e| ServeError::Other(format!("data dir {}: {e}", args.data_dir.display())))?;
     let addr = SocketAddr::new(args.bind_address, args.secure_port);
@@ -383,8 +388,6 @@ pub async fn serve_with(
     );
 
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let shutdown = shutdown_signal();
-    tokio::pin!(shutdown);
     loop {
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -570,21 +573,25 @@ async fn compaction_loop(storage: Arc<dyn Storage>, interval: Duration) {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// SIGINT or SIGTERM. Both are registered when this is called, not when
+/// it is first awaited, so one that comes before is not missed.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, Signal, SignalKind};
+    async fn received(registered: std::io::Result<Signal>) {
+        match registered {
+            Ok(mut signal) => {
+                signal.recv().await;
             }
             Err(_) => std::future::pending::<()>().await,
         }
-    };
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
+    }
+    let interrupt = received(signal(SignalKind::interrupt()));
+    let terminate = received(signal(SignalKind::terminate()));
+    async move {
+        tokio::select! {
+            _ = interrupt => {},
+            _ = terminate => {},
+        }
     }
 }
 
