@@ -18,11 +18,13 @@ tokio::task_local! {
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs `work` as a request that must finish by `deadline`; None for a
-/// request without one (watches and other long-running requests). One
-/// function for both keeps a single `work` future in the caller's state:
-/// an async block awaiting it in two places holds two of them.
-/// Not an `async fn`: that would hold `work` twice, as its argument and
-/// inside the scope, and every request's future is this one's size.
+/// request without one (watches and other long-running requests).
+///
+/// Every request's future is this one's size, so it stays small: one
+/// function for both cases keeps a single `work` in the caller's state
+/// (an async block awaiting it in two places holds two), and it is not an
+/// `async fn`, which would hold `work` twice, as its argument and inside
+/// the scope.
 pub fn within<F: Future>(deadline: Option<Instant>, work: F) -> impl Future<Output = F::Output> {
     DEADLINE.scope(deadline, work)
 }

@@ -450,15 +450,28 @@ fn object_response(
     q: &Query,
     object: &LazyObject,
 ) -> Result<Response, ApiError> {
+    answer_with_object(def, output, q, (StatusCode::OK, object), &[])
+}
+
+/// One object, or a view of it; the object's own JSON, when it has one
+/// encoded (the watch cache's, or what a create encoded for it), is written
+/// as it is.
+fn answer_with_object(
+    def: &ResourceDef,
+    output: Output,
+    q: &Query,
+    (code, object): (StatusCode, &LazyObject),
+    warnings: &[String],
+) -> Result<Response, ApiError> {
     if output == Output::Table || output.is_partial_metadata() {
         return Ok(encode(
-            StatusCode::OK,
+            code,
             output,
             &*object_output(def, output, q, object)?,
-            &[],
+            warnings,
         ));
     }
-    Ok(encode(StatusCode::OK, output, object, &[]))
+    Ok(encode(code, output, object, warnings))
 }
 
 /// One object, or a Table of it.
@@ -1278,21 +1291,13 @@ fn write_response(
     } else {
         StatusCode::OK
     };
-    if output == Output::Table || output.is_partial_metadata() {
-        return Ok(encode(
-            code,
-            output,
-            &*object_output(def, output, q, &result.object)?,
-            &result.warnings,
-        ));
-    }
-    // The JSON the write encoded for the watch cache, when it made it.
-    Ok(encode(
-        code,
+    answer_with_object(
+        def,
         output,
-        &result.lazy_object(),
+        q,
+        (code, &result.lazy_object()),
         &result.warnings,
-    ))
+    )
 }
 
 #[cfg(test)]
@@ -1347,10 +1352,6 @@ mod tests {
             r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":"x"},"items":[]}"#
         );
     }
-}
-#[cfg(test)]
-mod request_future_size {
-    use super::*;
 
     fn output_size<A, B, Fut: std::future::Future>(_: fn(A, B) -> Fut) -> usize {
         std::mem::size_of::<Fut>()

@@ -33,6 +33,22 @@ impl Operation {
     }
 }
 
+/// The chain's two steps, as the admission metrics name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Admit,
+    Validate,
+}
+
+impl Step {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Admit => "admit",
+            Step::Validate => "validate",
+        }
+    }
+}
+
 /// One request as admission sees it (upstream's admission.Attributes).
 pub struct Attributes<'a> {
     pub operation: Operation,

@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use crate::error::ApiResult;
 use crate::verbs::ApiCore;
-use attributes::Attributes;
-use plugins::{Plugin, Step};
+use attributes::{Attributes, Step};
+use plugins::Plugin;
 
 pub(crate) use policies::PolicySources;
 pub(crate) use webhooks::WebhookSources;
@@ -33,7 +33,7 @@ impl ApiCore {
     ) -> ApiResult<Vec<String>> {
         let started = std::time::Instant::now();
         let result = self.mutating_steps(attributes, object).await;
-        observe_step("admit", attributes, &result, started);
+        observe_step(Step::Admit, attributes, &result, started);
         result
     }
 
@@ -46,7 +46,7 @@ impl ApiCore {
     ) -> ApiResult<Vec<String>> {
         let started = std::time::Instant::now();
         let result = self.validating_steps(attributes, object).await;
-        observe_step("validate", attributes, &result, started);
+        observe_step(Step::Validate, attributes, &result, started);
         result
     }
 }
@@ -119,13 +119,13 @@ impl ApiCore {
 
 /// Counts one admission step under upstream's step metric.
 fn observe_step(
-    type_: &str,
+    step: Step,
     attributes: &Attributes<'_>,
     result: &ApiResult<Vec<String>>,
     started: std::time::Instant,
 ) {
     crate::metrics::observe_admission_step(
-        type_,
+        step.as_str(),
         attributes.operation.as_str(),
         result.is_err(),
         started.elapsed(),

@@ -37,8 +37,8 @@ const OUT_OF_BUDGET: &str =
 /// The policy and binding resources, their caches, and each policy's
 /// compiled expressions by name.
 pub(crate) struct PolicySources {
-    policies: (Arc<ResourceDef>, Arc<WatchCache>),
-    bindings: (Arc<ResourceDef>, Arc<WatchCache>),
+    policies: Arc<WatchCache>,
+    bindings: Arc<WatchCache>,
     compiled: Mutex<HashMap<String, Arc<CompiledPolicy>>>,
 }
 
@@ -151,8 +151,7 @@ impl ApiCore {
             .get_or_init(|| {
                 let source = |resource| {
                     let def = self.registry.lookup(GROUP, "v1", resource)?;
-                    let cache = self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
-                    Some((def, cache))
+                    Some(self.caches.for_prefix(&def.key_prefix(&self.prefix, None)))
                 };
                 Some(PolicySources {
                     policies: source("validatingadmissionpolicies")?,
@@ -168,14 +167,7 @@ impl ApiCore {
         let Some(sources) = self.policy_sources() else {
             return Vec::new();
         };
-        let (def, cache) = &sources.bindings;
-        // Most clusters bind no policy, and every write asks.
-        if cache.is_empty() {
-            return Vec::new();
-        }
-        let (mut bindings, _) = cache.list(&def.key_prefix(&self.prefix, None));
-        bindings.sort_by(|a, b| a.0.cmp(&b.0));
-        bindings.into_iter().map(|(_, binding)| binding).collect()
+        sources.bindings.all_values()
     }
 
     /// Whether any policy is bound: a delete reads the object for
@@ -195,16 +187,11 @@ impl ApiCore {
         let Some(sources) = self.policy_sources().filter(|_| !bindings.is_empty()) else {
             return Ok(Vec::new());
         };
-        let (def, cache) = &sources.policies;
-        let (mut policies, _) = cache.list(&def.key_prefix(&self.prefix, None));
-        policies.sort_by(|a, b| a.0.cmp(&b.0));
-        let names: Vec<&str> = policies
-            .iter()
-            .map(|(_, p)| text(p, "/metadata/name"))
-            .collect();
+        let policies = sources.policies.all_values();
+        let names: Vec<&str> = policies.iter().map(|p| text(p, "/metadata/name")).collect();
         sources.keep_only(&names);
         let mut warnings = Vec::new();
-        for (_, policy) in &policies {
+        for policy in &policies {
             let name = text(policy, "/metadata/name");
             let bound: Vec<&Arc<Value>> = bindings
                 .iter()

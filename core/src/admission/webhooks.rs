@@ -35,8 +35,8 @@ const DEFAULT_TIMEOUT_SECONDS: u64 = 10;
 
 /// The two configuration resources and their watch caches, resolved once.
 pub(crate) struct WebhookSources {
-    validating: (Arc<ResourceDef>, Arc<WatchCache>),
-    mutating: (Arc<ResourceDef>, Arc<WatchCache>),
+    validating: Arc<WatchCache>,
+    mutating: Arc<WatchCache>,
     /// Each webhook's compiled matchConditions, by configuration uid,
     /// resourceVersion and webhook index: compiled once per version.
     conditions: std::sync::Mutex<HashMap<ConditionsKey, Arc<Vec<Compiled>>>>,
@@ -139,8 +139,7 @@ impl ApiCore {
             .get_or_init(|| {
                 let source = |resource| {
                     let def = self.registry.lookup(GROUP, "v1", resource)?;
-                    let cache = self.caches.for_prefix(&def.key_prefix(&self.prefix, None));
-                    Some((def, cache))
+                    Some(self.caches.for_prefix(&def.key_prefix(&self.prefix, None)))
                 };
                 Some(WebhookSources {
                     validating: source("validatingwebhookconfigurations")?,
@@ -157,20 +156,15 @@ impl ApiCore {
         let Some(sources) = self.webhook_sources() else {
             return Vec::new();
         };
-        let (def, cache) = if mutating {
+        let cache = if mutating {
             &sources.mutating
         } else {
             &sources.validating
         };
-        // Most clusters configure no webhook, and every write asks.
-        if cache.is_empty() {
-            return Vec::new();
-        }
-        let (mut configurations, _) = cache.list(&def.key_prefix(&self.prefix, None));
-        configurations.sort_by(|a, b| a.0.cmp(&b.0));
-        configurations
+        cache
+            .all_values()
             .into_iter()
-            .flat_map(|(_, configuration)| {
+            .flat_map(|configuration| {
                 let count = configuration
                     .get("webhooks")
                     .and_then(Value::as_array)

@@ -349,17 +349,20 @@ impl WriteResult {
             None => LazyObject::from(self.object.clone()),
         }
     }
-}
 
-impl WriteResult {
     /// What a create answers that computes its object instead of storing
     /// one (reviews, bindings): 201, no warnings.
     pub(crate) fn computed(object: Value) -> Self {
+        Self::without_warnings(object, true)
+    }
+
+    /// An answer of `object` alone: no warnings, no cached form.
+    pub(crate) fn without_warnings(object: Value, created: bool) -> Self {
         Self {
             object: Arc::new(object),
             cached: None,
             warnings: Vec::new(),
-            created: true,
+            created,
         }
     }
 }

@@ -138,12 +138,7 @@ impl ApiCore {
                     if cached {
                         continue;
                     }
-                    return Ok(WriteResult {
-                        object: Arc::new(obj),
-                        cached: None,
-                        warnings: Vec::new(),
-                        created: false,
-                    });
+                    return Ok(WriteResult::without_warnings(obj, false));
                 }
                 let mut marked = obj.clone();
                 object::set_meta(
@@ -155,12 +150,7 @@ impl ApiCore {
                 def.kind_impl.prepare_for_delete(&mut marked);
                 object::remove_meta(&mut marked, "resourceVersion");
                 if opts.dry_run {
-                    return Ok(WriteResult {
-                        object: Arc::new(marked),
-                        cached: None,
-                        warnings: Vec::new(),
-                        created: false,
-                    });
+                    return Ok(WriteResult::without_warnings(marked, false));
                 }
                 let key = self.key(def, namespace, name);
                 match self
@@ -174,24 +164,14 @@ impl ApiCore {
                             "resourceVersion",
                             Value::String(kv.mod_revision.to_string()),
                         );
-                        return Ok(WriteResult {
-                            object: Arc::new(marked),
-                            cached: None,
-                            warnings: Vec::new(),
-                            created: false,
-                        });
+                        return Ok(WriteResult::without_warnings(marked, false));
                     }
                     Err(StorageError::Conflict { .. }) => continue,
                     Err(e) => return Err(storage_error(def, name, e)),
                 }
             }
             if opts.dry_run {
-                return Ok(WriteResult {
-                    object: Arc::new(obj),
-                    cached: None,
-                    warnings: Vec::new(),
-                    created: false,
-                });
+                return Ok(WriteResult::without_warnings(obj, false));
             }
             let key = self.key(def, namespace, name);
             match self.storage.delete(&key, Some(current.revision)).await {
@@ -204,12 +184,7 @@ impl ApiCore {
                         "resourceVersion",
                         Value::String(kv.mod_revision.to_string()),
                     );
-                    return Ok(WriteResult {
-                        object: Arc::new(obj),
-                        cached: None,
-                        warnings: Vec::new(),
-                        created: false,
-                    });
+                    return Ok(WriteResult::without_warnings(obj, false));
                 }
                 Err(StorageError::Conflict { .. }) => continue,
                 Err(StorageError::NotFound(_)) if cached => continue,

@@ -765,6 +765,15 @@ impl WatchCache {
             .collect()
     }
 
+    /// Every object the cache holds, in key order (by name, for a
+    /// cluster-scoped type), as trees kept for the next reader: for
+    /// configuration every write consults (admission webhooks, policy
+    /// bindings), usually none, so an empty cache costs nothing.
+    pub fn all_values(&self) -> Vec<Arc<Value>> {
+        let objects: Vec<Arc<CachedObject>> = self.read().objects.values().cloned().collect();
+        objects.iter().map(|object| object.value()).collect()
+    }
+
     /// The objects under `prefix` (a namespace's or the whole type's), in
     /// key order, without their keys, and the revision they are current
     /// at: for a list that selects nothing, whose keys no one reads.
@@ -1121,6 +1130,28 @@ mod tests {
 
     /// A prefix's range ends where its keys end, neighbours that sort
     /// just after it (`/r/cm0`, `/r/cma/…`) left out.
+    #[tokio::test]
+    async fn every_value_comes_in_key_order_and_an_empty_cache_has_none() {
+        let (_d, s) = store().await;
+        let empty = WatchCache::start(s.clone(), "/r/none/".into());
+        assert!(empty.wait_ready(Duration::from_secs(5)).await);
+        assert!(empty.all_values().is_empty());
+        for name in ["b", "a", "c"] {
+            let value = format!(r#"{{"metadata":{{"name":"{name}"}}}}"#);
+            s.create(&format!("/r/hooks/{name}"), value.into_bytes())
+                .await
+                .unwrap();
+        }
+        let cache = WatchCache::start(s.clone(), "/r/hooks/".into());
+        assert!(cache.wait_ready(Duration::from_secs(5)).await);
+        let names: Vec<String> = cache
+            .all_values()
+            .iter()
+            .map(|v| crate::object::name(v).to_string())
+            .collect();
+        assert_eq!(names, ["a", "b", "c"]);
+    }
+
     #[tokio::test]
     async fn objects_under_a_prefix_are_exactly_those_its_keys_start() {
         let (_d, s) = store().await;

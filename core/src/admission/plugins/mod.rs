@@ -26,7 +26,7 @@ mod taint_nodes;
 
 use serde_json::Value;
 
-use super::attributes::{Attributes, Operation};
+use super::attributes::{Attributes, Operation, Step};
 use crate::error::ApiResult;
 use crate::verbs::ApiCore;
 
@@ -430,7 +430,7 @@ pub(super) fn observe(
     rejected: bool,
     started: std::time::Instant,
 ) {
-    observe_step(
+    observe_controller(
         plugin,
         step,
         attributes.operation,
@@ -439,7 +439,7 @@ pub(super) fn observe(
     );
 }
 
-fn observe_step(
+fn observe_controller(
     plugin: Plugin,
     step: Step,
     operation: Operation,
@@ -465,22 +465,6 @@ fn observe_step(
 fn histogram_slot(plugin: Plugin, step: Step, operation: Operation, rejected: bool) -> usize {
     ((plugin as usize * 2 + step as usize) * OPERATIONS + operation as usize) * 2
         + usize::from(rejected)
-}
-
-/// A plugin's two steps, as the admission metrics name them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Step {
-    Admit,
-    Validate,
-}
-
-impl Step {
-    fn as_str(self) -> &'static str {
-        match self {
-            Step::Admit => "admit",
-            Step::Validate => "validate",
-        }
-    }
 }
 
 const OPERATIONS: usize = Operation::Delete as usize + 1;
@@ -522,7 +506,7 @@ mod tests {
         };
         let before = labelled().get_sample_count();
         for _ in 0..2 {
-            observe_step(
+            observe_controller(
                 Plugin::PersistentVolumeClaimResize,
                 Step::Validate,
                 Operation::Update,
