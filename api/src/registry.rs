@@ -284,14 +284,22 @@ impl ResourceDef {
     /// The storage key prefix of the collection, ending in '/': all namespaces
     /// when `namespace` is None.
     pub fn key_prefix(&self, storage_prefix: &str, namespace: Option<&str>) -> String {
-        match (self.namespaced, namespace) {
-            (true, Some(ns)) => format!("{storage_prefix}/{}/{ns}/", self.storage_segment),
-            _ => format!("{storage_prefix}/{}/", self.storage_segment),
-        }
+        self.key(storage_prefix, namespace, "")
     }
 
+    /// Built in one allocation: every get and write makes one.
     pub fn key(&self, storage_prefix: &str, namespace: Option<&str>, name: &str) -> String {
-        format!("{}{name}", self.key_prefix(storage_prefix, namespace))
+        let namespace = namespace.filter(|_| self.namespaced);
+        let parts = [
+            storage_prefix,
+            "/",
+            &self.storage_segment,
+            "/",
+            namespace.unwrap_or(""),
+            if namespace.is_some() { "/" } else { "" },
+            name,
+        ];
+        parts.concat()
     }
 }
 
@@ -722,6 +730,18 @@ mod tests {
         assert_eq!(
             ns.key("/registry", Some("ignored"), "demo"),
             "/registry/namespaces/demo"
+        );
+        assert_eq!(
+            svc.key_prefix("/registry", Some("default")),
+            "/registry/services/specs/default/"
+        );
+        assert_eq!(
+            svc.key_prefix("/registry", None),
+            "/registry/services/specs/"
+        );
+        assert_eq!(
+            ns.key_prefix("/registry", Some("ignored")),
+            "/registry/namespaces/"
         );
         let deploy = r.lookup("apps", "v1", "deployments").unwrap();
         assert_eq!(deploy.definition, "io.k8s.api.apps.v1.Deployment");

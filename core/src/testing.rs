@@ -18,6 +18,14 @@ pub async fn core_lagging_behind(
     core_shaped(|store| ShapedWatches::new(store, lagging(prefix, lag))).await
 }
 
+/// The same, with the store, to count what was read from it.
+pub async fn core_and_store_lagging_behind(
+    prefix: &'static str,
+    lag: Duration,
+) -> (tempfile::TempDir, crate::verbs::ApiCore, Arc<ShapedWatches>) {
+    core_and_store(|store| ShapedWatches::new(store, lagging(prefix, lag))).await
+}
+
 /// An `ApiCore` over a fresh embedded store whose watches are left as they
 /// are, bootstrapped and with its watch caches started.
 pub async fn core_unshaped() -> (tempfile::TempDir, crate::verbs::ApiCore) {
@@ -37,6 +45,13 @@ pub async fn core_lagging_without_progress(
 async fn core_shaped(
     shaped: impl FnOnce(Arc<dyn Storage>) -> ShapedWatches,
 ) -> (tempfile::TempDir, crate::verbs::ApiCore) {
+    let (dir, core, _) = core_and_store(shaped).await;
+    (dir, core)
+}
+
+async fn core_and_store(
+    shaped: impl FnOnce(Arc<dyn Storage>) -> ShapedWatches,
+) -> (tempfile::TempDir, crate::verbs::ApiCore, Arc<ShapedWatches>) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = capstan_storage::embedded::EmbeddedStore::open(dir.path()).expect("store");
     let storage = Arc::new(shaped(Arc::new(store)));
@@ -44,12 +59,12 @@ async fn core_shaped(
         Arc::new(crate::registry::RegistryHandle::new(
             crate::registry::Registry::builtin(),
         )),
-        storage,
+        storage.clone(),
         "/registry",
     );
     core.bootstrap().await.expect("bootstrap");
     core.start_watch_caches();
-    (dir, core)
+    (dir, core, storage)
 }
 
 /// Creates `object`, of the core (v1) `resource`, in namespace default as

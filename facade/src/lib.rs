@@ -794,9 +794,10 @@ async fn non_resource(
     path: &str,
     headers: &HeaderMap,
 ) -> Result<Option<Response>, ApiError> {
-    let health = ["/healthz", "/livez", "/readyz"]
-        .iter()
-        .find(|p| path == **p || path.starts_with(&format!("{p}/")));
+    let health = ["/healthz", "/livez", "/readyz"].iter().find(|p| {
+        path.strip_prefix(**p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    });
     if let Some(check) = health {
         state.core.authorize_path(user, "get", path).await?;
         let ready = *check != "/readyz" || state.ready.load(Ordering::Relaxed);

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -193,6 +194,11 @@ pub struct EmbeddedStore {
     events: broadcast::Sender<Arc<StorageEvent>>,
     /// The revision readers want quiet watches to confirm (request_progress).
     progress_wanted: tokio::sync::watch::Sender<Revision>,
+    /// The last committed revision, published by the writer once its batch
+    /// is durable and before any of the batch's writers hears back: this
+    /// process is the store's only writer (redb locks the file), so it is
+    /// the store's current revision, read without a transaction.
+    committed: Arc<AtomicI64>,
     /// Joined on drop: the thread holds the database file's lock, and a
     /// store reopened right after (a restart, a repair tool) must find it free.
     writer: Option<std::thread::JoinHandle<()>>,
@@ -251,9 +257,11 @@ impl EmbeddedStore {
         let db = Arc::new(db);
         let (writes, rx) = mpsc::channel(MAX_BATCH * 4);
         let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let committed = Arc::new(AtomicI64::new(revision));
         let writer = Writer {
             db: db.clone(),
             revision,
+            committed: committed.clone(),
             events: events.clone(),
         };
         let writer = std::thread::Builder::new()
@@ -265,6 +273,7 @@ impl EmbeddedStore {
             writes,
             events,
             progress_wanted: tokio::sync::watch::channel(0).0,
+            committed,
             writer: Some(writer),
         })
     }
@@ -591,8 +600,11 @@ impl Storage for EmbeddedStore {
     }
 
     async fn current_revision(&self) -> StorageResult<Revision> {
-        let txn = self.db.begin_read().map_err(backend)?;
-        Ok(Self::read_meta(&txn)?.0)
+        Ok(self.committed.load(Ordering::Acquire))
+    }
+
+    fn known_revision(&self) -> Option<Revision> {
+        Some(self.committed.load(Ordering::Acquire))
     }
 
     async fn compact(&self, revision: Revision) -> StorageResult<()> {
@@ -613,6 +625,7 @@ impl Storage for EmbeddedStore {
 struct Writer {
     db: Arc<Database>,
     revision: Revision,
+    committed: Arc<AtomicI64>,
     events: broadcast::Sender<Arc<StorageEvent>>,
 }
 
@@ -651,6 +664,7 @@ impl Writer {
         })();
         match outcome {
             Ok(()) => {
+                self.committed.store(self.revision, Ordering::Release);
                 for ev in events {
                     // No receivers is normal (no watchers).
                     let _ = self.events.send(Arc::new(ev));

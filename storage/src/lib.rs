@@ -151,6 +151,15 @@ pub trait Storage: Send + Sync + 'static {
 
     async fn current_revision(&self) -> StorageResult<Revision>;
 
+    /// The store's current revision when this process knows it without
+    /// asking the store, because every write goes through it (the embedded
+    /// store): a consistent read then compares it with a watch cache's and
+    /// is served from the cache without reading the store. None for a store
+    /// other processes write to (etcd, shared by replicas).
+    fn known_revision(&self) -> Option<Revision> {
+        None
+    }
+
     /// Forgets history at and below `revision`.
     async fn compact(&self, revision: Revision) -> StorageResult<()>;
 

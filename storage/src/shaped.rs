@@ -61,6 +61,7 @@ pub struct ShapedWatches {
     inner: Arc<dyn Storage>,
     shape: Shape,
     watches: AtomicUsize,
+    gets: AtomicUsize,
     lists: AtomicUsize,
     /// Watches still to be refused once the first was opened: a store that
     /// cannot be reached for a while.
@@ -77,6 +78,7 @@ impl ShapedWatches {
             inner,
             shape,
             watches: AtomicUsize::new(0),
+            gets: AtomicUsize::new(0),
             lists: AtomicUsize::new(0),
             refusals: AtomicUsize::new(0),
             without_progress: false,
@@ -105,6 +107,11 @@ impl ShapedWatches {
                 .is_ok()
     }
 
+    /// How many gets were asked for.
+    pub fn gets(&self) -> usize {
+        self.gets.load(Ordering::Relaxed)
+    }
+
     /// How many lists were asked for.
     pub fn lists(&self) -> usize {
         self.lists.load(Ordering::Relaxed)
@@ -129,6 +136,7 @@ impl ShapedWatches {
 #[async_trait::async_trait]
 impl Storage for ShapedWatches {
     async fn get(&self, key: &str) -> StorageResult<Option<KeyValue>> {
+        self.gets.fetch_add(1, Ordering::Relaxed);
         self.inner.get(key).await
     }
 
@@ -183,5 +191,12 @@ impl Storage for ShapedWatches {
 
     fn progress_is_ordered(&self) -> bool {
         !self.without_progress && self.inner.progress_is_ordered()
+    }
+
+    fn known_revision(&self) -> Option<Revision> {
+        if self.without_progress {
+            return None;
+        }
+        self.inner.known_revision()
     }
 }

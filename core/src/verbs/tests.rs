@@ -176,6 +176,82 @@ async fn status_writes_answer_only_for_status_and_metadata() {
     assert!(main.message.contains("spec.replicas"), "{}", main.message);
 }
 
+/// A consistent get (no resourceVersion) is served from the watch cache
+/// once the cache has reached the embedded store's current revision, not
+/// found included, and from the store while the cache lags: a writer
+/// reads its own write either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn consistent_gets_come_from_a_current_cache_and_from_storage_otherwise() {
+    use std::time::Duration;
+    let (_dir, core, store) = crate::testing::core_and_store_lagging_behind(
+        "/registry/configmaps/",
+        Duration::from_millis(400),
+    )
+    .await;
+    let user = UserInfo::system();
+    let def = core.resolve("", "v1", "configmaps").expect("configmaps");
+    let get = |name: &'static str| {
+        let (core, user, def, store) = (&core, &user, &def, &store);
+        async move {
+            let before = store.gets();
+            let got = core.get(user, def, Some("default"), name, "").await;
+            (got, store.gets() - before)
+        }
+    };
+    let created = crate::testing::create_in_default(
+        &core,
+        "configmaps",
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "web"}, "data": {"k": "a"}}),
+    )
+    .await;
+    let (got, reads) = get("web").await;
+    assert_eq!(
+        got.expect("found"),
+        created,
+        "the lagging cache's writer reads its write"
+    );
+    assert_eq!(reads, 1, "from the store");
+
+    let cache = core.watch_cache(&def).await.expect("a cache");
+    assert!(
+        core.catch_up(&cache, Duration::from_secs(5))
+            .await
+            .expect("caught up")
+            .1
+    );
+    let (got, reads) = get("web").await;
+    assert_eq!(got.expect("found"), created);
+    assert_eq!(reads, 0, "from the current cache");
+    let (missing, reads) = get("absent").await;
+    let missing = missing.expect_err("not found");
+    assert_eq!(
+        (missing.code(), missing.message.as_str()),
+        (404, r#"configmaps "absent" not found"#)
+    );
+    assert_eq!(reads, 0, "not found in the current cache");
+
+    let patched = core
+        .patch(
+            &user,
+            &def,
+            Some("default"),
+            "web",
+            PatchType::Merge,
+            &json!({"data": {"k": "b"}}),
+            &WriteOptions::default(),
+            View::Main,
+        )
+        .await
+        .expect("patched");
+    let (got, reads) = get("web").await;
+    assert_eq!(
+        got.expect("found"),
+        *patched.object,
+        "the write, not the cache's copy"
+    );
+    assert_eq!(reads, 1, "from the store again");
+}
+
 /// Updates and deletes start from the watch cache's copy. With that
 /// cache lagging behind storage, a patch is neither lost (its
 /// compare-and-swap fails and it is redone from storage), nor skipped as

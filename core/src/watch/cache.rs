@@ -682,6 +682,14 @@ impl WatchCache {
         self.read().objects.get(key).cloned()
     }
 
+    /// The same, if the cache is current at `revision` or later (None if
+    /// not: it has not seen every change up to it). Some(None): there is
+    /// no such object at that revision.
+    pub fn cached_at(&self, key: &str, revision: i64) -> Option<Option<Arc<CachedObject>>> {
+        let state = self.read();
+        (state.revision >= revision).then(|| state.objects.get(key).cloned())
+    }
+
     /// Keys and objects under `prefix` (a namespace's or the whole type's),
     /// in key order, and the revision they are current at; their trees are
     /// kept, for readers that come back to the same objects (admission
