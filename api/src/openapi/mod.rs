@@ -105,9 +105,10 @@ pub enum OpenApiError {
 /// The serialized documents of one set of served resources. The v3 index
 /// and the group-version documents are built with it (each taken from an
 /// [`OpenApiCache`] when its resources did not change), the documents kept
-/// deflated and inflated when asked for unless recently made or served;
-/// the whole v2 document, which only kubectl's client-side validation and
-/// old clients read, is built on its first request.
+/// deflated and inflated when asked for unless recently served or made
+/// (by a build after the first); the whole v2 document, which only
+/// kubectl's client-side validation and old clients read, is built on its
+/// first request.
 #[derive(Debug)]
 pub struct OpenApiDocuments {
     v2: OnceLock<Result<V2Documents, String>>,
@@ -441,6 +442,10 @@ impl OpenApiDocuments {
                 .group_versions
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
+            // The first build (start-up) makes every document and none is
+            // more likely to be asked for than another: keeping them all
+            // inflated held ~2.8 MB of an idle server.
+            let first_build = cached.is_empty();
             for (group_version, parts) in &plan.group_versions {
                 let names = closure(&parts.roots, &lookup)?;
                 let made_of = made_of(&parts.resources, &plan.kinds_of(&names));
@@ -460,7 +465,9 @@ impl OpenApiDocuments {
                 };
                 // Made to be hashed; likely asked for next (a definition
                 // just added, its custom resources about to be applied).
-                cache.recent().put(group_version, made_of, json.into());
+                if !first_build {
+                    cache.recent().put(group_version, made_of, json.into());
+                }
                 cached.insert(group_version.clone(), document.clone());
                 v3.insert(group_version.clone(), document);
             }
