@@ -120,7 +120,13 @@ impl Document for LazyObject {
 
     fn to_json(&self) -> Vec<u8> {
         match self.json() {
-            Some(json) => json.to_vec(),
+            // Room for the newline json_bytes_response adds, so that it
+            // copies nothing again.
+            Some(json) => {
+                let mut body = Vec::with_capacity(json.len() + 1);
+                body.extend_from_slice(json);
+                body
+            }
             None => serde_json::to_vec(&**self).unwrap_or_default(),
         }
     }

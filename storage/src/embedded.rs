@@ -554,43 +554,50 @@ impl Storage for EmbeddedStore {
                     }
                     _ = tx.closed() => return,
                 };
-                match received {
-                    Ok(ev) => {
-                        if ev.revision <= last {
-                            continue;
-                        }
-                        last = ev.revision;
-                        if ev.key.starts_with(&prefix) {
-                            reported = last;
-                            if tx.send(Ok(Box::new((*ev).clone()))).await.is_err() {
-                                return;
+                // The events a commit sent after this one are taken here
+                // too, not each through another round of select! (whose
+                // futures every feed, one per watch cache, made and dropped
+                // per event).
+                let mut next = Some(received);
+                while let Some(received) = next.take().or_else(|| buffered(&mut live)) {
+                    match received {
+                        Ok(ev) => {
+                            if ev.revision <= last {
+                                continue;
                             }
-                        } else if asked > reported && last >= asked {
-                            // A reader is waiting for this revision.
-                            reported = last;
-                            let _ = tx.try_send(Ok(Box::new(StorageEvent::progress(last))));
-                        }
-                    }
-                    // Fell behind the live buffer: catch up from the log, which
-                    // keeps every event, so the watcher loses nothing.
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        match Self::read_log(&db, &prefix, last, None) {
-                            Ok((events, caught_up)) => {
-                                for ev in events {
-                                    last = ev.revision;
-                                    if tx.send(Ok(Box::new(ev))).await.is_err() {
-                                        return;
-                                    }
+                            last = ev.revision;
+                            if ev.key.starts_with(&prefix) {
+                                reported = last;
+                                if tx.send(Ok(Box::new((*ev).clone()))).await.is_err() {
+                                    return;
                                 }
-                                last = last.max(caught_up);
-                            }
-                            Err(err) => {
-                                let _ = tx.send(Err(err)).await;
-                                return;
+                            } else if asked > reported && last >= asked {
+                                // A reader is waiting for this revision.
+                                reported = last;
+                                let _ = tx.try_send(Ok(Box::new(StorageEvent::progress(last))));
                             }
                         }
+                        // Fell behind the live buffer: catch up from the log, which
+                        // keeps every event, so the watcher loses nothing.
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            match Self::read_log(&db, &prefix, last, None) {
+                                Ok((events, caught_up)) => {
+                                    for ev in events {
+                                        last = ev.revision;
+                                        if tx.send(Ok(Box::new(ev))).await.is_err() {
+                                            return;
+                                        }
+                                    }
+                                    last = last.max(caught_up);
+                                }
+                                Err(err) => {
+                                    let _ = tx.send(Err(err)).await;
+                                    return;
+                                }
+                            }
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return,
                     }
-                    Err(broadcast::error::RecvError::Closed) => return,
                 }
             }
         });
@@ -619,6 +626,20 @@ impl Storage for EmbeddedStore {
             }
             raise
         });
+    }
+}
+
+/// An event already in the live buffer, if there is one: received (or
+/// lagged) as `recv` would, without waiting.
+fn buffered(
+    live: &mut broadcast::Receiver<Arc<StorageEvent>>,
+) -> Option<Result<Arc<StorageEvent>, broadcast::error::RecvError>> {
+    match live.try_recv() {
+        Ok(event) => Some(Ok(event)),
+        Err(broadcast::error::TryRecvError::Lagged(missed)) => {
+            Some(Err(broadcast::error::RecvError::Lagged(missed)))
+        }
+        Err(broadcast::error::TryRecvError::Empty | broadcast::error::TryRecvError::Closed) => None,
     }
 }
 
@@ -966,6 +987,56 @@ mod tests {
             (ev.kind, ev.revision),
             (EventKind::Progress, later.mod_revision)
         );
+    }
+
+    /// Writes batched into few commits reach a watch of their prefix each
+    /// once, in revision order, the other prefix's left out; the store's
+    /// known revision is the last acknowledged write's, and a progress
+    /// asked for at it (or the change at it) follows every event before it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_of_writes_reaches_a_watch_in_order() {
+        let (_d, s) = store();
+        let s = std::sync::Arc::new(s);
+        let mut w = s.watch("/r/", 0).await.unwrap();
+        let writes = (0..200).map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move {
+                let prefix = if i % 2 == 0 { "/r/" } else { "/x/" };
+                s.create(&format!("{prefix}{i:03}"), b"v".to_vec())
+                    .await
+                    .unwrap()
+            })
+        });
+        let mut written = Vec::new();
+        for write in writes.collect::<Vec<_>>() {
+            written.push(write.await.unwrap());
+        }
+        let last = written.iter().map(|kv| kv.mod_revision).max().unwrap();
+        assert_eq!(s.known_revision(), Some(last));
+        assert_eq!(s.current_revision().await.unwrap(), last);
+        let mut expected: Vec<_> = written
+            .iter()
+            .filter(|kv| kv.key.starts_with("/r/"))
+            .map(|kv| (kv.mod_revision, kv.key.clone()))
+            .collect();
+        expected.sort();
+        s.request_progress(last);
+        let mut seen = Vec::new();
+        loop {
+            let ev = tokio::time::timeout(std::time::Duration::from_secs(5), w.next())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            if ev.kind != EventKind::Progress {
+                seen.push((ev.revision, ev.key.clone()));
+            }
+            // Reported by a progress, or by the change at it.
+            if ev.revision == last {
+                break;
+            }
+        }
+        assert_eq!(seen, expected);
     }
 
     #[tokio::test]
