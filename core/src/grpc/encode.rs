@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::object;
 use crate::verbs::ObjectList;
+use crate::watch::cached::LazyObject;
 
 /// A `capstan.v1.Object`: the typed envelope and the whole object as body.
 pub fn object(obj: &Value) -> Bytes {
@@ -20,20 +21,23 @@ pub fn object(obj: &Value) -> Bytes {
     buf.freeze()
 }
 
+/// The same for an object handed out by the core: one from the watch
+/// cache is encoded once and the encoding kept with it, so the next reader
+/// (a get, a list, a watch) copies it.
+pub fn lazy_object(item: &LazyObject) -> Bytes {
+    match item.encodings() {
+        Some(encodings) => encodings.grpc_object.get_or_init(|| object(item)).clone(),
+        None => object(item),
+    }
+}
+
 /// A `capstan.v1.ListResponse` of `list`'s items.
 pub fn list_response(api_version: &str, kind: &str, list: &ObjectList) -> Bytes {
     let continue_token = list.continue_token.as_deref().unwrap_or_default();
     // Every item encoded first, so the answer is written into one buffer of
     // its final size; a cached object's encoding is made once and kept
     // with it, so the next list only copies it.
-    let items: Vec<Bytes> = list
-        .items
-        .iter()
-        .map(|item| match item.encodings() {
-            Some(encodings) => encodings.grpc_object.get_or_init(|| object(item)).clone(),
-            None => object(item),
-        })
-        .collect();
+    let items: Vec<Bytes> = list.items.iter().map(lazy_object).collect();
     let len = string_len(1, api_version)
         + string_len(2, kind)
         + string_len(3, &list.resource_version)
@@ -205,6 +209,7 @@ mod tests {
     use capstan_proto::v1 as pb;
     use prost::Message;
     use serde_json::json;
+    use std::sync::Arc;
 
     fn objects() -> Vec<Value> {
         vec![
@@ -238,6 +243,25 @@ mod tests {
             let decoded = pb::Object::decode(object(&obj)).expect("decodes");
             assert_eq!(decoded, to_pb_object(&obj), "{obj}");
             assert_eq!(object(&obj).len(), Envelope::of(&obj).len());
+        }
+    }
+
+    /// A get's object: from the cache, encoded once and the encoding kept
+    /// for the next reader; from elsewhere, encoded from its tree. Both
+    /// decode to the generated message.
+    #[test]
+    fn cached_objects_are_encoded_once() {
+        for obj in objects() {
+            let cached = Arc::new(crate::watch::cached::CachedObject::of(&Arc::new(
+                obj.clone(),
+            )));
+            let first = lazy_object(&LazyObject::cached(cached.clone()));
+            let again = lazy_object(&LazyObject::cached(cached));
+            assert_eq!(first.as_ptr(), again.as_ptr(), "kept: {obj}");
+            let decoded = pb::Object::decode(first).expect("decodes");
+            assert_eq!(decoded, to_pb_object(&obj), "{obj}");
+            let tree = lazy_object(&LazyObject::from(obj.clone()));
+            assert_eq!(pb::Object::decode(tree).expect("decodes"), decoded);
         }
     }
 

@@ -150,6 +150,28 @@ impl ResourcesService {
             .await?)
     }
 
+    /// The same as the store or the watch cache holds it: a cached object
+    /// carries the gRPC encoding any earlier reader made (served.rs).
+    pub(crate) async fn get_lazy(
+        &self,
+        req: Request<pb::GetRequest>,
+    ) -> Result<crate::watch::cached::LazyObject, Status> {
+        let user = user_of(&self.core, &req, Admission::ReadOnly).await?;
+        let r = req.into_inner();
+        let def = self.resolve(r.resource.as_ref())?;
+        Ok(self
+            .core
+            .get_view(
+                &user,
+                &def,
+                ns(&r.namespace),
+                &r.name,
+                View::Main,
+                &r.resource_version,
+            )
+            .await?)
+    }
+
     /// A Create's result, before it is encoded (see grpc_served.rs).
     pub(crate) async fn create_result(
         &self,

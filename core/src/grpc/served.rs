@@ -174,10 +174,11 @@ impl UnaryService<pb::ListRequest> for DirectList {
 }
 
 /// One object and the warnings the call drew.
-type ObjectReply = Result<(Arc<serde_json::Value>, Vec<String>), Status>;
+/// An encoded `capstan.v1.Object` and the call's warnings.
+type ObjectReply = Result<(Bytes, Vec<String>), Status>;
 
 fn written(result: Result<WriteResult, Status>) -> ObjectReply {
-    result.map(|written| (written.object, written.warnings))
+    result.map(|written| (encode::object(&written.object), written.warnings))
 }
 
 /// A unary method whose reply is a `capstan.v1.Object`.
@@ -195,7 +196,7 @@ where
         let reply = (self.1)(self.0.clone(), request);
         Box::pin(async move {
             let (object, warnings) = reply.await?;
-            let response = tonic::Response::new(encode::object(&object));
+            let response = tonic::Response::new(object);
             Ok(with_warnings(response, &warnings))
         })
     }
@@ -272,7 +273,7 @@ where
                 service,
                 request,
                 |s, r: tonic::Request<pb::GetRequest>| async move {
-                    Ok((Arc::new(s.get_object(r).await?), Vec::new()))
+                    Ok((encode::lazy_object(&s.get_lazy(r).await?), Vec::new()))
                 },
             ),
             CREATE_PATH => direct_object(
