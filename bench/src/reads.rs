@@ -133,40 +133,59 @@ fn is_filled(item: &Value) -> bool {
         .is_some_and(|name| name.starts_with("cm-"))
 }
 
-/// Connections of the concurrent get phase.
+/// Connections of the concurrent get phases.
 const GET_CONNECTIONS: usize = 32;
 
-/// Each of `GET_CONNECTIONS` connections gets every name of `names` (in
-/// its own order), after 20 unmeasured gets each.
+/// One connection of a concurrent get phase.
+enum GetConn {
+    Rest(RestConn),
+    Grpc(Box<Client>),
+}
+
+impl GetConn {
+    async fn get(&mut self, name: &str) -> Result<(), BenchError> {
+        match self {
+            GetConn::Rest(conn) => {
+                let path = format!("/api/v1/namespaces/{LIST_NS}/configmaps/{name}");
+                expect_status(conn.get(&path).await?, 200).map(drop)
+            }
+            GetConn::Grpc(client) => {
+                let gvr = GroupVersionResource::core("v1", "configmaps");
+                client.get(&gvr, Some(LIST_NS), name).await.map(drop)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Each of `conns` gets every name of `names` (in its own order), after
+/// 20 unmeasured gets each.
 async fn concurrent_gets(
     server: &ServerProc,
-    tls: &Arc<rustls::ClientConfig>,
+    conns: Vec<GetConn>,
+    path: &'static str,
     names: &[String],
 ) -> Result<ReadRow, BenchError> {
     const WARM: usize = 20;
-    let mut conns = Vec::with_capacity(GET_CONNECTIONS);
-    for _ in 0..GET_CONNECTIONS {
-        conns.push(RestConn::connect(server.port, tls.clone()).await?);
-    }
-    let warmed = Arc::new(tokio::sync::Barrier::new(GET_CONNECTIONS + 1));
-    let go = Arc::new(tokio::sync::Barrier::new(GET_CONNECTIONS + 1));
-    let mut tasks = Vec::with_capacity(GET_CONNECTIONS);
+    let connections = conns.len();
+    let warmed = Arc::new(tokio::sync::Barrier::new(connections + 1));
+    let go = Arc::new(tokio::sync::Barrier::new(connections + 1));
+    let mut tasks = Vec::with_capacity(connections);
     for (c, mut conn) in conns.into_iter().enumerate() {
         let mut names = names.to_vec();
         let turn = c * 31 % names.len().max(1);
         names.rotate_left(turn);
         let (warmed, go) = (warmed.clone(), go.clone());
         tasks.push(tokio::spawn(async move {
-            let path = |name: &str| format!("/api/v1/namespaces/{LIST_NS}/configmaps/{name}");
             for name in names.iter().take(WARM) {
-                expect_status(conn.get(&path(name)).await?, 200)?;
+                conn.get(name).await?;
             }
             warmed.wait().await;
             go.wait().await;
             let mut us = Vec::with_capacity(names.len());
             for name in &names {
                 let t0 = Instant::now();
-                expect_status(conn.get(&path(name)).await?, 200)?;
+                conn.get(name).await?;
                 us.push(elapsed_us(t0));
             }
             Ok::<_, BenchError>(us)
@@ -186,8 +205,8 @@ async fn concurrent_gets(
     Ok(ReadRow {
         server_cpu,
         ..read_row(
-            format!("get by name, {GET_CONNECTIONS} connections at once"),
-            "REST",
+            format!("get by name, {connections} connections at once"),
+            path,
             us,
             0,
         )
@@ -241,7 +260,13 @@ pub(super) async fn measure_reads(
     // The same gets from many connections at once, as the GET
     // figure is taken: the server's CPU per get without one client's
     // round trips between them.
-    rows.push(concurrent_gets(server, tls, &names).await?);
+    let mut conns = Vec::with_capacity(GET_CONNECTIONS);
+    for _ in 0..GET_CONNECTIONS {
+        conns.push(GetConn::Rest(
+            RestConn::connect(server.port, tls.clone()).await?,
+        ));
+    }
+    rows.push(concurrent_gets(server, conns, "REST", &names).await?);
 
     // JSON, and protobuf as client-go's informers ask for built-in kinds.
     const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
@@ -299,6 +324,13 @@ pub(super) async fn measure_reads(
         server_cpu,
         ..read_row("get by name".into(), "gRPC", us, 0)
     });
+    let mut conns = Vec::with_capacity(GET_CONNECTIONS);
+    for _ in 0..GET_CONNECTIONS {
+        conns.push(GetConn::Grpc(Box::new(
+            Client::from_kubeconfig(kubeconfig).await?,
+        )));
+    }
+    rows.push(concurrent_gets(server, conns, "gRPC", &names).await?);
     for (label, rv) in LIST_KINDS {
         let params = ListParams {
             resource_version: rv.into(),
