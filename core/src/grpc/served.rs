@@ -7,8 +7,9 @@
 //!   "Watch fan-out").
 //! - `List`, `Get` and the writes (`Create`, `Update`, `Patch`, `Delete`):
 //!   written straight from the JSON objects (grpc_encode.rs), without first
-//!   building a `google.protobuf.Struct`. A write's warnings go out as
-//!   `warning` metadata.
+//!   building a `google.protobuf.Struct`; an object in the watch cache
+//!   keeps its encoding, which a later list or get sends as it is. A
+//!   write's warnings go out as `warning` metadata.
 //!
 //! `ResourcesGrpc` routes those methods here and every other method to the
 //! generated `ResourcesServer`. The messages on the wire are the same either
