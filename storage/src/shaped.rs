@@ -194,9 +194,6 @@ impl Storage for ShapedWatches {
     }
 
     fn known_revision(&self) -> Option<Revision> {
-        if self.without_progress {
-            return None;
-        }
         self.inner.known_revision()
     }
 }

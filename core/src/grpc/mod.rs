@@ -138,21 +138,10 @@ impl ResourcesService {
         Self { core }
     }
 
-    /// The object a Get names, before it is encoded (see grpc_served.rs
-    /// for the encoding the server sends).
-    pub(crate) async fn get_object(&self, req: Request<pb::GetRequest>) -> Result<Value, Status> {
-        let user = user_of(&self.core, &req, Admission::ReadOnly).await?;
-        let r = req.into_inner();
-        let def = self.resolve(r.resource.as_ref())?;
-        Ok(self
-            .core
-            .get(&user, &def, ns(&r.namespace), &r.name, &r.resource_version)
-            .await?)
-    }
-
-    /// The same as the store or the watch cache holds it: a cached object
-    /// carries the gRPC encoding any earlier reader made (served.rs).
-    pub(crate) async fn get_lazy(
+    /// The object a Get names, as the store or the watch cache holds it,
+    /// before it is encoded: a cached object carries the gRPC encoding any
+    /// earlier reader made (served.rs).
+    pub(crate) async fn get_object(
         &self,
         req: Request<pb::GetRequest>,
     ) -> Result<crate::watch::cached::LazyObject, Status> {
@@ -427,8 +416,8 @@ type WatchResponseStream = futures::stream::BoxStream<'static, Result<pb::WatchE
 #[tonic::async_trait]
 impl pb::resources_server::Resources for ResourcesService {
     async fn get(&self, req: Request<pb::GetRequest>) -> Result<Response<pb::Object>, Status> {
-        let obj = self.get_object(req).await?;
-        Ok(Response::new(to_pb_object(&obj)))
+        let object = self.get_object(req).await?;
+        Ok(Response::new(to_pb_object(&object)))
     }
 
     async fn list(

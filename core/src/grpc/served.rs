@@ -174,8 +174,8 @@ impl UnaryService<pb::ListRequest> for DirectList {
     }
 }
 
-/// One object and the warnings the call drew.
-/// An encoded `capstan.v1.Object` and the call's warnings.
+/// One object, encoded as a `capstan.v1.Object`, and the warnings the
+/// call drew.
 type ObjectReply = Result<(Bytes, Vec<String>), Status>;
 
 fn written(result: Result<WriteResult, Status>) -> ObjectReply {
@@ -274,7 +274,7 @@ where
                 service,
                 request,
                 |s, r: tonic::Request<pb::GetRequest>| async move {
-                    Ok((encode::lazy_object(&s.get_lazy(r).await?), Vec::new()))
+                    Ok((encode::lazy_object(&s.get_object(r).await?), Vec::new()))
                 },
             ),
             CREATE_PATH => direct_object(

@@ -180,6 +180,9 @@ impl ApiCore {
         namespace: Option<&str>,
         name: &str,
     ) -> Option<Option<Arc<crate::watch::cached::CachedObject>>> {
+        // A cache's revision says it has every change up to it only when
+        // progress reports come in order with its changes, as for
+        // consistent lists.
         if !self.storage.progress_is_ordered() {
             return None;
         }
