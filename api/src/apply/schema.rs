@@ -73,7 +73,7 @@ pub enum Node {
 /// resource) has typed metadata and untyped everything else.
 #[derive(Clone, Copy)]
 pub struct Schema {
-    definitions: Option<&'static std::collections::BTreeMap<String, Value>>,
+    definitions: Option<&'static crate::openapi::definitions::Builtin>,
     root: Option<&'static Value>,
     root_name: Option<&'static str>,
 }
@@ -144,7 +144,7 @@ impl Schema {
             Some((name, root)) => Self {
                 definitions: Some(definitions),
                 root: Some(root),
-                root_name: Some(name.as_str()),
+                root_name: Some(name),
             },
             None => Self {
                 definitions: Some(definitions),
@@ -253,7 +253,7 @@ impl Schema {
                 else {
                     return (None, name);
                 };
-                name = Some(found.as_str());
+                name = Some(found);
                 schema = next;
                 continue;
             }

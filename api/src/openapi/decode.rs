@@ -9,12 +9,9 @@
 //! The schema is an OpenAPI definition reached by name; a CRD's structural
 //! schema arrives the same way once it is registered.
 
-use std::collections::HashMap;
-use std::sync::OnceLock;
-
 use serde_json::{Map, Value};
 
-use super::definitions::{self, Definitions, RAW_REF_PREFIX};
+use super::definitions::{self, Builtin, RAW_REF_PREFIX};
 use super::go_values::{base64_error_offset, canonical_base64, parse_go_time, TimeLayout};
 use crate::protobuf::{field_order, FieldOrder};
 use crate::validate::quantity::{Quantity, QuantityError, QUANTITY_FORMAT_MSG};
@@ -154,7 +151,7 @@ struct GoField {
 }
 
 struct Walker {
-    definitions: &'static Definitions,
+    definitions: &'static Builtin,
     path: String,
     found: Vec<String>,
     go_fields: Vec<GoField>,
@@ -162,7 +159,7 @@ struct Walker {
 }
 
 impl Walker {
-    fn new(definitions: &'static Definitions) -> Self {
+    fn new(definitions: &'static Builtin) -> Self {
         Walker {
             definitions,
             path: String::new(),
@@ -584,17 +581,7 @@ fn is_opaque(schema: &Map<String, Value>) -> bool {
 
 /// The name of the built-in definition `map` is, found by address.
 fn definition_named(map: &'static Map<String, Value>) -> Option<&'static str> {
-    static NAMES: OnceLock<HashMap<usize, &'static str>> = OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        definitions::builtin()
-            .iter()
-            .filter_map(|(name, schema)| {
-                let map = schema.as_object()?;
-                Some((super::memo::address(map), name.as_str()))
-            })
-            .collect()
-    });
-    names.get(&super::memo::address(map)).copied()
+    definitions::builtin().name_of(map)
 }
 
 /// `io.k8s.api.apps.v1.DeploymentSpec` → `DeploymentSpec`.

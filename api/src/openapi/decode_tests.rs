@@ -14,7 +14,7 @@ fn memoized_shapes_are_the_resolved_ones() {
         _ => false,
     };
     let mut schemas = 0;
-    for root in definitions.values() {
+    for root in definitions.keys().filter_map(|name| definitions.get(name)) {
         let properties = root.get("properties").and_then(Value::as_object);
         for schema in std::iter::once(root).chain(properties.into_iter().flat_map(|p| p.values())) {
             let resolved = walker.resolve(schema);

@@ -290,6 +290,8 @@ impl OpenApiCache {
 /// k8s-openapi does not have and the kinds each definition is served as.
 struct Plan<'a> {
     synthesized: BTreeMap<String, Value>,
+    /// The built-in definitions this build reads, parsed for it alone.
+    parsed: definitions::Transient,
     gvks: BTreeMap<String, Vec<Gvk>>,
     group_versions: BTreeMap<String, GroupVersionParts<'a>>,
 }
@@ -371,6 +373,7 @@ impl<'a> Plan<'a> {
         }
         Ok(Plan {
             synthesized,
+            parsed: builtin.transient(),
             gvks,
             group_versions,
         })
@@ -380,7 +383,7 @@ impl<'a> Plan<'a> {
     fn definition(&self, name: &str) -> Option<&Value> {
         self.synthesized
             .get(name)
-            .or_else(|| definitions::builtin().get(name))
+            .or_else(|| definitions::builtin().get_within(name, &self.parsed))
     }
 
     /// The kinds each of `names` is published for.

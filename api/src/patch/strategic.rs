@@ -35,7 +35,7 @@
 //! reports as HTTP 500 are classified as bad requests, see
 //! [`StrategicMergeError::status_code`].
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
@@ -151,7 +151,7 @@ pub fn apply_strategic_merge_patch(
 
 /// The built-in kinds' schemas and which of them a patch may be applied to.
 struct Schemas {
-    definitions: &'static BTreeMap<String, Value>,
+    definitions: &'static crate::openapi::definitions::Builtin,
     roots: HashSet<String>,
 }
 
@@ -180,7 +180,7 @@ impl Schemas {
         }
         let (name, schema) = self.definitions.get_key_value(definition)?;
         Some(Node {
-            definition: Some(name.as_str()),
+            definition: Some(name),
             schema,
         })
     }
@@ -196,7 +196,7 @@ impl Schemas {
             let Some((key, target)) = self.definitions.get_key_value(name) else {
                 break;
             };
-            definition = Some(key.as_str());
+            definition = Some(key);
             schema = target;
         }
         Node { definition, schema }

@@ -68,7 +68,7 @@ pub(super) fn layout(index: u32) -> Option<&'static MessageLayout> {
     static LAYOUT: OnceLock<Vec<MessageLayout>> = OnceLock::new();
     LAYOUT
         .get_or_init(|| {
-            let mut definitions = crate::openapi::definitions::builtin().clone();
+            let mut definitions = crate::openapi::definitions::builtin().parse_all();
             // The discovery documents (`/api`, `/apis`, `/apis/<group>/<version>`)
             // are served as protobuf too; their JSON names
             // (`serverAddressByClientCIDRs`) cannot be guessed from prost's.
@@ -323,7 +323,7 @@ pub(crate) fn object_meta_order() -> Option<&'static FieldOrder> {
 }
 
 fn build_field_orders() -> HashMap<String, FieldOrder> {
-    let definitions = crate::openapi::definitions::builtin();
+    let definitions = crate::openapi::definitions::builtin().parse_all();
     let lowered: HashMap<String, &Value> = definitions
         .iter()
         .map(|(name, definition)| (name.to_ascii_lowercase(), definition))
