@@ -1013,36 +1013,19 @@ async fn resource_request(
         }
         (Method::GET, None) => {
             let list = core.list(user, &def, ns, &list_options(q)?).await?;
-            let doc = match output {
+            Ok(match output {
                 Output::Table => {
                     let meta = list_metadata(&list);
-                    table::to_table(&def, &list.items, meta, include_object(q)?)
+                    let table = table::ListTable::new(&def, &list.items, meta, include_object(q)?);
+                    encode(StatusCode::OK, output, &table, &[])
                 }
                 output if output.is_partial_metadata() => {
-                    let mut doc = json!({
-                        "kind": "PartialObjectMetadataList",
-                        "apiVersion": "meta.k8s.io/v1",
-                        "metadata": list_metadata(&list),
-                    });
-                    // Inserted as built; json!() would copy every item again.
-                    doc["items"] = Value::Array(
-                        list.items
-                            .iter()
-                            .map(|item| table::partial_metadata(item))
-                            .collect(),
-                    );
-                    doc
+                    let partial =
+                        table::PartialMetadataList::new(&list.items, list_metadata(&list));
+                    encode(StatusCode::OK, output, &partial, &[])
                 }
-                _ => {
-                    return Ok(encode(
-                        StatusCode::OK,
-                        output,
-                        &list_document(&def, &list),
-                        &[],
-                    ))
-                }
-            };
-            Ok(encode(StatusCode::OK, output, &doc, &[]))
+                _ => encode(StatusCode::OK, output, &list_document(&def, &list), &[]),
+            })
         }
         (Method::POST, None) => {
             let (obj, opts) = written_object((content_type, codecs), &body, &def.kind, q, agent)?;
