@@ -30,9 +30,101 @@ async fn return_freed_pages() {
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         every.tick().await;
+        idle_collect::ROUND.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: mi_collect only reorganises mimalloc's own free lists and
         // pages; it reads no caller memory and may run on any thread.
         unsafe { libmimalloc_sys::mi_collect(false) };
+    }
+}
+
+/// A worker that slept at least this long before its latest wake-up is
+/// between requests rather than serving a burst of them.
+#[cfg(not(feature = "system-allocator"))]
+const IDLE_SLEEP: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// A worker's pages whose blocks other threads freed (a list's body is
+/// allocated on the worker that encodes it and freed on the one that sends
+/// it) go back to the allocator only when the owning thread collects them:
+/// `return_freed_pages` collects on whichever thread it runs on. So each
+/// worker also collects once per round of `return_freed_pages`, as it parks
+/// after a sleep. Not on every park, nor on parks under load: collecting
+/// on parks at most once a second cost creates about a tenth more CPU, as
+/// pages given back were soon asked for again.
+#[cfg(not(feature = "system-allocator"))]
+mod idle_collect {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Instant;
+
+    /// Rounds of `return_freed_pages` so far.
+    pub(super) static ROUND: AtomicU64 = AtomicU64::new(0);
+
+    thread_local! {
+        static PARKED_AT: Cell<Option<Instant>> = const { Cell::new(None) };
+        static SLEPT: Cell<bool> = const { Cell::new(false) };
+        static COLLECTED_IN: Cell<u64> = const { Cell::new(0) };
+    }
+
+    pub(super) fn on_unpark() {
+        unparked_at(Instant::now());
+    }
+
+    pub(super) fn on_park() {
+        parked_at(Instant::now(), ROUND.load(Ordering::Relaxed), || {
+            // SAFETY: as in return_freed_pages; this thread's own pages.
+            unsafe { libmimalloc_sys::mi_collect(false) }
+        });
+    }
+
+    fn unparked_at(now: Instant) {
+        SLEPT.set(
+            PARKED_AT
+                .get()
+                .is_some_and(|parked| now.saturating_duration_since(parked) >= super::IDLE_SLEEP),
+        );
+    }
+
+    fn parked_at(now: Instant, round: u64, collect: impl FnOnce()) {
+        if SLEPT.replace(false) && COLLECTED_IN.get() != round {
+            COLLECTED_IN.set(round);
+            collect();
+        }
+        PARKED_AT.set(Some(now));
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use std::time::Duration;
+
+        /// A worker collects once per round, at the first park after a
+        /// wake-up that ended a sleep of 10 ms or more; never on the parks
+        /// of a busy worker (short sleeps), whatever the round.
+        #[test]
+        fn a_worker_collects_once_a_round_after_sleeping() {
+            let start = Instant::now();
+            let at = |ms: u64| start + Duration::from_millis(ms);
+            let collections = Cell::new(0);
+            let park = |ms: u64, round: u64| {
+                parked_at(at(ms), round, || collections.set(collections.get() + 1))
+            };
+            park(0, 1);
+            assert_eq!(collections.get(), 0, "no wake-up yet");
+            for ms in 1..50 {
+                unparked_at(at(ms));
+                park(ms, 1 + ms);
+            }
+            assert_eq!(collections.get(), 0, "busy: 1 ms sleeps");
+            unparked_at(at(100));
+            park(101, 60);
+            assert_eq!(collections.get(), 1, "after a 51 ms sleep");
+            unparked_at(at(200));
+            park(201, 60);
+            assert_eq!(collections.get(), 1, "same round");
+            unparked_at(at(300));
+            park(301, 61);
+            assert_eq!(collections.get(), 2, "next round");
+        }
     }
 }
 
@@ -70,10 +162,13 @@ fn main() -> std::process::ExitCode {
                 None => unreachable!("serve was given"),
             });
     let Command::Serve(args) = command;
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    #[cfg(not(feature = "system-allocator"))]
+    builder
+        .on_thread_park(idle_collect::on_park)
+        .on_thread_unpark(idle_collect::on_unpark);
+    let runtime = match builder.build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("capstan: cannot start the runtime: {e}");
