@@ -519,12 +519,26 @@ async fn measured_phase(
     })
 }
 
+/// How long after the reads their RSS is read again: two of the server's
+/// rounds of handing freed pages back (every 5 s: each worker collects
+/// its pages in one round, and the allocator purges them a second later,
+/// by the next).
+const SETTLE_AFTER_READS: Duration = Duration::from_secs(12);
+
+/// The server's RSS with the objects stored: after filling, right after
+/// the reads, and `SETTLE_AFTER_READS` later.
+struct ReadRss {
+    filled: u64,
+    read: u64,
+    settled: u64,
+}
+
 /// Everything measured against one backend.
 struct BackendRun {
     backend: Backend,
     rss_idle: u64,
     /// (objects stored, rows, server RSS after filling and after reading).
-    reads: Vec<(usize, Vec<ReadRow>, (u64, u64))>,
+    reads: Vec<(usize, Vec<ReadRow>, ReadRss)>,
     fanout: Vec<fanout::FanoutResult>,
     creates: Vec<CreateRow>,
     /// Write and delete phases.
@@ -623,7 +637,21 @@ async fn measure_backend(
             tokio::time::sleep(Duration::from_secs(1)).await;
             let filled = server.rss_bytes()?;
             let rows = measure_reads(&server, &tls, &kubeconfig, count).await?;
-            reads.push((count, rows, (filled, server.rss_bytes()?)));
+            let read = server.rss_bytes()?;
+            // The server hands freed pages back every few seconds (its
+            // allocator keeps them a second first): read again once it
+            // has, for what the reads left behind rather than their garbage.
+            tokio::time::sleep(SETTLE_AFTER_READS).await;
+            let settled = server.rss_bytes()?;
+            reads.push((
+                count,
+                rows,
+                ReadRss {
+                    filled,
+                    read,
+                    settled,
+                },
+            ));
         }
         stored_total += stored as u64;
         for &transport in args.watch_paths.iter().filter(|_| args.watchers > 0) {
@@ -856,16 +884,19 @@ async fn run(args: Args) -> Result<(), BenchError> {
             args.idle,
             mib(run.rss_idle)
         );
-        for (count, _, (filled, read)) in &run.reads {
+        for (count, _, rss) in &run.reads {
             let per_object = |rss: u64| {
                 rss.saturating_sub(run.rss_idle) as f64 / 1024.0 / (*count).max(1) as f64
             };
             println!(
-                "| {backend}: RSS with {count} ConfigMaps stored, after filling / after getting and listing them too | {} / {} ({:.1} / {:.1} KiB per object above idle) |",
-                mib(*filled),
-                mib(*read),
-                per_object(*filled),
-                per_object(*read)
+                "| {backend}: RSS with {count} ConfigMaps stored, after filling / after getting and listing them too / {} s later | {} / {} / {} ({:.1} / {:.1} / {:.1} KiB per object above idle) |",
+                SETTLE_AFTER_READS.as_secs(),
+                mib(rss.filled),
+                mib(rss.read),
+                mib(rss.settled),
+                per_object(rss.filled),
+                per_object(rss.read),
+                per_object(rss.settled)
             );
         }
         for f in &run.fanout {
