@@ -23,7 +23,8 @@ const RETURN_FREED_PAGES_EVERY: std::time::Duration = std::time::Duration::from_
 /// asks it for new pages, so an idle server kept what its start-up (and any
 /// burst since) had freed: about 6 MiB more than with immediate purging
 /// (docs/benchmarks.md), which costs creates about 10 % more CPU. Asking
-/// every few seconds returns them without touching the request path.
+/// every few seconds returns them without touching the request path: this
+/// thread's pages and, a round later, the other workers' (`idle_collect`).
 #[cfg(not(feature = "system-allocator"))]
 async fn return_freed_pages() {
     let mut every = tokio::time::interval(RETURN_FREED_PAGES_EVERY);
@@ -37,11 +38,6 @@ async fn return_freed_pages() {
     }
 }
 
-/// A worker that slept at least this long before its latest wake-up is
-/// between requests rather than serving a burst of them.
-#[cfg(not(feature = "system-allocator"))]
-const IDLE_SLEEP: std::time::Duration = std::time::Duration::from_millis(10);
-
 /// A worker's pages whose blocks other threads freed (a list's body is
 /// allocated on the worker that encodes it and freed on the one that sends
 /// it) go back to the allocator only when the owning thread collects them:
@@ -54,7 +50,11 @@ const IDLE_SLEEP: std::time::Duration = std::time::Duration::from_millis(10);
 mod idle_collect {
     use std::cell::Cell;
     use std::sync::atomic::{AtomicU64, Ordering};
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
+
+    /// A worker that slept at least this long before its latest wake-up is
+    /// between requests rather than serving a burst of them.
+    const IDLE_SLEEP: Duration = Duration::from_millis(10);
 
     /// Rounds of `return_freed_pages` so far.
     pub(super) static ROUND: AtomicU64 = AtomicU64::new(0);
@@ -80,7 +80,7 @@ mod idle_collect {
         SLEPT.set(
             PARKED_AT
                 .get()
-                .is_some_and(|parked| now.saturating_duration_since(parked) >= super::IDLE_SLEEP),
+                .is_some_and(|parked| now.saturating_duration_since(parked) >= IDLE_SLEEP),
         );
     }
 

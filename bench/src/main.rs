@@ -537,7 +537,7 @@ struct ReadRss {
 struct BackendRun {
     backend: Backend,
     rss_idle: u64,
-    /// (objects stored, rows, server RSS after filling and after reading).
+    /// (objects stored, rows, server RSS around the reads).
     reads: Vec<(usize, Vec<ReadRow>, ReadRss)>,
     fanout: Vec<fanout::FanoutResult>,
     creates: Vec<CreateRow>,

@@ -1017,12 +1017,17 @@ async fn resource_request(
                 Output::Table => {
                     let meta = list_metadata(&list);
                     let table = table::ListTable::new(&def, &list.items, meta, include_object(q)?);
-                    encode(StatusCode::OK, output, &table, &[])
+                    encode(StatusCode::OK, output, &table::ListViewDocument(table), &[])
                 }
                 output if output.is_partial_metadata() => {
                     let partial =
                         table::PartialMetadataList::new(&list.items, list_metadata(&list));
-                    encode(StatusCode::OK, output, &partial, &[])
+                    encode(
+                        StatusCode::OK,
+                        output,
+                        &table::ListViewDocument(partial),
+                        &[],
+                    )
                 }
                 _ => encode(StatusCode::OK, output, &list_document(&def, &list), &[]),
             })

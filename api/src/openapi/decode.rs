@@ -481,7 +481,7 @@ impl Walker {
         }
         get_or_derive(&SHAPES, address(schema), || {
             let map = self.resolve(schema)?;
-            let definition = definition_named(map);
+            let definition = self.definitions.name_of(map);
             let properties = map.get("properties").and_then(Value::as_object);
             let additional = map.get("additionalProperties").filter(|a| a.is_object());
             let items = map.get("items").filter(|i| i.is_object());
@@ -577,11 +577,6 @@ fn is_opaque(schema: &Map<String, Value>) -> bool {
         || flag("x-kubernetes-int-or-string")
         || schema.contains_key("oneOf")
         || schema.contains_key("anyOf")
-}
-
-/// The name of the built-in definition `map` is, found by address.
-fn definition_named(map: &'static Map<String, Value>) -> Option<&'static str> {
-    definitions::builtin().name_of(map)
 }
 
 /// `io.k8s.api.apps.v1.DeploymentSpec` → `DeploymentSpec`.
