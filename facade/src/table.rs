@@ -1,6 +1,7 @@
 //! metav1.Table responses (what kubectl get prints), built from the core's
 //! per-kind printers.
 
+use capstan_core::printers::{cells_at, RowJson};
 use capstan_core::registry::ResourceDef;
 use capstan_core::verbs::LazyObject;
 use serde::Serialize;
@@ -24,7 +25,8 @@ fn row(
     include: IncludeObject,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Value {
-    let mut row = json!({"cells": def.kind_impl.table_cells(object, now)});
+    let cells = cells_at(&def.kind_impl.table_cells(object), now);
+    let mut row = json!({ "cells": cells });
     match include {
         IncludeObject::None => {}
         IncludeObject::Metadata => row["object"] = partial_metadata(object),
@@ -86,8 +88,10 @@ impl<V: ListView> crate::Document for ListViewDocument<V> {
 /// item (its cells, and its metadata or its own bytes as the row's
 /// object) instead of being built as one tree first: the tree copied every
 /// item's metadata twice (into the row, then into the document) and cost
-/// about 20 times the plain list. YAML and protobuf are written from the
-/// tree as before.
+/// about 20 times the plain list. A cached item's cells are the row its
+/// cached object keeps, and its metadata is copied from its bytes, so a
+/// Table of objects printed before parses none of them. YAML and protobuf
+/// are written from the tree as before.
 pub(crate) struct ListTable<'a> {
     def: &'a ResourceDef,
     items: &'a [LazyObject],
@@ -139,12 +143,12 @@ impl ListView for ListTable<'_> {
                 out.push(b',');
             }
             out.extend_from_slice(br#"{"cells":"#);
-            let _ = serde_json::to_writer(&mut out, &self.def.kind_impl.table_cells(item, now));
+            write_cells(&mut out, self.def, item, now);
             match self.include {
                 IncludeObject::None => {}
                 IncludeObject::Metadata => {
                     out.extend_from_slice(br#","object":"#);
-                    write_partial_metadata(&mut out, item.get("metadata"));
+                    write_partial_metadata_of(&mut out, item);
                 }
                 IncludeObject::Object => {
                     out.extend_from_slice(br#","object":"#);
@@ -155,6 +159,31 @@ impl ListView for ListTable<'_> {
         }
         out.extend_from_slice(b"]}");
         out
+    }
+}
+
+/// An item's cells, from the row its cached object keeps (made and kept
+/// on the first Table of it), so a Table of cached objects parses only
+/// those it has not printed before.
+fn write_cells(
+    out: &mut Vec<u8>,
+    def: &ResourceDef,
+    item: &LazyObject,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    let kind = &def.kind_impl;
+    match item.cached_object() {
+        Some(cached) => {
+            // Parsed for the row and dropped, not kept in the item: a
+            // first Table held every item's tree until its end, and the
+            // kept rows, made among them, pinned their pages.
+            let make = || RowJson::of(&kind.table_cells(&cached.parsed()));
+            match cached.table_row(kind, make) {
+                Some(row) => row.write(now, out),
+                None => make().write(now, out),
+            }
+        }
+        None => RowJson::of(&kind.table_cells(item)).write(now, out),
     }
 }
 
@@ -203,14 +232,7 @@ impl ListView for PartialMetadataList<'_> {
             if i > 0 {
                 out.push(b',');
             }
-            match item.json().and_then(|json| metadata_slice(json)) {
-                Some(metadata) => {
-                    out.extend_from_slice(PARTIAL_METADATA_HEAD);
-                    out.extend_from_slice(metadata.get().as_bytes());
-                    out.push(b'}');
-                }
-                None => write_partial_metadata(&mut out, item.get("metadata")),
-            }
+            write_partial_metadata_of(&mut out, item);
         }
         out.extend_from_slice(b"]}");
         out
@@ -219,6 +241,19 @@ impl ListView for PartialMetadataList<'_> {
 
 const PARTIAL_METADATA_HEAD: &[u8] =
     br#"{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":"#;
+
+/// The item's PartialObjectMetadata, its metadata copied from its bytes
+/// when it has them.
+fn write_partial_metadata_of(out: &mut Vec<u8>, item: &LazyObject) {
+    match item.json().and_then(|json| metadata_slice(json)) {
+        Some(metadata) => {
+            out.extend_from_slice(PARTIAL_METADATA_HEAD);
+            out.extend_from_slice(metadata.get().as_bytes());
+            out.push(b'}');
+        }
+        None => write_partial_metadata(out, item.get("metadata")),
+    }
+}
 
 /// `partial_metadata`'s bytes, written from the object's metadata in place.
 fn write_partial_metadata(out: &mut Vec<u8>, metadata: Option<&Value>) {
@@ -340,6 +375,56 @@ mod tests {
             serde_json::from_slice::<Value>(&empty.to_json()).unwrap()["rows"],
             json!([])
         );
+    }
+
+    /// A Table keeps each cached item's row, and later Tables write the
+    /// kept rows (no tree parsed) with ages as of their own time; a
+    /// printer that is not the one a row was kept for makes its own.
+    #[test]
+    fn a_table_keeps_cached_items_rows_for_later_tables() {
+        let config_maps = def("", "v1", "configmaps");
+        let created = chrono::Utc::now() - chrono::TimeDelta::hours(3);
+        let object = json!({"kind": "ConfigMap", "apiVersion": "v1",
+            "metadata": {"name": "a", "namespace": "ns",
+                "creationTimestamp": created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)},
+            "data": {"k": "v"}});
+        let cached = Arc::new(CachedObject::encode(&object));
+        let table_of = |def: &ResourceDef| {
+            let items = [LazyObject::cached(cached.clone())];
+            let table = ListTable::new(def, &items, json!({}), IncludeObject::None).json();
+            serde_json::from_slice::<Value>(&table).unwrap()["rows"][0]["cells"].take()
+        };
+        let first = table_of(&config_maps);
+        assert_eq!(first, json!(["a", 1, "3h"]));
+        assert!(cached
+            .table_row(&config_maps.kind_impl, || panic!(
+                "the first Table kept its row"
+            ))
+            .is_some());
+        let again = table_of(&config_maps);
+        assert_eq!(again, first);
+
+        // The same objects printed by another printer (a custom resource
+        // whose columns changed): that printer's cells, nothing kept.
+        let other = ResourceDef::new(
+            "",
+            "v1",
+            "configmaps",
+            "ConfigMap",
+            true,
+            def("", "v1", "secrets").kind_impl.clone(),
+        );
+        let printed = table_of(&other);
+        assert_eq!(
+            printed,
+            json!(cells_at(
+                &other.kind_impl.table_cells(&object),
+                chrono::Utc::now()
+            ))
+        );
+        assert!(cached
+            .table_row(&other.kind_impl, || panic!("kept"))
+            .is_none());
     }
 
     /// Each item's metadata copied from its bytes is what the item's

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::common::{item_names, table_rows, wait_until, TestServer};
 use capstan_core::error::FieldError;
 use capstan_core::kinds::Kind;
-use capstan_core::printers::TableColumn;
+use capstan_core::printers::{Cell, TableColumn};
 use capstan_core::registry::ResourceDef;
 use capstan_core::ApiCore;
 use serde_json::{json, Value};
@@ -57,10 +57,14 @@ impl Kind for Widget {
         ]
     }
 
-    fn table_cells(&self, object: &Value, _now: chrono::DateTime<chrono::Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
-            object["metadata"]["name"].clone(),
-            object.pointer("/spec/size").cloned().unwrap_or(json!(0)),
+            object["metadata"]["name"].clone().into(),
+            object
+                .pointer("/spec/size")
+                .cloned()
+                .unwrap_or(json!(0))
+                .into(),
         ]
     }
 }

@@ -22,7 +22,7 @@ use crate::conversion::ConversionError;
 use crate::error::FieldError;
 use crate::kinds::{Kind, ScaleParts};
 use crate::openapi::TypeMismatch;
-use crate::printers::TableColumn;
+use crate::printers::{Cell, TableColumn};
 use crate::registry::{Origin, ResourceDef};
 use schema::Schema;
 
@@ -438,21 +438,20 @@ fn go_type_name(value: &Value) -> &'static str {
 
 /// A table cell of a printer column that is not a string: upstream's
 /// cellForJSONValue (a value of another type is no value; dates print as ages).
-fn typed_cell(type_: &str, value: &Value, now: DateTime<Utc>) -> Value {
+fn typed_cell(type_: &str, value: &Value) -> Cell {
     match (type_, value) {
         ("integer", Value::Number(n)) => n
             .as_i64()
             .or_else(|| n.as_f64().map(|f| f as i64))
-            .map_or(Value::Null, Value::from),
-        ("number", Value::Number(n)) => n.as_f64().map_or(Value::Null, Value::from),
-        ("boolean", Value::Bool(b)) => Value::Bool(*b),
+            .map_or(Value::Null, Value::from)
+            .into(),
+        ("number", Value::Number(n)) => n.as_f64().map_or(Value::Null, Value::from).into(),
+        ("boolean", Value::Bool(b)) => Value::Bool(*b).into(),
         ("date", Value::String(s)) => match DateTime::parse_from_rfc3339(s) {
-            Ok(time) => Value::String(crate::printers::human_duration(
-                now.signed_duration_since(time.with_timezone(&Utc)),
-            )),
-            Err(_) => Value::String("<invalid>".into()),
+            Ok(time) => Cell::since(Some(time.with_timezone(&Utc))),
+            Err(_) => "<invalid>".into(),
         },
-        _ => Value::Null,
+        _ => Value::Null.into(),
     }
 }
 
@@ -632,20 +631,20 @@ impl Kind for CustomResource {
         columns
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        let mut cells = vec![Value::String(crate::object::name(object).to_string())];
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        let mut cells = vec![Cell::from(crate::object::name(object))];
         for column in &self.columns {
             let found = column
                 .path
                 .as_ref()
                 .and_then(|p| p.query(object).first().cloned());
             cells.push(match found {
-                None => Value::Null,
+                None => Value::Null.into(),
                 Some(value) if column.column.type_ == "string" => match value {
-                    Value::String(s) => Value::String(s.clone()),
-                    other => Value::String(crate::openapi::go_values::go_format(&other)),
+                    Value::String(s) => s.clone().into(),
+                    other => crate::openapi::go_values::go_format(&other).into(),
                 },
-                Some(value) => typed_cell(&column.column.type_, &value, now),
+                Some(value) => typed_cell(&column.column.type_, &value),
             });
         }
         cells

@@ -8,14 +8,13 @@
 //! resource's [`Kind`]. Kinds built at run time (custom resources) implement
 //! the same trait.
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::auth::UserInfo;
 use crate::conversion::ConversionError;
 use crate::error::FieldError;
 use crate::openapi::TypeMismatch;
-use crate::printers::TableColumn;
+use crate::printers::{Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub mod admissionregistration;
@@ -377,7 +376,7 @@ pub trait Kind: Send + Sync {
     }
 
     /// One row's cells, one per column; `now` makes ages testable.
-    fn table_cells(&self, object: &Value, _now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         crate::printers::default_table_cells(object)
     }
 

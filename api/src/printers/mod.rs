@@ -18,6 +18,7 @@
 //! (`values.rs`), the descriptions of columns several kinds show, upstream's
 //! default table for kinds without a printer, and the tests of every printer.
 
+mod cell;
 pub(crate) mod descriptions;
 #[cfg(test)]
 mod tests;
@@ -28,6 +29,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+pub use cell::{cells_at, Cell, RowJson};
 pub use values::{human_duration, label_selector_string};
 
 use {descriptions::*, values::*};
@@ -94,7 +96,7 @@ pub fn default_table_columns() -> Vec<TableColumn> {
 }
 
 /// A row of upstream's default table convertor.
-pub fn default_table_cells(object: &Value) -> Vec<Value> {
+pub fn default_table_cells(object: &Value) -> Vec<Cell> {
     // Upstream formats Go's zero time when the timestamp is missing.
     let created = timestamp(object, "/metadata/creationTimestamp")
         .map(|t| t.to_rfc3339_opts(SecondsFormat::Secs, true))

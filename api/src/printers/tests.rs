@@ -28,7 +28,7 @@ struct NoPrinter;
 impl crate::kinds::Kind for NoPrinter {}
 
 fn cells(group: &str, resource: &str, obj: Value) -> Vec<Value> {
-    kind_of(group, resource).table_cells(&obj, now())
+    cells_at(&kind_of(group, resource).table_cells(&obj), now())
 }
 
 fn table_columns(group: &str, resource: &str) -> Vec<TableColumn> {

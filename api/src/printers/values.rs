@@ -5,6 +5,8 @@ pub(super) use std::collections::{BTreeMap, BTreeSet};
 pub(super) use chrono::{DateTime, TimeDelta, Utc};
 pub(super) use serde_json::Value;
 
+pub(crate) use super::cell::Cell;
+
 /// The value at a JSON pointer; an explicit `null` counts as absent, as it
 /// does when Go decodes into a pointer field.
 pub(crate) fn get<'a>(v: &'a Value, ptr: &str) -> Option<&'a Value> {
@@ -106,15 +108,9 @@ pub(crate) fn name(v: &Value) -> &str {
     text(v, "/metadata/name")
 }
 
-pub(crate) fn since(t: Option<DateTime<Utc>>, now: DateTime<Utc>) -> String {
-    match t {
-        Some(t) => human_duration(now - t),
-        None => "<unknown>".to_string(),
-    }
-}
-
-pub(crate) fn age(v: &Value, now: DateTime<Utc>) -> Value {
-    since(timestamp(v, "/metadata/creationTimestamp"), now).into()
+/// How long before the response the object was created.
+pub(crate) fn age(v: &Value) -> Cell {
+    Cell::since(timestamp(v, "/metadata/creationTimestamp"))
 }
 
 pub(crate) fn deleting(v: &Value) -> bool {

@@ -6,6 +6,8 @@
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytes::Bytes;
+use capstan_api::kinds::Kind;
+use capstan_api::printers::RowJson;
 use serde_json::Value;
 
 /// One cached object: its JSON (resourceVersion included), the other wire
@@ -27,6 +29,19 @@ pub struct CachedObject {
     /// a list's selectors), so concurrent readers parse it once and the
     /// cache does not keep it.
     shared: Mutex<Weak<Value>>,
+    /// The object's Table row (what `kubectl get` prints), kept by the
+    /// first Table of this version of it: a row needs the tree, and a
+    /// Table of many objects spent most of its time parsing them.
+    table_row: OnceLock<Box<KeptRow>>,
+}
+
+/// A Table row and the printer that made it.
+#[derive(Debug)]
+struct KeptRow {
+    /// Held weakly so the printer's allocation outlives the row: no other
+    /// printer can come to stand at its address.
+    printer: Weak<dyn Kind>,
+    row: RowJson,
 }
 
 impl CachedObject {
@@ -77,6 +92,7 @@ impl CachedObject {
             encodings: OnceLock::new(),
             kept: OnceLock::new(),
             shared: Mutex::new(Weak::new()),
+            table_row: OnceLock::new(),
         }
     }
 
@@ -97,6 +113,24 @@ impl CachedObject {
     /// The tree, kept from now on (for readers that come back to it).
     pub fn value(&self) -> Arc<Value> {
         self.kept.get_or_init(|| self.parsed()).clone()
+    }
+
+    /// The object's Table row as `printer` prints it: made by `make` for
+    /// the first Table of this version of the object and kept; None when
+    /// the row kept is another printer's (a custom resource's columns
+    /// changed since), which the caller makes without keeping.
+    pub fn table_row(
+        &self,
+        printer: &Arc<dyn Kind>,
+        make: impl FnOnce() -> RowJson,
+    ) -> Option<&RowJson> {
+        let kept = self.table_row.get_or_init(|| {
+            Box::new(KeptRow {
+                printer: Arc::downgrade(printer),
+                row: make(),
+            })
+        });
+        std::ptr::addr_eq(kept.printer.as_ptr(), Arc::as_ptr(printer)).then_some(&kept.row)
     }
 
     /// Whether the set of encodings was made (a reader asked for it).

@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use super::matching::{compile_problem, default_rule, match_conditions, rule_with_operations};
@@ -19,7 +18,7 @@ use crate::kinds::Kind;
 use crate::kinds::NameRule;
 use crate::object::items_at;
 use crate::printers::values::{age, get, items, len_of, name, string_map, text as text_at};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{go_quote, go_string_slice, label_selector, path_segment_name};
 use crate::validate::object_meta::{name_problems, qualified_name_problems};
@@ -96,7 +95,7 @@ impl Kind for Policy {
     ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         let param_kind = match get(object, "/spec/paramKind") {
             Some(kind) if !kind.is_null() => {
                 format!(
@@ -111,7 +110,7 @@ impl Kind for Policy {
             name(object).into(),
             len_of(object, "/spec/validations").into(),
             param_kind.into(),
-            age(object, now),
+            age(object),
         ]
     }
 }
@@ -154,12 +153,12 @@ impl Kind for PolicyBinding {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             text_at(object, "/spec/policyName").into(),
             param_ref_cell(object).into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

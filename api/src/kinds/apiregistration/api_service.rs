@@ -6,13 +6,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
 use crate::printers::values::{age, condition, get, items, name};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 /// The label of the APIServices Capstan registers itself: `onstart` for
@@ -119,7 +118,7 @@ impl Kind for APIService {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         let service = match get(object, "/spec/service") {
             Some(service) if !service.is_null() => {
                 format!("{}/{}", text(service, "/namespace"), text(service, "/name"))
@@ -138,7 +137,7 @@ impl Kind for APIService {
             name(object).into(),
             service.into(),
             available.into(),
-            age(object, now),
+            age(object),
         ]
     }
 }
@@ -328,7 +327,8 @@ mod tests {
     #[test]
     fn the_table_shows_the_service_and_availability() {
         let now = Utc::now();
-        let cells = |object: Value| APIService.table_cells(&object, now);
+        let cells =
+            |object: Value| crate::printers::cells_at(&APIService.table_cells(&object), now);
         let local = json!({"metadata": {"name": "v1."}, "spec": {},
             "status": {"conditions": [local_available_condition("2026-01-01T00:00:00Z")]}});
         assert_eq!(cells(local)[1..3], [json!("Local"), json!("True")]);

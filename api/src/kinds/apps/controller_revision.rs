@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::kinds::Kind;
 use crate::printers::values::{age, boolean, int, items, name, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct ControllerRevision;
@@ -33,14 +32,14 @@ impl Kind for ControllerRevision {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
 const D_CR_REVISION: &str = "Revision indicates the revision of the state represented by Data.";
 
-fn cells(cr: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(cr: &Value) -> Vec<Cell> {
     let controller = items(cr, "/metadata/ownerReferences")
         .iter()
         .find(|r| boolean(r, "/controller") == Some(true))
@@ -64,6 +63,6 @@ fn cells(cr: &Value, now: DateTime<Utc>) -> Vec<Value> {
         name(cr).into(),
         controller.into(),
         int(cr, "/revision").into(),
-        age(cr, now),
+        age(cr),
     ]
 }

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::pod_spec::workload_template;
@@ -12,7 +11,7 @@ use crate::kinds::Kind;
 use crate::printers::values::{
     age, container_cells, format_label_selector, format_labels, get, int, name,
 };
-use crate::printers::{age_col, col, containers_images_cols, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, containers_images_cols, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{self, go_label_selector};
 use crate::validate::pod;
@@ -90,8 +89,8 @@ impl Kind for DaemonSet {
         c
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -233,7 +232,7 @@ const D_DS_UPDATED: &str = "The total number of nodes that are running updated d
 const D_DS_AVAILABLE: &str = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)";
 const D_DS_SELECTOR: &str = "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
 
-fn cells(ds: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(ds: &Value) -> Vec<Cell> {
     let (names, images) = container_cells(get(ds, "/spec/template/spec"));
     vec![
         name(ds).into(),
@@ -243,7 +242,7 @@ fn cells(ds: &Value, now: DateTime<Utc>) -> Vec<Value> {
         int(ds, "/status/updatedNumberScheduled").into(),
         int(ds, "/status/numberAvailable").into(),
         format_labels(ds, "/spec/template/spec/nodeSelector").into(),
-        age(ds, now),
+        age(ds),
         names.into(),
         images.into(),
         format_label_selector(get(ds, "/spec/selector")).into(),

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::pod_spec::workload_template;
@@ -12,7 +11,7 @@ use crate::kinds::Kind;
 use crate::printers::values::{
     age, container_cells, get, int, int_opt, label_selector_string, name,
 };
-use crate::printers::{age_col, col, containers_images_cols, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, containers_images_cols, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta;
 use crate::validate::workloads::{
@@ -77,8 +76,8 @@ impl Kind for Deployment {
         c
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -229,7 +228,7 @@ const D_DEPLOY_UPDATED: &str = "Total number of non-terminating pods targeted by
 const D_DEPLOY_AVAILABLE: &str = "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.";
 const D_DEPLOY_SELECTOR: &str = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.";
 
-fn cells(d: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(d: &Value) -> Vec<Cell> {
     let desired = int_opt(d, "/spec/replicas").unwrap_or(1);
     let (names, images) = container_cells(get(d, "/spec/template/spec"));
     // Unlike the other workloads, upstream prints the raw selector string
@@ -241,7 +240,7 @@ fn cells(d: &Value, now: DateTime<Utc>) -> Vec<Value> {
         format!("{}/{desired}", int(d, "/status/readyReplicas")).into(),
         int(d, "/status/updatedReplicas").into(),
         int(d, "/status/availableReplicas").into(),
-        age(d, now),
+        age(d),
         names.into(),
         images.into(),
         selector.into(),

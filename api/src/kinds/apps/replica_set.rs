@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::pod_spec::workload_template;
@@ -12,7 +11,7 @@ use crate::kinds::Kind;
 use crate::printers::values::{
     age, container_cells, format_label_selector, get, int, int_opt, name,
 };
-use crate::printers::{age_col, col, containers_images_cols, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, containers_images_cols, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::field;
 use crate::validate::workloads::{
@@ -87,8 +86,8 @@ impl Kind for ReplicaSet {
         c
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -123,14 +122,14 @@ const D_RS_STATUS_REPLICAS: &str = "Replicas is the most recently observed numbe
 const D_RS_STATUS_READY: &str =
     "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.";
 
-fn cells(rs: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(rs: &Value) -> Vec<Cell> {
     let (names, images) = container_cells(get(rs, "/spec/template/spec"));
     vec![
         name(rs).into(),
         int_opt(rs, "/spec/replicas").unwrap_or(1).into(),
         int(rs, "/status/replicas").into(),
         int(rs, "/status/readyReplicas").into(),
-        age(rs, now),
+        age(rs),
         names.into(),
         images.into(),
         format_label_selector(get(rs, "/spec/selector")).into(),

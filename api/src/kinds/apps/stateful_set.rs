@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::pod_spec::workload_template;
@@ -13,7 +12,7 @@ use crate::defaults::{
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, container_cells, get, int, int_opt, name};
-use crate::printers::{age_col, col, containers_images_cols, name_col, TableColumn};
+use crate::printers::{age_col, col, containers_images_cols, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta;
 use crate::validate::workloads::{
@@ -79,8 +78,8 @@ impl Kind for StatefulSet {
         c
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -259,7 +258,7 @@ fn validate_status(object: &Value, old: &Value) -> Vec<FieldError> {
     errs
 }
 
-fn cells(ss: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(ss: &Value) -> Vec<Cell> {
     let (names, images) = container_cells(get(ss, "/spec/template/spec"));
     vec![
         name(ss).into(),
@@ -269,7 +268,7 @@ fn cells(ss: &Value, now: DateTime<Utc>) -> Vec<Value> {
             int_opt(ss, "/spec/replicas").unwrap_or(1)
         )
         .into(),
-        age(ss, now),
+        age(ss),
         names.into(),
         images.into(),
     ]

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::job_spec::job_spec_nested;
@@ -12,9 +11,9 @@ use crate::kinds::Kind;
 use crate::printers::descriptions::D_JOB_SELECTOR;
 use crate::printers::values::{
     age, boolean, container_cells, format_label_selector, get, len_of, name, print_bool, ptr_str,
-    since, text, timestamp,
+    text, timestamp,
 };
-use crate::printers::{age_col, col, containers_images_cols, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, containers_images_cols, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::job_spec::job_spec;
 use crate::validate::meta::{self, go_label_selector};
@@ -74,8 +73,8 @@ impl Kind for CronJob {
         c
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -433,10 +432,10 @@ const D_CJ_ACTIVE: &str = "A list of pointers to currently running jobs.";
 const D_CJ_LAST_SCHEDULE: &str =
     "Information when was the last time the job was successfully scheduled.";
 
-fn cells(cj: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(cj: &Value) -> Vec<Cell> {
     let last_schedule = match timestamp(cj, "/status/lastScheduleTime") {
-        Some(t) => since(Some(t), now),
-        None => "<none>".to_string(),
+        Some(t) => Cell::since(Some(t)),
+        None => "<none>".into(),
     };
     let time_zone = ptr_str(cj, "/spec/timeZone", "<none>");
     let (names, images) = container_cells(get(cj, "/spec/jobTemplate/spec/template/spec"));
@@ -446,8 +445,8 @@ fn cells(cj: &Value, now: DateTime<Utc>) -> Vec<Value> {
         time_zone.into(),
         print_bool(boolean(cj, "/spec/suspend").unwrap_or(false)).into(),
         len_of(cj, "/status/active").into(),
-        last_schedule.into(),
-        age(cj, now),
+        last_schedule,
+        age(cj),
         names.into(),
         images.into(),
         format_label_selector(get(cj, "/spec/jobTemplate/spec/selector")).into(),

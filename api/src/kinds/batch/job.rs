@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::job_spec::job_spec_nested;
@@ -14,7 +13,7 @@ use crate::printers::values::{
     age, condition_true, container_cells, deleting, format_label_selector, get, human_duration,
     int, int_opt, items, name, timestamp,
 };
-use crate::printers::{age_col, col, containers_images_cols, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, containers_images_cols, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::job_spec::job_spec;
 use crate::validate::meta::{self, go_label_selector, go_opt_int};
@@ -84,8 +83,8 @@ impl Kind for Job {
         c
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -275,7 +274,7 @@ fn without_scheduling_directives(template: &Value) -> Value {
 
 const D_JOB_SUCCEEDED: &str = "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.";
 
-fn cells(job: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(job: &Value) -> Vec<Cell> {
     let succeeded = int(job, "/status/succeeded");
     let completions = match int_opt(job, "/spec/completions") {
         Some(c) => format!("{succeeded}/{c}"),
@@ -288,9 +287,9 @@ fn cells(job: &Value, now: DateTime<Utc>) -> Vec<Value> {
         timestamp(job, "/status/startTime"),
         timestamp(job, "/status/completionTime"),
     ) {
-        (None, _) => String::new(),
-        (Some(start), None) => human_duration(now - start),
-        (Some(start), Some(end)) => human_duration(end - start),
+        (None, _) => String::new().into(),
+        (Some(start), None) => Cell::since(Some(start)),
+        (Some(start), Some(end)) => human_duration(end - start).into(),
     };
     let conditions = items(job, "/status/conditions");
     let status = if condition_true(conditions, "Complete") {
@@ -311,8 +310,8 @@ fn cells(job: &Value, now: DateTime<Utc>) -> Vec<Value> {
         name(job).into(),
         status.into(),
         completions.into(),
-        duration.into(),
-        age(job, now),
+        duration,
+        age(job),
         names.into(),
         images.into(),
         format_label_selector(get(job, "/spec/selector")).into(),

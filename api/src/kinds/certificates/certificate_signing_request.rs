@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::TimeDelta;
 use serde_json::{json, Value};
 
 use crate::kinds::Kind;
 use crate::printers::values::{age, condition, human_duration, int_opt, items, name, str_or, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct CertificateSigningRequest;
@@ -51,8 +51,8 @@ impl Kind for CertificateSigningRequest {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -61,7 +61,7 @@ const D_CSR_REQUEST: &str = "request contains an x509 certificate signing reques
 const D_CSR_EXPIRATION: &str = "expirationSeconds is the requested duration of validity of the issued certificate. The certificate signer may issue a certificate with a different validity duration so a client must check the delta between the notBefore and and notAfter fields in the issued certificate to determine the actual duration.\n\nThe v1.22+ in-tree implementations of the well-known Kubernetes signers will honor this field as long as the requested duration is not greater than the maximum duration they will honor per the --cluster-signing-duration CLI flag to the Kubernetes controller manager.\n\nCertificate signers may not honor this field for various reasons:\n\n1. Old signer that is unaware of the field (such as the in-tree\nimplementations prior to v1.22)\n2. Signer whose configured maximum is shorter than the requested duration\n3. Signer whose configured minimum is longer than the requested duration\n\nThe minimum valid value for expirationSeconds is 600, i.e. 10 minutes.";
 const D_CSR_CONDITIONS: &str = "conditions applied to the request. Known conditions are \"Approved\", \"Denied\", and \"Failed\".";
 
-fn cells(csr: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(csr: &Value) -> Vec<Cell> {
     let conditions = items(csr, "/status/conditions");
     let has = |t: &str| condition(conditions, t).is_some();
     // Denied outranks Approved, as upstream's extractCSRStatus.
@@ -84,7 +84,7 @@ fn cells(csr: &Value, now: DateTime<Utc>) -> Vec<Value> {
         .unwrap_or_else(|| "<none>".to_string());
     vec![
         name(csr).into(),
-        age(csr, now),
+        age(csr),
         str_or(csr, "/spec/signerName", "<none>").into(),
         text(csr, "/spec/username").into(),
         requested.into(),

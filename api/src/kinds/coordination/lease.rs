@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, name, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::{field, int_of, opt, str_of};
 
@@ -42,11 +41,11 @@ impl Kind for Lease {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             text(object, "/spec/holderIdentity").into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::kinds::{Handling, Kind};
 use crate::printers::values::{condition, items, name, text};
-use crate::printers::{col, name_col, TableColumn};
+use crate::printers::{col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct ComponentStatus;
@@ -39,12 +38,12 @@ impl Kind for ComponentStatus {
         ]
     }
 
-    fn table_cells(&self, object: &Value, _now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         cells(object)
     }
 }
 
-fn cells(cs: &Value) -> Vec<Value> {
+fn cells(cs: &Value) -> Vec<Cell> {
     let (status, message, error) = match condition(items(cs, "/conditions"), "Healthy") {
         Some(c) => (
             if text(c, "/status") == "True" {

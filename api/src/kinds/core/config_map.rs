@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, len_of, name};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::config_data::{decoded_len, immutable_data, MAX_SECRET_SIZE};
 use crate::validate::quantity::Quantity;
@@ -47,11 +46,11 @@ impl Kind for ConfigMap {
         vec![name_col(), col("Data", "string", D_CM_DATA), age_col()]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             (len_of(object, "/data") + len_of(object, "/binaryData")).into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::{default_zero, each_item, Object};
 use crate::kinds::Kind;
 use crate::printers::values::{age, int, items, join_host_port, name, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct Endpoints;
@@ -39,11 +38,11 @@ impl Kind for Endpoints {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             format_endpoints(object).into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

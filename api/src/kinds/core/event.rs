@@ -4,13 +4,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::defaults::Object;
 use crate::kinds::Kind;
-use crate::printers::values::{get, int, name, since, text, timestamp};
-use crate::printers::{col, name_col, wide, TableColumn};
+use crate::printers::values::{get, int, name, text, timestamp};
+use crate::printers::{col, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct Event;
@@ -48,8 +47,8 @@ impl Kind for Event {
         columns()
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, false, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object, false)
     }
 }
 
@@ -103,17 +102,17 @@ pub(crate) fn columns() -> Vec<TableColumn> {
 
 /// Prints core/v1 events and events.k8s.io/v1 events; the latter rename the
 /// fields, and upstream prints both from the same internal type.
-pub(crate) fn cells(ev: &Value, events_api: bool, now: DateTime<Utc>) -> Vec<Value> {
+pub(crate) fn cells(ev: &Value, events_api: bool) -> Vec<Cell> {
     let pick = |core: &'static str, events: &'static str| if events_api { events } else { core };
     let first_ts = timestamp(ev, pick("/firstTimestamp", "/deprecatedFirstTimestamp"));
-    let first_seen = since(first_ts.or_else(|| timestamp(ev, "/eventTime")), now);
+    let first_seen = Cell::since(first_ts.or_else(|| timestamp(ev, "/eventTime")));
     let mut last_seen = match timestamp(ev, pick("/lastTimestamp", "/deprecatedLastTimestamp")) {
-        Some(t) => since(Some(t), now),
+        Some(t) => Cell::since(Some(t)),
         None => first_seen.clone(),
     };
     let mut count = int(ev, pick("/count", "/deprecatedCount"));
     if let Some(series) = get(ev, "/series") {
-        last_seen = since(timestamp(series, "/lastObservedTime"), now);
+        last_seen = Cell::since(timestamp(series, "/lastObservedTime"));
         count = int(series, "/count");
     } else if count == 0 {
         // Singleton events in the new API carry no count.
@@ -145,14 +144,14 @@ pub(crate) fn cells(ev: &Value, events_api: bool, now: DateTime<Utc>) -> Vec<Val
     };
 
     vec![
-        last_seen.into(),
+        last_seen,
         text(ev, "/type").into(),
         text(ev, "/reason").into(),
         target.into(),
         text(ev, &format!("{obj}/fieldPath")).into(),
         source_text.into(),
         text(ev, pick("/message", "/note")).trim().into(),
-        first_seen.into(),
+        first_seen,
         count.into(),
         name(ev).into(),
     ]

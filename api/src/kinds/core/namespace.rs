@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::defaults::{default_zero, ensure_child, Object};
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
 use crate::printers::values::{age, name, str_or};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta;
 use crate::validate::{field, list_of, opt, str_of};
@@ -120,11 +119,11 @@ impl Kind for Namespace {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             str_or(object, "/status/phase", "Active").into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

@@ -3,14 +3,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::defaults::{ensure_child, is_nil, Object};
 use crate::error::FieldError;
 use crate::kinds::{ConnectTo, Kind};
 use crate::printers::values::{age, boolean, items, name, or_none, string_map, text};
-use crate::printers::{age_col, col, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{self, go_quote};
 use crate::validate::pod;
@@ -82,8 +81,8 @@ impl Kind for Node {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -251,7 +250,7 @@ pub(super) fn node_address(node: &Value, type_: &str) -> String {
         .unwrap_or_else(|| "<none>".to_string())
 }
 
-fn cells(node: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(node: &Value) -> Vec<Cell> {
     // Upstream keeps the last condition of each type; only Ready is shown.
     let mut status: Vec<String> = Vec::new();
     if let Some(c) = items(node, "/status/conditions")
@@ -294,12 +293,12 @@ fn cells(node: &Value, now: DateTime<Utc>) -> Vec<Value> {
         name(node).into(),
         status.join(",").into(),
         or_none(roles.join(",")).into(),
-        age(node, now),
+        age(node),
         text(node, "/status/nodeInfo/kubeletVersion").into(),
         node_address(node, "InternalIP").into(),
         node_address(node, "ExternalIP").into(),
-        info("osImage"),
-        info("kernelVersion"),
-        info("containerRuntimeVersion"),
+        info("osImage").into(),
+        info("kernelVersion").into(),
+        info("containerRuntimeVersion").into(),
     ]
 }

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::volumes::persistent_volume_source;
@@ -14,7 +13,7 @@ use crate::printers::values::{
     age, deleting, format_access_modes, get, name, ptr_str, quantity, storage_class_annotation,
     str_or, text,
 };
-use crate::printers::{age_col, col, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{self, go_quote};
 use crate::validate::quantity::{self, QUANTITY_FORMAT_MSG};
@@ -71,8 +70,8 @@ impl Kind for PersistentVolume {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -269,7 +268,7 @@ const D_PV_VOLUME_MODE: &str = "volumeMode defines if a volume is intended to be
 const D_PV_PHASE: &str = "phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase";
 const D_PV_REASON: &str = "reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.";
 
-fn cells(pv: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(pv: &Value) -> Vec<Cell> {
     let claim = match get(pv, "/spec/claimRef") {
         Some(c) => format!("{}/{}", text(c, "/namespace"), text(c, "/name")),
         None => String::new(),
@@ -290,7 +289,7 @@ fn cells(pv: &Value, now: DateTime<Utc>) -> Vec<Value> {
         class.into(),
         ptr_str(pv, "/spec/volumeAttributesClassName", "<unset>").into(),
         text(pv, "/status/reason").into(),
-        age(pv, now),
+        age(pv),
         str_or(pv, "/spec/volumeMode", "Filesystem").into(),
     ]
 }

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::error::FieldError;
@@ -12,7 +11,7 @@ use crate::printers::values::{
     age, deleting, format_access_modes, name, ptr_str, quantity, storage_class_annotation, str_or,
     text,
 };
-use crate::printers::{age_col, col, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta;
 use crate::validate::quantity::Quantity;
@@ -97,8 +96,8 @@ impl Kind for PersistentVolumeClaim {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -232,7 +231,7 @@ const D_PVC_VOLUME: &str =
     "volumeName is the binding reference to the PersistentVolume backing this claim.";
 const D_PVC_VOLUME_MODE: &str = "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.";
 
-fn cells(pvc: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(pvc: &Value) -> Vec<Cell> {
     let phase = if deleting(pvc) {
         "Terminating"
     } else {
@@ -258,7 +257,7 @@ fn cells(pvc: &Value, now: DateTime<Utc>) -> Vec<Value> {
         modes.into(),
         class.into(),
         ptr_str(pvc, "/spec/volumeAttributesClassName", "<unset>").into(),
-        age(pvc, now),
+        age(pvc),
         str_or(pvc, "/spec/volumeMode", "Filesystem").into(),
     ]
 }

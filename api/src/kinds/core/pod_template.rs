@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::defaults::pod_spec::pod_template_spec;
@@ -11,7 +10,7 @@ use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::descriptions::{D_CONTAINERS, D_IMAGES};
 use crate::printers::values::{container_cells, format_labels, get, name};
-use crate::printers::{col, name_col, TableColumn};
+use crate::printers::{col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::field;
 use crate::validate::pod::template_spec;
@@ -55,7 +54,7 @@ impl Kind for PodTemplate {
         ]
     }
 
-    fn table_cells(&self, object: &Value, _now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         cells(object)
     }
 }
@@ -71,7 +70,7 @@ fn validate(object: &Value) -> Vec<FieldError> {
     template_spec(field(object, "template"), "template")
 }
 
-fn cells(o: &Value) -> Vec<Value> {
+fn cells(o: &Value) -> Vec<Cell> {
     let (names, images) = container_cells(get(o, "/template/spec"));
     vec![
         name(o).into(),

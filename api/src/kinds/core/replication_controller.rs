@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::pod_spec::pod_template_spec;
@@ -10,7 +9,7 @@ use crate::defaults::{child, default_pointer, default_zero, ensure_child, Object
 use crate::error::FieldError;
 use crate::kinds::{Kind, ScaleParts};
 use crate::printers::values::{age, container_cells, format_labels, get, int, int_opt, name};
-use crate::printers::{age_col, col, containers_images_cols, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, containers_images_cols, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{self, go_string_map};
 use crate::validate::pod;
@@ -107,8 +106,8 @@ impl Kind for ReplicationController {
         c
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -182,14 +181,14 @@ const D_RC_SPEC_SELECTOR: &str = "Selector is a label query over pods that shoul
 const D_RC_STATUS_REPLICAS: &str = "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller";
 const D_RC_STATUS_READY: &str = "The number of ready replicas for this replication controller.";
 
-fn cells(o: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(o: &Value) -> Vec<Cell> {
     let (names, images) = container_cells(get(o, "/spec/template/spec"));
     vec![
         name(o).into(),
         int_opt(o, "/spec/replicas").unwrap_or(1).into(),
         int(o, "/status/replicas").into(),
         int(o, "/status/readyReplicas").into(),
-        age(o, now),
+        age(o),
         names.into(),
         images.into(),
         format_labels(o, "/spec/selector").into(),

@@ -4,10 +4,9 @@ use std::sync::Arc;
 
 use crate::kinds::Kind;
 use crate::printers::values::{age, name, string_map};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::quantity::Quantity;
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 pub struct ResourceQuota;
@@ -47,12 +46,12 @@ impl Kind for ResourceQuota {
     ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
-fn cells(rq: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(rq: &Value) -> Vec<Cell> {
     let used = string_map(rq, "/status/used");
     let mut requests: Vec<String> = Vec::new();
     let mut limits: Vec<String> = Vec::new();
@@ -74,6 +73,6 @@ fn cells(rq: &Value, now: DateTime<Utc>) -> Vec<Value> {
         name(rq).into(),
         requests.join(", ").into(),
         limits.join(", ").into(),
-        age(rq, now),
+        age(rq),
     ]
 }

@@ -3,7 +3,6 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use base64::Engine as _;
@@ -12,7 +11,7 @@ use crate::defaults::{default_zero, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, name, str_or, string_map};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::config_data::{decoded_len, immutable_data, MAX_SECRET_SIZE};
 use crate::validate::meta::go_quote;
@@ -68,8 +67,8 @@ impl Kind for Secret {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -248,7 +247,7 @@ fn validate_update(object: &Value, old: &Value) -> Vec<FieldError> {
 const D_SECRET_TYPE: &str = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types";
 const D_SECRET_DATA: &str = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
 
-fn cells(o: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(o: &Value) -> Vec<Cell> {
     // stringData is write-only and merged into data upstream; count the union
     // in case an object still carries it.
     let mut keys: BTreeSet<String> = string_map(o, "/data").into_keys().collect();
@@ -257,7 +256,7 @@ fn cells(o: &Value, now: DateTime<Utc>) -> Vec<Value> {
         name(o).into(),
         str_or(o, "/type", "Opaque").into(),
         i64::try_from(keys.len()).unwrap_or(i64::MAX).into(),
-        age(o, now),
+        age(o),
     ]
 }
 

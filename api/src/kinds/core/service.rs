@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use crate::error::FieldError;
@@ -10,7 +9,7 @@ use crate::kinds::{ConnectTo, Kind, NameRule};
 use crate::printers::values::{
     age, format_labels, int, items, load_balancer_ingress, name, or_none, scalar_text, str_or, text,
 };
-use crate::printers::{age_col, col, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::object_meta;
 use crate::validate::quantity::Quantity;
@@ -104,8 +103,8 @@ impl Kind for Service {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -232,7 +231,7 @@ fn external_ip(svc: &Value) -> String {
     }
 }
 
-fn cells(svc: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(svc: &Value) -> Vec<Cell> {
     let cluster_ip = match items(svc, "/spec/clusterIPs").first() {
         Some(ip) => scalar_text(ip),
         None => text(svc, "/spec/clusterIP").to_string(),
@@ -254,7 +253,7 @@ fn cells(svc: &Value, now: DateTime<Utc>) -> Vec<Value> {
         or_none(cluster_ip).into(),
         external_ip(svc).into(),
         or_none(ports.join(",")).into(),
-        age(svc, now),
+        age(svc),
         format_labels(svc, "/spec/selector").into(),
     ]
 }

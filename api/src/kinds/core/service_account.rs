@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, len_of, name};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct ServiceAccount;
@@ -44,11 +43,11 @@ impl Kind for ServiceAccount {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             len_of(object, "/secrets").into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

@@ -5,13 +5,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::conversion::{type_meta, unsupported, ConversionError};
 use crate::kinds::core::event::{cells, columns, SELECTABLE_FIELDS};
 use crate::kinds::Kind;
-use crate::printers::TableColumn;
+use crate::printers::{Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct Event;
@@ -50,8 +49,8 @@ impl Kind for Event {
         columns()
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, true, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object, true)
     }
 }
 

@@ -4,7 +4,6 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use super::{bootstrap, conditions, strings, EXEMPT};
@@ -12,7 +11,7 @@ use crate::defaults::{default_zero, ensure_child, Object};
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
 use crate::printers::values::{age, condition, get, int, items, name, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{go_quote, go_string_slice};
 use crate::validate::object_meta::name_problems;
@@ -77,8 +76,8 @@ impl Kind for FlowSchema {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 
     fn table_row_order(&self) -> Option<fn(&Value, &Value) -> Ordering> {
@@ -457,7 +456,7 @@ const D_FS_PRECEDENCE: &str = "`matchingPrecedence` is used to choose among the 
 const D_FS_DISTINGUISHER: &str = "`distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema. `nil` specifies that the distinguisher is disabled and thus will always be the empty string.";
 const D_FS_MISSING_PL: &str = "references a broken or non-existent PriorityLevelConfiguration";
 
-fn cells(fs: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(fs: &Value) -> Vec<Cell> {
     let distinguisher = match get(fs, "/spec/distinguisherMethod") {
         Some(method) if !method.is_null() => text(method, "/type").to_string(),
         _ => "<none>".to_string(),
@@ -470,7 +469,7 @@ fn cells(fs: &Value, now: DateTime<Utc>) -> Vec<Value> {
         text(fs, "/spec/priorityLevelConfiguration/name").into(),
         int(fs, "/spec/matchingPrecedence").into(),
         distinguisher.into(),
-        age(fs, now),
+        age(fs),
         missing.into(),
     ]
 }

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use super::{bootstrap, conditions, EXEMPT};
@@ -12,7 +11,7 @@ use crate::defaults::{child, default_pointer, default_zero, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{self, age, get, name, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct PriorityLevelConfiguration;
@@ -69,8 +68,8 @@ impl Kind for PriorityLevelConfiguration {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -315,7 +314,7 @@ const D_PL_QUEUES: &str = "`queues` is the number of queues for this priority le
 const D_PL_HAND_SIZE: &str = "`handSize` is a small positive number that configures the shuffle sharding of requests into queues.  When enqueuing a request at this priority level the request's flow identifier (a string pair) is hashed and the hash value is used to shuffle the list of queues and deal a hand of the size specified here.  The request is put into one of the shortest queues in that hand. `handSize` must be no larger than `queues`, and should be significantly smaller (so that a few heavy flows do not saturate most of the queues).  See the user-facing documentation for more extensive guidance on setting this field.  This field has a default value of 8.";
 const D_PL_QUEUE_LENGTH: &str = "`queueLengthLimit` is the maximum number of requests allowed to be waiting in a given queue of this priority level at a time; excess requests are rejected.  This value must be positive.  If not specified, it will be defaulted to 50.";
 
-fn cells(pl: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(pl: &Value) -> Vec<Cell> {
     let limited = get(pl, "/spec/limited").filter(|l| !l.is_null());
     let shares: Value = match limited {
         Some(limited) => values::int(limited, "/nominalConcurrencyShares").into(),
@@ -333,11 +332,11 @@ fn cells(pl: &Value, now: DateTime<Utc>) -> Vec<Value> {
     vec![
         name(pl).into(),
         text(pl, "/spec/type").into(),
-        shares,
-        setting("/queues"),
-        setting("/handSize"),
-        setting("/queueLengthLimit"),
-        age(pl, now),
+        shares.into(),
+        setting("/queues").into(),
+        setting("/handSize").into(),
+        setting("/queueLengthLimit").into(),
+        age(pl),
     ]
 }
 
@@ -363,9 +362,11 @@ mod tests {
     /// only when it queues, `<none>` otherwise.
     #[test]
     fn rows_print_shares_and_queuing_as_upstream() {
-        let now = Utc::now();
-        let cells =
-            |object: &Value| PriorityLevelConfiguration.table_cells(object, now)[..6].to_vec();
+        let now = chrono::Utc::now();
+        let cells = |object: &Value| {
+            crate::printers::cells_at(&PriorityLevelConfiguration.table_cells(object), now)[..6]
+                .to_vec()
+        };
         let rejecting = level(
             "catch-all",
             json!({"type": "Limited", "limited": {"nominalConcurrencyShares": 5,

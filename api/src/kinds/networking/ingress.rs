@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::kinds::NameRule;
 use crate::printers::values::{age, items, load_balancer_ingress, name, ptr_str, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta;
 use crate::validate::{child, field, index, int_of, list_of, opt, str_of};
@@ -69,8 +68,8 @@ impl Kind for Ingress {
     ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -287,7 +286,7 @@ fn ingress_backend(backend: &Value, path: &str) -> Vec<FieldError> {
     errs
 }
 
-fn cells(ing: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(ing: &Value) -> Vec<Cell> {
     let class = ptr_str(ing, "/spec/ingressClassName", "<none>");
     const MAX: usize = 3;
     let rules = items(ing, "/spec/rules");
@@ -322,6 +321,6 @@ fn cells(ing: &Value, now: DateTime<Utc>) -> Vec<Value> {
             .join(",")
             .into(),
         ports.into(),
-        age(ing, now),
+        age(ing),
     ]
 }

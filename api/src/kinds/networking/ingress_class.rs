@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::{child, default_pointer, Object};
 use crate::kinds::Kind;
 use crate::printers::values::{age, get, name, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct IngressClass;
@@ -46,8 +45,8 @@ impl Kind for IngressClass {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -58,7 +57,7 @@ fn set_defaults(class: &mut Object) {
     }
 }
 
-fn cells(ic: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(ic: &Value) -> Vec<Cell> {
     let parameters = match get(ic, "/spec/parameters") {
         Some(p) => {
             let mut s = text(p, "/kind").to_string();
@@ -73,6 +72,6 @@ fn cells(ic: &Value, now: DateTime<Utc>) -> Vec<Value> {
         name(ic).into(),
         text(ic, "/spec/controller").into(),
         parameters.into(),
-        age(ic, now),
+        age(ic),
     ]
 }

@@ -4,13 +4,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::FieldError;
 use crate::kinds::{Kind, NameRule};
 use crate::printers::values::{self, age, get, text};
-use crate::printers::{col, name_col, TableColumn};
+use crate::printers::{col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{go_quote, name, path_segment_name};
 
@@ -69,11 +68,11 @@ impl Kind for IPAddress {
         vec![name_col(), col("ParentRef", "string", D_IP_PARENT_REF)]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             values::name(object).into(),
             parent_cell(object).into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::{default_pointer, each_item, ensure_child, is_zero, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, format_label_selector, get, name};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta;
 use crate::validate::{child, field, index, int_of, list_of, opt, str_of};
@@ -53,11 +52,11 @@ impl Kind for NetworkPolicy {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             format_label_selector(get(object, "/spec/podSelector")).into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

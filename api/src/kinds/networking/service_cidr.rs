@@ -5,13 +5,12 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, items, name};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::ip::cidr_problems;
 use crate::validate::meta::go_string_slice;
@@ -82,7 +81,7 @@ impl Kind for ServiceCIDR {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             items(object, "/spec/cidrs")
@@ -91,7 +90,7 @@ impl Kind for ServiceCIDR {
                 .collect::<Vec<_>>()
                 .join(",")
                 .into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::kinds::Kind;
 use crate::printers::values::{age, name, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct RuntimeClass;
@@ -30,11 +29,11 @@ impl Kind for RuntimeClass {
         vec![name_col(), col("Handler", "string", ""), age_col()]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             text(object, "/handler").into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

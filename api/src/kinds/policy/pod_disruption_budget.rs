@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, get, int, name, scalar_text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta;
 use crate::validate::{field, nonnegative_counts, opt};
@@ -76,8 +75,8 @@ impl Kind for PodDisruptionBudget {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -137,7 +136,7 @@ fn validate_status(object: &Value, _old: &Value) -> Vec<FieldError> {
     errs
 }
 
-fn cells(pdb: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(pdb: &Value) -> Vec<Cell> {
     let int_or_string = |ptr: &str| {
         get(pdb, ptr)
             .map(scalar_text)
@@ -148,6 +147,6 @@ fn cells(pdb: &Value, now: DateTime<Utc>) -> Vec<Value> {
         int_or_string("/spec/minAvailable").into(),
         int_or_string("/spec/maxUnavailable").into(),
         int(pdb, "/status/disruptionsAllowed").into(),
-        age(pdb, now),
+        age(pdb),
     ]
 }

@@ -1,13 +1,13 @@
 //! What a RoleBinding and a ClusterRoleBinding share: their role
 //! reference and subjects (validated, defaulted and printed alike).
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use crate::defaults::{default_zero, each_item, ensure_child, str_field, Object};
 use crate::error::FieldError;
 use crate::kinds::NameRule;
 use crate::printers::values::{age, items, name, text};
+use crate::printers::Cell;
 use crate::validate::meta::{self, go_quote};
 use crate::validate::{child, field, index, list_of, str_of};
 
@@ -134,7 +134,7 @@ pub(super) fn set_defaults(binding: &mut Object) {
     });
 }
 
-pub(super) fn cells(rb: &Value, now: DateTime<Utc>) -> Vec<Value> {
+pub(super) fn cells(rb: &Value) -> Vec<Cell> {
     let mut users = Vec::new();
     let mut groups = Vec::new();
     let mut sas = Vec::new();
@@ -155,7 +155,7 @@ pub(super) fn cells(rb: &Value, now: DateTime<Utc>) -> Vec<Value> {
             text(rb, "/roleRef/name")
         )
         .into(),
-        age(rb, now),
+        age(rb),
         users.join(", ").into(),
         groups.join(", ").into(),
         sas.join(", ").into(),

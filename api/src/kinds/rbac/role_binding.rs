@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::binding;
 use crate::error::FieldError;
 use crate::kinds::{Grant, Kind, NameRule};
-use crate::printers::{age_col, col, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, name_col, wide, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct RoleBinding;
@@ -62,8 +61,8 @@ impl Kind for RoleBinding {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        binding::cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        binding::cells(object)
     }
 }
 

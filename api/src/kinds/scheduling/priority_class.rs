@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::{default_pointer, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, boolean, int, name, str_or};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::go_opt_str;
 use crate::validate::pod;
@@ -54,12 +53,12 @@ impl Kind for PriorityClass {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             int(object, "/value").into(),
             boolean(object, "/globalDefault").unwrap_or(false).into(),
-            age(object, now),
+            age(object),
             str_or(object, "/preemptionPolicy", "PreemptLowerPriority").into(),
         ]
     }

@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::{default_pointer, default_zero, ensure_child, Object};
 use crate::kinds::Kind;
 use crate::printers::values::{age, boolean, get, items, name, or_none, scalar_text, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct CSIDriver;
@@ -42,8 +41,8 @@ impl Kind for CSIDriver {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -69,7 +68,7 @@ const D_CSID_TOKEN: &str = "tokenRequests indicates the CSI driver needs pods' s
 const D_CSID_REPUBLISH: &str = "requiresRepublish indicates the CSI driver wants `NodePublishVolume` being periodically called to reflect any possible change in the mounted volume. This field defaults to false.\n\nNote: After a successful initial NodePublishVolume call, subsequent calls to NodePublishVolume should only update the contents of the volume. New mount points will not be seen by a running container.";
 const D_CSID_MODES: &str = "volumeLifecycleModes defines what kind of volumes this CSI volume driver supports. The default if the list is empty is \"Persistent\", which is the usage defined by the CSI specification and implemented in Kubernetes via the usual PV/PVC mechanism.\n\nThe other mode is \"Ephemeral\". In this mode, volumes are defined inline inside the pod spec with CSIVolumeSource and their lifecycle is tied to the lifecycle of that pod. A driver has to be aware of this because it is only going to get a NodePublishVolume call for such a volume.\n\nFor more information about implementing this mode, see https://kubernetes-csi.github.io/docs/ephemeral-local-volumes.html A driver can support one or more of these modes and more modes may be added in the future.\n\nThis field is beta. This field is immutable.";
 
-fn cells(d: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(d: &Value) -> Vec<Cell> {
     let modes: Vec<String> = items(d, "/spec/volumeLifecycleModes")
         .iter()
         .map(scalar_text)
@@ -92,6 +91,6 @@ fn cells(d: &Value, now: DateTime<Utc>) -> Vec<Value> {
             .unwrap_or(false)
             .into(),
         or_none(modes.join(",")).into(),
-        age(d, now),
+        age(d),
     ]
 }

@@ -2,12 +2,11 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::kinds::Kind;
 use crate::printers::values::{age, len_of, name};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct CSINode;
@@ -36,11 +35,11 @@ impl Kind for CSINode {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             len_of(object, "/spec/drivers").into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::{default_pointer, Object};
 use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::printers::values::{age, boolean, escape_pointer, name, str_or, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{self, go_opt_str};
 use crate::validate::{index, list_of, map_of, opt, str_of};
@@ -55,8 +54,8 @@ impl Kind for StorageClass {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -193,7 +192,7 @@ const D_SC_BINDING_MODE: &str = "volumeBindingMode indicates how PersistentVolum
 const D_SC_EXPANSION: &str =
     "allowVolumeExpansion shows whether the storage class allow volume expand.";
 
-fn cells(sc: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(sc: &Value) -> Vec<Cell> {
     let annotation = |key: &str| {
         text(
             sc,
@@ -212,6 +211,6 @@ fn cells(sc: &Value, now: DateTime<Utc>) -> Vec<Value> {
         str_or(sc, "/reclaimPolicy", "Delete").into(),
         str_or(sc, "/volumeBindingMode", "Immediate").into(),
         boolean(sc, "/allowVolumeExpansion").unwrap_or(false).into(),
-        age(sc, now),
+        age(sc),
     ]
 }

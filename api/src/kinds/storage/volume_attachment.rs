@@ -3,14 +3,13 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::defaults::volumes::persistent_volume_source;
 use crate::defaults::{child, Object};
 use crate::kinds::Kind;
 use crate::printers::values::{age, boolean, name, text};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 
 pub struct VolumeAttachment;
@@ -51,14 +50,14 @@ impl Kind for VolumeAttachment {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             text(object, "/spec/attacher").into(),
             text(object, "/spec/source/persistentVolumeName").into(),
             text(object, "/spec/nodeName").into(),
             boolean(object, "/status/attached").unwrap_or(false).into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

@@ -5,7 +5,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use super::matching::{default_rule, match_conditions, rule_with_operations, strings, text};
@@ -15,7 +14,7 @@ use crate::error::FieldError;
 use crate::kinds::Kind;
 use crate::kinds::NameRule;
 use crate::printers::values::{age, len_of, name};
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta::{go_string_slice, label_selector};
 use crate::validate::object_meta::name_problems;
@@ -87,11 +86,11 @@ impl Kind for WebhookConfiguration {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
         vec![
             name(object).into(),
             len_of(object, "/webhooks").into(),
-            age(object, now),
+            age(object),
         ]
     }
 }

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::conversion::ConversionError;
@@ -12,7 +11,7 @@ use crate::kinds::Kind;
 use crate::printers::values::{
     age, get, int, int_opt, items, name, quantity_ptr, scalar_text, text,
 };
-use crate::printers::{age_col, col, name_col, TableColumn};
+use crate::printers::{age_col, col, name_col, Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::meta;
 use crate::validate::{child as child_path, field, index, int_of, list_of, opt, str_of};
@@ -83,8 +82,8 @@ impl Kind for HorizontalPodAutoscaler {
         ]
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        cells(object)
     }
 }
 
@@ -365,7 +364,7 @@ fn format_hpa_metrics(specs: &[Value], statuses: &[Value]) -> String {
     list.join(", ")
 }
 
-fn cells(hpa: &Value, now: DateTime<Utc>) -> Vec<Value> {
+fn cells(hpa: &Value) -> Vec<Cell> {
     let reference = format!(
         "{}/{}",
         text(hpa, "/spec/scaleTargetRef/kind"),
@@ -402,6 +401,6 @@ fn cells(hpa: &Value, now: DateTime<Utc>) -> Vec<Value> {
         min_pods.into(),
         int(hpa, "/spec/maxReplicas").into(),
         int(hpa, "/status/currentReplicas").into(),
-        age(hpa, now),
+        age(hpa),
     ]
 }

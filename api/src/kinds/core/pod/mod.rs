@@ -6,12 +6,11 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
 use serde_json::{json, Map, Value};
 
 use crate::error::FieldError;
 use crate::kinds::{ConnectTo, Kind};
-use crate::printers::TableColumn;
+use crate::printers::{Cell, TableColumn};
 use crate::registry::ResourceDef;
 use crate::validate::quantity::Quantity;
 
@@ -165,8 +164,8 @@ impl Kind for Pod {
         printer::columns()
     }
 
-    fn table_cells(&self, object: &Value, now: DateTime<Utc>) -> Vec<Value> {
-        printer::cells(object, now)
+    fn table_cells(&self, object: &Value) -> Vec<Cell> {
+        printer::cells(object)
     }
 }
 

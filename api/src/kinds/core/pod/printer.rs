@@ -7,10 +7,9 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::printers::values::{
-    age, boolean, condition_true, deleting, get, int, items, name, or_none, since, str_or, text,
-    timestamp,
+    age, boolean, condition_true, deleting, get, int, items, name, or_none, str_or, text, timestamp,
 };
-use crate::printers::{age_col, col, name_col, wide, TableColumn};
+use crate::printers::{age_col, col, name_col, wide, Cell, TableColumn};
 
 const D_POD_IP: &str = "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.";
 const D_POD_NOMINATED: &str = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.";
@@ -70,7 +69,7 @@ fn terminated_reason(term: &Value, prefix: &str) -> String {
     }
 }
 
-pub(super) fn cells(pod: &Value, now: DateTime<Utc>) -> Vec<Value> {
+pub(super) fn cells(pod: &Value) -> Vec<Cell> {
     let conditions = items(pod, "/status/conditions");
     // The registry sets phase Pending on create; a bare object reads the same.
     let phase = str_or(pod, "/status/phase", "Pending");
@@ -167,8 +166,12 @@ pub(super) fn cells(pod: &Value, now: DateTime<Utc>) -> Vec<Value> {
     }
 
     let restarts_cell = match last_restart {
-        Some(t) if restarts != 0 => format!("{restarts} ({} ago)", since(Some(t), now)),
-        _ => restarts.to_string(),
+        Some(t) if restarts != 0 => Cell::Since {
+            before: format!("{restarts} ("),
+            at: Some(t),
+            after: " ago)",
+        },
+        _ => restarts.to_string().into(),
     };
 
     let pod_ip = match items(pod, "/status/podIPs").first() {
@@ -190,8 +193,8 @@ pub(super) fn cells(pod: &Value, now: DateTime<Utc>) -> Vec<Value> {
         name(pod).into(),
         format!("{ready}/{total}").into(),
         reason.into(),
-        restarts_cell.into(),
-        age(pod, now),
+        restarts_cell,
+        age(pod),
         or_none(pod_ip.to_string()).into(),
         or_none(text(pod, "/spec/nodeName").to_string()).into(),
         or_none(text(pod, "/status/nominatedNodeName").to_string()).into(),
