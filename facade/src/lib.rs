@@ -172,7 +172,7 @@ impl Document for ListDocument<'_> {
             .map(|item| match item.encodings() {
                 Some(encodings) => encodings
                     .protobuf_object
-                    .get_or_init(|| encode_object(item).ok().map(Bytes::from))
+                    .get_or_init(|| encode_object(&item.tree_for_once()).ok().map(Bytes::from))
                     .clone()
                     // The item's own error, for the answer's fallback.
                     .ok_or(())

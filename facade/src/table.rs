@@ -174,10 +174,10 @@ fn write_cells(
     let kind = &def.kind_impl;
     match item.cached_object() {
         Some(cached) => {
-            // Parsed for the row and dropped, not kept in the item: a
-            // first Table held every item's tree until its end, and the
-            // kept rows, made among them, pinned their pages.
-            let make = || RowJson::of(&kind.table_cells(&cached.parsed()));
+            // The tree is not kept in the item: a first Table held every
+            // item's tree until its end, and the kept rows, made among
+            // them, pinned their pages.
+            let make = || RowJson::of(&kind.table_cells(&item.tree_for_once()));
             match cached.table_row(kind, make) {
                 Some(row) => row.write(now, out),
                 None => make().write(now, out),

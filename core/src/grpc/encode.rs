@@ -26,7 +26,10 @@ pub fn object(obj: &Value) -> Bytes {
 /// (a get, a list, a watch) copies it.
 pub fn lazy_object(item: &LazyObject) -> Bytes {
     match item.encodings() {
-        Some(encodings) => encodings.grpc_object.get_or_init(|| object(item)).clone(),
+        Some(encodings) => encodings
+            .grpc_object
+            .get_or_init(|| object(&item.tree_for_once()))
+            .clone(),
         None => object(item),
     }
 }

@@ -256,6 +256,20 @@ impl LazyObject {
         })
     }
 
+    /// The object as a tree for one use: the one this item holds, else
+    /// parsed (or shared with a reader holding it) and not kept in the
+    /// item. A pass that makes something to keep for each of many items
+    /// (their encodings, their Table rows) so holds one tree at a time
+    /// instead of all of them until the pass ends, with what it keeps
+    /// made among them.
+    pub fn tree_for_once(&self) -> Arc<Value> {
+        match (self.tree.get(), &self.cached) {
+            (Some(tree), _) => tree.clone(),
+            (None, Some(cached)) => cached.parsed(),
+            (None, None) => self.tree().clone(),
+        }
+    }
+
     pub fn into_tree(self) -> Arc<Value> {
         self.tree();
         self.tree.into_inner().unwrap_or_default()
@@ -354,6 +368,30 @@ mod tests {
         let kept = cached.value();
         assert!(Arc::ptr_eq(&kept, &cached.parsed()));
         assert!(Arc::ptr_eq(&kept, LazyObject::cached(cached).tree()));
+    }
+
+    /// A tree for one use is not kept in the item: once the caller drops
+    /// it, neither the item nor the cached object holds it. An item that
+    /// holds a tree (a write's, a kept one) gives that one.
+    #[test]
+    fn a_tree_for_once_is_not_kept_in_the_item() {
+        let tree = json!({"kind": "ConfigMap", "metadata": {"name": "a", "resourceVersion": "7"}});
+        let cached = Arc::new(CachedObject::encode(&tree));
+        let item = LazyObject::cached(cached.clone());
+        let once = item.tree_for_once();
+        assert_eq!(*once, tree);
+        assert!(Arc::ptr_eq(&once, &item.tree_for_once()), "shared while held");
+        drop(once);
+        assert!(item.tree.get().is_none());
+        assert!(cached.shared.lock().unwrap().upgrade().is_none());
+
+        let held = item.tree().clone();
+        assert!(Arc::ptr_eq(&held, &item.tree_for_once()));
+        let written = Arc::new(tree);
+        let item = LazyObject::written(cached, written.clone());
+        assert!(Arc::ptr_eq(&written, &item.tree_for_once()));
+        let bare = LazyObject::from(written.clone());
+        assert!(Arc::ptr_eq(&written, &bare.tree_for_once()));
     }
 
     /// A write's object is served as its stored bytes with the revision
