@@ -400,6 +400,38 @@ fn get_all_shows_deployment_and_service() {
     );
 }
 
+/// `kubectl get`'s Tables: a row is kept with the object after its first
+/// Table, yet each answer shows the AGE as of its own time, and a changed
+/// object is printed afresh.
+#[test]
+fn a_tables_rows_show_each_answers_age_and_the_current_object() {
+    let s = TestServer::start();
+    s.create_namespace("tables");
+    s.apply(&configmap("aged", "tables", json!({"a": "1"})));
+    let seconds = |age: &str| -> i64 {
+        age.strip_suffix('s')
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("an age in seconds: {age}"))
+    };
+    let row = || {
+        let out = s.kubectl_ok(&["get", "cm", "aged", "-n", "tables", "--no-headers"]);
+        let list = s.kubectl_ok(&["get", "cm", "-n", "tables", "--no-headers"]);
+        let rows = table_rows(&list);
+        assert_eq!(rows.len(), 1, "{list}");
+        assert_eq!(table_rows(&out)[0][..2], rows[0][..2]);
+        rows[0].clone()
+    };
+    let first = row();
+    assert_eq!(first[..2], ["aged", "1"]);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let second = row();
+    let waited = seconds(&second[2]) - seconds(&first[2]);
+    assert!((2..=4).contains(&waited), "{first:?} then {second:?}");
+
+    s.apply(&configmap("aged", "tables", json!({"a": "1", "b": "2"})));
+    assert_eq!(row()[..2], ["aged", "2"]);
+}
+
 #[test]
 fn get_yaml_round_trip() {
     let s = TestServer::start();

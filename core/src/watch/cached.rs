@@ -380,7 +380,10 @@ mod tests {
         let item = LazyObject::cached(cached.clone());
         let once = item.tree_for_once();
         assert_eq!(*once, tree);
-        assert!(Arc::ptr_eq(&once, &item.tree_for_once()), "shared while held");
+        assert!(
+            Arc::ptr_eq(&once, &item.tree_for_once()),
+            "shared while held"
+        );
         drop(once);
         assert!(item.tree.get().is_none());
         assert!(cached.shared.lock().unwrap().upgrade().is_none());
