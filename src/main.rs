@@ -177,7 +177,17 @@ fn main() -> std::process::ExitCode {
     };
     #[cfg(not(feature = "system-allocator"))]
     runtime.spawn(return_freed_pages());
-    match runtime.block_on(server::serve(args)) {
+    // On a worker, not polled by `block_on` on this thread: start-up's
+    // allocations then sit on pages a worker collects once idle, where this
+    // thread, parked in `block_on` from then on, would never collect them.
+    let served = match runtime.block_on(runtime.spawn(server::serve(args))) {
+        Ok(served) => served,
+        Err(e) => {
+            eprintln!("capstan: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match served {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("capstan: {e}");
