@@ -180,18 +180,12 @@ fn main() -> std::process::ExitCode {
     // On a worker, not polled by `block_on` on this thread: start-up's
     // allocations then sit on pages a worker collects once idle, where this
     // thread, parked in `block_on` from then on, would never collect them.
-    let served = match runtime.block_on(runtime.spawn(server::serve(args))) {
-        Ok(served) => served,
-        Err(e) => {
-            eprintln!("capstan: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
+    let failure = match runtime.block_on(runtime.spawn(server::serve(args))) {
+        Ok(Ok(())) => return std::process::ExitCode::SUCCESS,
+        Ok(Err(e)) => e.to_string(),
+        // The server's task panicked (its message is already printed).
+        Err(e) => e.to_string(),
     };
-    match served {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("capstan: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    eprintln!("capstan: {failure}");
+    std::process::ExitCode::FAILURE
 }

@@ -172,18 +172,16 @@ fn write_cells(
     now: chrono::DateTime<chrono::Utc>,
 ) {
     let kind = &def.kind_impl;
-    match item.cached_object() {
-        Some(cached) => {
-            // The tree is not kept in the item: a first Table held every
-            // item's tree until its end, and the kept rows, made among
-            // them, pinned their pages.
-            let make = || RowJson::of(&kind.table_cells(&item.tree_for_once()));
-            match cached.table_row(kind, make) {
-                Some(row) => row.write(now, out),
-                None => make().write(now, out),
-            }
-        }
-        None => RowJson::of(&kind.table_cells(item)).write(now, out),
+    // The tree is not kept in the item: a first Table held every item's
+    // tree until its end, and the kept rows, made among them, pinned
+    // their pages.
+    let make = || RowJson::of(&kind.table_cells(&item.tree_for_once()));
+    match item
+        .cached_object()
+        .and_then(|cached| cached.table_row(kind, make))
+    {
+        Some(row) => row.write(now, out),
+        None => make().write(now, out),
     }
 }
 
@@ -242,27 +240,18 @@ impl ListView for PartialMetadataList<'_> {
 const PARTIAL_METADATA_HEAD: &[u8] =
     br#"{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":"#;
 
-/// The item's PartialObjectMetadata, its metadata copied from its bytes
-/// when it has them.
+/// `partial_metadata`'s bytes for the item: its metadata copied from its
+/// bytes when it has them, else serialized from its tree in place.
 fn write_partial_metadata_of(out: &mut Vec<u8>, item: &LazyObject) {
-    match item.json().and_then(|json| metadata_slice(json)) {
-        Some(metadata) => {
-            out.extend_from_slice(PARTIAL_METADATA_HEAD);
-            out.extend_from_slice(metadata.get().as_bytes());
-            out.push(b'}');
-        }
-        None => write_partial_metadata(out, item.get("metadata")),
-    }
-}
-
-/// `partial_metadata`'s bytes, written from the object's metadata in place.
-fn write_partial_metadata(out: &mut Vec<u8>, metadata: Option<&Value>) {
     out.extend_from_slice(PARTIAL_METADATA_HEAD);
-    match metadata {
-        Some(metadata) => {
-            let _ = serde_json::to_writer(&mut *out, metadata);
-        }
-        None => out.extend_from_slice(b"{}"),
+    match item.json().and_then(|json| metadata_slice(json)) {
+        Some(metadata) => out.extend_from_slice(metadata.get().as_bytes()),
+        None => match item.get("metadata") {
+            Some(metadata) => {
+                let _ = serde_json::to_writer(&mut *out, metadata);
+            }
+            None => out.extend_from_slice(b"{}"),
+        },
     }
     out.push(b'}');
 }
@@ -403,6 +392,17 @@ mod tests {
             .is_some());
         let again = table_of(&config_maps);
         assert_eq!(again, first);
+        // What a later Table writes is the kept row, not one made again.
+        let primed = Arc::new(CachedObject::encode(&object));
+        let _ = primed.table_row(&config_maps.kind_impl, || {
+            RowJson::of(&[capstan_core::printers::Cell::from("kept")])
+        });
+        let items = [LazyObject::cached(primed)];
+        let table = ListTable::new(&config_maps, &items, json!({}), IncludeObject::None).json();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&table).unwrap()["rows"][0]["cells"],
+            json!(["kept"])
+        );
 
         // The same objects printed by another printer (a custom resource
         // whose columns changed): that printer's cells, nothing kept.

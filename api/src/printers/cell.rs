@@ -16,39 +16,44 @@ use super::values::human_duration;
 pub enum Cell {
     /// A cell that does not depend on the time.
     Fixed(Value),
-    /// How long before the response `at` was, between `before` and
-    /// `after` ("3 (" and " ago)" make a Pod's "3 (5m ago)"); "<unknown>"
-    /// alone without an instant, as upstream prints a missing one.
-    Since {
-        before: String,
-        at: Option<DateTime<Utc>>,
-        after: &'static str,
-    },
+    Since(Since),
+}
+
+/// How long before the response `at` was, between `before` and `after`
+/// ("3 (" and " ago)" make a Pod's "3 (5m ago)"); "<unknown>" alone
+/// without an instant, as upstream prints a missing one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Since {
+    pub before: Box<str>,
+    pub at: Option<DateTime<Utc>>,
+    pub after: &'static str,
+}
+
+impl Since {
+    fn text(&self, now: DateTime<Utc>) -> String {
+        match self.at {
+            Some(at) => format!("{}{}{}", self.before, human_duration(now - at), self.after),
+            None => "<unknown>".to_string(),
+        }
+    }
 }
 
 impl Cell {
     /// How long before the response `at` was.
     pub fn since(at: Option<DateTime<Utc>>) -> Self {
-        Cell::Since {
-            before: String::new(),
+        Cell::Since(Since {
+            before: "".into(),
             at,
             after: "",
-        }
+        })
     }
 
     /// The cell as a response made at `now` shows it.
     pub fn at(&self, now: DateTime<Utc>) -> Value {
         match self {
             Cell::Fixed(value) => value.clone(),
-            Cell::Since { before, at, after } => Value::String(since_text(before, *at, after, now)),
+            Cell::Since(since) => Value::String(since.text(now)),
         }
-    }
-}
-
-fn since_text(before: &str, at: Option<DateTime<Utc>>, after: &str, now: DateTime<Utc>) -> String {
-    match at {
-        Some(at) => format!("{before}{}{after}", human_duration(now - at)),
-        None => "<unknown>".to_string(),
     }
 }
 
@@ -76,9 +81,7 @@ pub struct RowJson {
 #[derive(Debug)]
 struct SinceAt {
     offset: usize,
-    before: Box<str>,
-    at: Option<DateTime<Utc>>,
-    after: &'static str,
+    since: Since,
 }
 
 impl RowJson {
@@ -94,11 +97,9 @@ impl RowJson {
                 Cell::Fixed(value) => {
                     let _ = serde_json::to_writer(&mut fixed, value);
                 }
-                Cell::Since { before, at, after } => since.push(SinceAt {
+                Cell::Since(cell) => since.push(SinceAt {
                     offset: fixed.len(),
-                    before: before.as_str().into(),
-                    at: *at,
-                    after,
+                    since: cell.clone(),
                 }),
             }
         }
@@ -115,8 +116,7 @@ impl RowJson {
         for cell in self.since.iter() {
             out.extend_from_slice(&self.fixed[written..cell.offset]);
             written = cell.offset;
-            let text = since_text(&cell.before, cell.at, cell.after, now);
-            let _ = serde_json::to_writer(&mut *out, &text);
+            let _ = serde_json::to_writer(&mut *out, &cell.since.text(now));
         }
         out.extend_from_slice(&self.fixed[written..]);
     }
@@ -141,11 +141,11 @@ mod tests {
         assert_eq!(cell.at(now()), json!("3m20s"));
         assert_eq!(cell.at(now() + TimeDelta::hours(3)), json!("3h3m"));
         assert_eq!(Cell::since(None).at(now()), json!("<unknown>"));
-        let restarts = Cell::Since {
+        let restarts = Cell::Since(Since {
             before: "3 (".into(),
             at: Some(created),
             after: " ago)",
-        };
+        });
         assert_eq!(restarts.at(now()), json!("3 (3m20s ago)"));
     }
 

@@ -29,7 +29,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-pub use cell::{cells_at, Cell, RowJson};
+pub use cell::{cells_at, Cell, RowJson, Since};
 pub use values::{human_duration, label_selector_string};
 
 use {descriptions::*, values::*};

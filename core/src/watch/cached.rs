@@ -264,9 +264,8 @@ impl LazyObject {
     /// made among them.
     pub fn tree_for_once(&self) -> Arc<Value> {
         match (self.tree.get(), &self.cached) {
-            (Some(tree), _) => tree.clone(),
             (None, Some(cached)) => cached.parsed(),
-            (None, None) => self.tree().clone(),
+            _ => self.tree().clone(),
         }
     }
 

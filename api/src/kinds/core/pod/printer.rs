@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::printers::values::{
     age, boolean, condition_true, deleting, get, int, items, name, or_none, str_or, text, timestamp,
 };
-use crate::printers::{age_col, col, name_col, wide, Cell, TableColumn};
+use crate::printers::{age_col, col, name_col, wide, Cell, Since, TableColumn};
 
 const D_POD_IP: &str = "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.";
 const D_POD_NOMINATED: &str = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.";
@@ -166,11 +166,11 @@ pub(super) fn cells(pod: &Value) -> Vec<Cell> {
     }
 
     let restarts_cell = match last_restart {
-        Some(t) if restarts != 0 => Cell::Since {
-            before: format!("{restarts} ("),
+        Some(t) if restarts != 0 => Cell::Since(Since {
+            before: format!("{restarts} (").into(),
             at: Some(t),
             after: " ago)",
-        },
+        }),
         _ => restarts.to_string().into(),
     };
 
